@@ -1,0 +1,227 @@
+"""The ``zbench`` command: thin Typer commands, each delegating to one package function.
+
+Imports of the packages happen inside the commands so that ``zbench --help`` stays fast and no command
+pays for another's dependencies. This module never imports torch or tensorflow (a test enforces it).
+Exit codes: 0 ok, 1 the work failed, 2 bad usage or input (with a one-line reason).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="zbench",
+    help="A terminal workbench for GPU workstations: live telemetry, benchmarks, reports.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="rich",
+    no_args_is_help=False,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+DbOpt = Annotated[
+    Path | None,
+    typer.Option("--db", help="Results database (default: $ZBENCH_DB or the data directory).", envvar="ZBENCH_DB", show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+
+
+def _exit(code: int | None) -> None:
+    if code:
+        raise typer.Exit(code)
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    *,
+    replay: Annotated[Path | None, typer.Option(help="Run the dashboard from a recorded trace (JSONL).", show_default=False)] = None,
+    interval: Annotated[float, typer.Option(help="Refresh interval in seconds.", min=0.05)] = 0.5,
+    db: DbOpt = None,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    """Without a command: open the TUI."""
+    if version:
+        from zbench import __version__
+
+        typer.echo(f"zbench {__version__}")
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        from zbench.tui.app import run_app
+
+        _exit(run_app(replay=replay, interval=interval, db=db))
+
+
+# --- telemetry -------------------------------------------------------------------------------------
+
+
+@app.command()
+def monitor(
+    *,
+    interval: Annotated[float, typer.Option(help="Seconds between samples.", min=0.05)] = 0.5,
+    count: Annotated[int | None, typer.Option(help="Stop after this many samples.", min=1, show_default=False)] = None,
+    gpus: Annotated[str | None, typer.Option(help="GPU indices to show, e.g. 0,1.", show_default=False)] = None,
+    record: Annotated[Path | None, typer.Option(help="Also write every sample to this trace file.", show_default=False)] = None,
+    replay: Annotated[Path | None, typer.Option(help="Play a recorded trace instead of the hardware.", show_default=False)] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object per sample on stdout.")] = False,
+) -> None:
+    """Live GPU, NVLink and host telemetry in the terminal."""
+    from zbench.telemetry.monitor import run_monitor
+
+    _exit(run_monitor(interval=interval, count=count, gpus=gpus, record=record, replay=replay, json_out=json_out))
+
+
+@app.command()
+def doctor(*, json_out: JsonOpt = False) -> None:
+    """Driver, CUDA, frameworks, GPU specs, topology, and what could skew a benchmark."""
+    from zbench.telemetry.doctor import run_doctor
+
+    _exit(run_doctor(json_out=json_out))
+
+
+@app.command()
+def probe(
+    *,
+    gpus: Annotated[str | None, typer.Option(help="GPU indices to probe (default: all).", show_default=False)] = None,
+    quick: Annotated[bool, typer.Option(help="Smaller sizes, fewer repeats.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Micro-benchmarks: matmul TFLOPS, memory and PCIe bandwidth, GPU-to-GPU bandwidth vs peak."""
+    from zbench.jobs.probe import run_probe
+
+    _exit(run_probe(gpus=gpus, quick=quick, json_out=json_out))
+
+
+# --- jobs ------------------------------------------------------------------------------------------
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    epilog="Workload options (passed to the runner): see `python -m zbench.runners --help`.",
+)
+def run(
+    ctx: typer.Context,
+    workload: Annotated[str, typer.Argument(help="resnet50, vgg16, fasterrcnn, unet2d or unet3d.")],
+    *,
+    gpu_ids: Annotated[str | None, typer.Option("--gpu-ids", help="Which GPUs the job may use, e.g. 0,1 (default: the first free ones).", show_default=False)] = None,
+    timeout: Annotated[float | None, typer.Option(help="Cancel the job after this many seconds.", show_default=False)] = None,
+    detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Run one benchmark job; other options (--framework, --mode, --precision, --batch-size, ...) go to the runner."""
+    from zbench.jobs.commands import run_job
+
+    _exit(run_job(workload, list(ctx.args), gpu_ids=gpu_ids, timeout=timeout, detach=detach, db=db, json_out=json_out))
+
+
+@app.command()
+def suite(
+    name: Annotated[str, typer.Argument(help="review, quick, precision, or a suite .toml file.")],
+    *,
+    detach: Annotated[bool, typer.Option(help="Start the suite and return at once.")] = False,
+    dry_run: Annotated[bool, typer.Option(help="List the jobs and what would be skipped, run nothing.")] = False,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Run a list of jobs unattended; it keeps running if the terminal goes away."""
+    from zbench.jobs.commands import run_suite
+
+    _exit(run_suite(name, detach=detach, dry_run=dry_run, db=db, json_out=json_out))
+
+
+@app.command()
+def jobs(
+    *,
+    all_jobs: Annotated[bool, typer.Option("--all", help="Include finished jobs from every day.")] = False,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Jobs, live or finished, with their state."""
+    from zbench.jobs.commands import list_jobs
+
+    _exit(list_jobs(all_jobs=all_jobs, db=db, json_out=json_out))
+
+
+@app.command()
+def cancel(
+    job_id: Annotated[int, typer.Argument(help="The job's id (see `zbench jobs`).")],
+    *,
+    grace: Annotated[float, typer.Option(help="Seconds between SIGTERM and SIGKILL.", min=0)] = 10.0,
+    db: DbOpt = None,
+) -> None:
+    """Cancel a queued or running job."""
+    from zbench.jobs.commands import cancel_job
+
+    _exit(cancel_job(job_id, grace=grace, db=db))
+
+
+# --- results ---------------------------------------------------------------------------------------
+
+
+@app.command()
+def results(
+    *,
+    workload: Annotated[str | None, typer.Option(help="Only this workload.", show_default=False)] = None,
+    framework: Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)] = None,
+    gpu: Annotated[str | None, typer.Option(help="Only runs on GPUs whose name contains this.", show_default=False)] = None,
+    since: Annotated[str | None, typer.Option(help="Only runs on or after this date (YYYY-MM-DD).", show_default=False)] = None,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """The review's table of results."""
+    from zbench.results.commands import show_results
+
+    _exit(show_results(workload=workload, framework=framework, gpu=gpu, since=since, db=db, json_out=json_out))
+
+
+@app.command()
+def export(
+    *,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="md, csv or json.")] = "md",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).", show_default=False)] = None,
+    workload: Annotated[str | None, typer.Option(help="Only this workload.", show_default=False)] = None,
+    framework: Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)] = None,
+    db: DbOpt = None,
+) -> None:
+    """Export results as Markdown, CSV or JSON."""
+    from zbench.results.commands import export_results
+
+    _exit(export_results(fmt=fmt, output=output, workload=workload, framework=framework, db=db))
+
+
+@app.command()
+def compare(
+    a: Annotated[str, typer.Argument(help="A run id, or an exported JSON file.")],
+    b: Annotated[str, typer.Argument(help="A run id, or an exported JSON file.")],
+    *,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Compare two runs (or two exported files from different machines) as ratios."""
+    from zbench.results.commands import compare_runs
+
+    _exit(compare_runs(a, b, db=db, json_out=json_out))
+
+
+@app.command()
+def plot(
+    *,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder for the PNG charts.")] = Path("zbench-charts"),
+    db: DbOpt = None,
+) -> None:
+    """PNG charts of the review's figures, with published figures beside yours."""
+    from zbench.results.commands import plot_results
+
+    _exit(plot_results(output=output, db=db))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

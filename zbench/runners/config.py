@@ -1,0 +1,182 @@
+"""What a runner can be asked to do: workloads, options, and their one parser.
+
+Framework-free (standard library only), like ``protocol``: the job supervisor builds runner command
+lines with :meth:`RunConfig.to_argv`, the TUI validates its launch form with :func:`parse_args`, and the
+runner processes parse their own ``argv`` with the same parser, so the three can never disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Framework = Literal["torch", "tf"]
+FRAMEWORKS: tuple[str, ...] = ("torch", "tf")
+MODES: tuple[str, ...] = ("train", "infer")
+PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16")
+DATA_SOURCES: tuple[str, ...] = ("synthetic-device", "synthetic-host")
+PRESETS: tuple[str, ...] = ("review", "max")
+
+
+@dataclass(frozen=True)
+class WorkloadInfo:
+    name: str
+    title: str
+    task: str
+    unit: str  # what one sample is: "images", "volumes"
+    dataset: str  # the real dataset layout --data accepts
+    default_batch: int  # the review's 128 where it fits a 48 GB card, else stated here
+    batch_note: str = ""
+
+
+WORKLOADS: dict[str, WorkloadInfo] = {
+    w.name: w
+    for w in (
+        WorkloadInfo("resnet50", "ResNet-50", "classification", "images", "flowers102 | imagenet", 128),
+        WorkloadInfo("vgg16", "VGG16", "classification", "images", "imagenet | flowers102", 128),
+        WorkloadInfo(
+            "fasterrcnn",
+            "Faster R-CNN R50-FPN",
+            "detection",
+            "images",
+            "voc",
+            16,
+            "batch 16 per GPU: 128 800px detection images do not fit a 48 GB card",
+        ),
+        WorkloadInfo(
+            "unet2d",
+            "U-Net (2D)",
+            "segmentation",
+            "images",
+            "kits19 (axial slices)",
+            32,
+            "batch 32 per GPU at 256x256: 128 does not fit a 48 GB card in FP32 training",
+        ),
+        WorkloadInfo(
+            "unet3d",
+            "3D U-Net (KiTS19)",
+            "segmentation",
+            "volumes",
+            "kits19",
+            2,
+            "batch 2 of 128^3 crops, as MLPerf's KiTS19 reference",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A runner's options as given (``None`` = the workload's/preset's default, resolved by the runner
+    and reported in its ``start`` event)."""
+
+    workload: str
+    framework: str = "torch"
+    mode: str = "train"
+    precision: str | None = None
+    batch_size: int | None = None
+    steps: int | None = None
+    warmup: int | None = None
+    image_size: int | None = None
+    channels_last: bool = False
+    compile: bool = False
+    xla: bool = False
+    gpus: int = 1
+    workers: int = 4
+    seed: int = 0
+    repeat: int = 1
+    data: str | None = None  # a dataset path, or None for synthetic
+    data_source: str = "synthetic-device"
+    device: str = "cuda"
+    preset: str = "review"
+    extra: tuple[str, ...] = field(default_factory=tuple)  # passed through (torchrun rendezvous...)
+
+    def to_argv(self) -> list[str]:
+        """The runner's argv after ``python -m zbench.runners`` (``--events`` not included)."""
+        argv = [self.workload]
+        defaults = RunConfig(workload=self.workload)
+        for f in dataclasses.fields(self):
+            name = f.name
+            if name in ("workload", "extra"):
+                continue
+            value = getattr(self, name)
+            if value == getattr(defaults, name) and name != "framework":
+                continue
+            flag = "--" + name.replace("_", "-")
+            if isinstance(value, bool):
+                argv.append(flag if value else "--no-" + name.replace("_", "-"))
+            elif value is not None:
+                argv += [flag, str(value)]
+        if self.extra:
+            argv += ["--", *self.extra]
+        return argv
+
+    def as_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["extra"] = list(self.extra)
+        return d
+
+
+class UsageError(ValueError):
+    """Bad runner options: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def build_parser(prog: str = "python -m zbench.runners") -> argparse.ArgumentParser:
+    p = _Parser(prog=prog, description="Run one zbench workload and write runner-protocol events.")
+    p.add_argument("workload", choices=sorted(WORKLOADS))
+    p.add_argument("--framework", choices=FRAMEWORKS, default="torch")
+    p.add_argument("--mode", choices=MODES, default="train")
+    p.add_argument("--precision", choices=PRECISIONS, default=None)
+    p.add_argument("--batch-size", type=_positive, default=None, help="per GPU")
+    p.add_argument("--steps", type=_positive, default=None, help="measured steps")
+    p.add_argument("--warmup", type=_non_negative, default=None, help="warm-up steps")
+    p.add_argument("--image-size", type=_positive, default=None)
+    p.add_argument("--channels-last", action=argparse.BooleanOptionalAction, default=False)
+    p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=False)
+    p.add_argument("--xla", action=argparse.BooleanOptionalAction, default=False)
+    p.add_argument("--gpus", type=_positive, default=1)
+    p.add_argument("--workers", type=_non_negative, default=4)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeat", type=_positive, default=1)
+    p.add_argument("--data", default=None, help="path of a real dataset in its published layout")
+    p.add_argument("--data-source", choices=DATA_SOURCES, default="synthetic-device")
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    p.add_argument("--preset", choices=PRESETS, default="review")
+    p.add_argument("--events", default=None, help="events file path or fd:N (default: stderr)")
+    p.add_argument("extra", nargs=argparse.REMAINDER, help="after --: passed to the launcher")
+    return p
+
+
+def parse_args(argv: list[str]) -> tuple[RunConfig, str | None]:
+    """(config, events target). Raises :class:`UsageError` with a one-line reason."""
+    ns = build_parser().parse_args(argv)
+    extra = [a for a in ns.extra if a != "--"]
+    kwargs = {k: v for k, v in vars(ns).items() if k not in ("events", "extra")}
+    return RunConfig(**kwargs, extra=tuple(extra)), ns.events

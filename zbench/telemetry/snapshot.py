@@ -1,0 +1,209 @@
+"""Immutable snapshots of what the machine is doing.
+
+Everything the sampler publishes is a frozen dataclass. A metric that the hardware or the driver does
+not offer is the sentinel ``NA`` (never 0, never an exception). ``NA`` is falsy, prints as ``n/a`` and is
+written to JSON as ``null``; :func:`from_dict` reads ``null`` back as ``NA``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeVar, Union
+
+
+class _NotAvailable:
+    """Singleton for "this hardware/driver does not offer the metric"."""
+
+    _instance: _NotAvailable | None = None
+
+    def __new__(cls) -> _NotAvailable:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "NA"
+
+    def __str__(self) -> str:
+        return "n/a"
+
+    def __reduce__(self) -> str:
+        return "NA"
+
+
+NA: Final = _NotAvailable()
+NAType = _NotAvailable
+
+T = TypeVar("T")
+Metric = Union[float, _NotAvailable]
+IntMetric = Union[int, _NotAvailable]
+
+
+def is_na(value: object) -> bool:
+    return value is NA
+
+
+def value_or(value: T | _NotAvailable, default: T) -> T:
+    """``value`` unless it is ``NA``; then ``default``. For display code, never for aggregation."""
+    return default if value is NA else value  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class NvLinkSnapshot:
+    """NVLink state of one GPU. Rates are bytes/s computed from NVML's cumulative counters."""
+
+    active_links: IntMetric = NA
+    link_capacity_bytes_s: Metric = NA  # one link, one direction
+    tx_bytes_s: Metric = NA  # all links
+    rx_bytes_s: Metric = NA
+    per_link_tx_bytes_s: tuple[Metric, ...] = ()
+    per_link_rx_bytes_s: tuple[Metric, ...] = ()
+    tx_pct: Metric = NA  # of the active links' combined capacity
+    rx_pct: Metric = NA
+
+
+@dataclass(frozen=True)
+class GpmSnapshot:
+    """GPU Performance Monitoring metrics (Hopper and newer), percent unless noted."""
+
+    sm_activity: Metric = NA
+    sm_occupancy: Metric = NA
+    tensor_activity: Metric = NA
+    dram_bw_util: Metric = NA
+    fp16_activity: Metric = NA
+    fp32_activity: Metric = NA
+    fp64_activity: Metric = NA
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    pid: int
+    name: str
+    used_memory_bytes: IntMetric = NA
+    sm_util: Metric = NA
+
+
+@dataclass(frozen=True)
+class GpuSnapshot:
+    index: int
+    name: str = ""
+    uuid: str = ""
+    bus_id: str = ""
+    lost: bool = False  # the GPU stopped answering (fell off the bus, driver error)
+    util_gpu: Metric = NA  # % of time any kernel ran
+    util_mem: Metric = NA  # % of time the memory controller was busy
+    mem_used_bytes: IntMetric = NA
+    mem_total_bytes: IntMetric = NA
+    temperature_c: Metric = NA
+    power_w: Metric = NA
+    power_limit_w: Metric = NA
+    sm_clock_mhz: Metric = NA
+    mem_clock_mhz: Metric = NA
+    fan_pct: Metric = NA
+    pcie_tx_bytes_s: Metric = NA
+    pcie_rx_bytes_s: Metric = NA
+    nvlink: NvLinkSnapshot = field(default_factory=NvLinkSnapshot)
+    gpm: GpmSnapshot = field(default_factory=GpmSnapshot)
+    throttle_reasons: tuple[str, ...] | _NotAvailable = NA
+    ecc_errors: IntMetric = NA  # volatile uncorrected
+    xid_errors: IntMetric = NA
+    processes: tuple[GpuProcess, ...] = ()
+
+
+@dataclass(frozen=True)
+class HostSnapshot:
+    cpu_pct: Metric = NA
+    per_core_pct: tuple[float, ...] = ()
+    load_avg: tuple[float, ...] | _NotAvailable = NA
+    ram_used_bytes: IntMetric = NA
+    ram_total_bytes: IntMetric = NA
+    swap_used_bytes: IntMetric = NA
+    swap_total_bytes: IntMetric = NA
+
+
+@dataclass(frozen=True)
+class ProcessTreeSnapshot:
+    """CPU and memory of one process and all its descendants (a job's runner)."""
+
+    pid: int
+    cpu_pct: Metric = NA  # sum over the tree; 100 = one core
+    rss_bytes: IntMetric = NA
+    n_procs: int = 0
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    t: float  # wall clock, seconds since the epoch
+    seq: int = 0
+    host: HostSnapshot = field(default_factory=HostSnapshot)
+    gpus: tuple[GpuSnapshot, ...] = ()
+    driver_version: str | _NotAvailable = NA
+    notice: str | None = None  # e.g. "no NVIDIA driver: host-only mode"
+    trees: tuple[ProcessTreeSnapshot, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON round trip. Written by hand (not pydantic) to keep the sampler's hot path and zbench's start-up
+# free of heavy imports; the types above are the single schema.
+
+
+def to_dict(obj: Any) -> Any:
+    """A JSON-ready structure; ``NA`` becomes ``None``."""
+    if obj is NA:
+        return None
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, tuple | list):
+        return [to_dict(v) for v in obj]
+    return obj
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _convert(tp: Any, value: Any) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (Union, types.UnionType):
+        if value is None:
+            return NA if _NotAvailable in args else None
+        non_na = [a for a in args if a not in (_NotAvailable, type(None))]
+        # tuple[...] | NA, or a dataclass | None: convert with the first structured member.
+        for a in non_na:
+            if typing.get_origin(a) is tuple or dataclasses.is_dataclass(a):
+                return _convert(a, value)
+        return value
+    if value is None:
+        return None
+    if origin is tuple:
+        inner = args[0] if args else Any
+        return tuple(_convert(inner, v) for v in value)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return from_dict(tp, value)
+    return value
+
+
+D = TypeVar("D")
+
+
+def from_dict(cls: type[D], data: dict[str, Any]) -> D:
+    """Rebuild a snapshot dataclass from :func:`to_dict` output. Unknown keys are ignored, missing
+    keys take their defaults, so older and newer traces both load."""
+    hints = _hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.name in data:
+            kwargs[f.name] = _convert(hints[f.name], data[f.name])
+    return cls(**kwargs)
