@@ -1,0 +1,62 @@
+"""Framework-free measurement arithmetic shared by the PyTorch and TensorFlow runners.
+
+The runners own the timing (they know how to synchronize their device); this module turns what they
+timed into the one result record both frameworks report, so a torch row and a tf row mean the same.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated percentile (q in 0..100), like numpy's default."""
+    if not values:
+        return math.nan
+    data = sorted(values)
+    if len(data) == 1:
+        return data[0]
+    pos = (len(data) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(data) - 1)
+    return data[lo] + (data[hi] - data[lo]) * (pos - lo)
+
+
+def window_stats(
+    step_times_s: Sequence[float], samples_per_step: int, window_s: float
+) -> dict[str, float | int]:
+    """One measured window: throughput = samples / wall time of the window (device synchronized at
+    both edges), plus median and p90 of the per-step times (host-side, for shape, not for rate)."""
+    steps = len(step_times_s)
+    samples = steps * samples_per_step
+    return {
+        "steps": steps,
+        "samples": samples,
+        "window_s": window_s,
+        "samples_per_s": samples / window_s if window_s > 0 else math.nan,
+        "step_time_median_ms": 1000.0 * statistics.median(step_times_s) if steps else math.nan,
+        "step_time_p90_ms": 1000.0 * percentile(step_times_s, 90) if steps else math.nan,
+    }
+
+
+def combine_repeats(windows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Several measured windows of the same config: the median window's figures, plus the spread."""
+    if not windows:
+        raise ValueError("no measured window")
+    rates = [float(w["samples_per_s"]) for w in windows]
+    median_rate = statistics.median(rates)
+    # The window whose rate is closest to the median gives the step-time figures.
+    pick = min(windows, key=lambda w: abs(float(w["samples_per_s"]) - median_rate))
+    out = dict(pick)
+    out["samples_per_s"] = median_rate
+    out["repeats"] = len(windows)
+    out["samples_per_s_all"] = rates
+    out["samples_per_s_min"] = min(rates)
+    out["samples_per_s_max"] = max(rates)
+    out["samples_per_s_spread_pct"] = (
+        100.0 * (max(rates) - min(rates)) / median_rate if median_rate > 0 else math.nan
+    )
+    return out
