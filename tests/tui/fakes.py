@@ -1,0 +1,126 @@
+"""A fake Services with canned jobs and results that records what the app asks of it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from zbench.tui.services import LaunchRequest
+
+NOW = 1_760_000_100.0  # the frozen clock of every TUI test
+
+
+@dataclass
+class FakeJob:
+    id: int
+    workload: str
+    framework: str = "torch"
+    mode: str = "train"
+    precision: str | None = "fp32"
+    gpu_ids: tuple[int, ...] | None = (0,)
+    state: str = "running"
+    phase: str | None = "measure"
+    step: int | None = 30
+    total: int | None = 100
+    samples_per_s: float | None = 2210.5
+    reason: str | None = None
+    created: float = NOW - 120
+    started: float | None = NOW - 100
+    ended: float | None = None
+    events_path: Any = None
+    log_path: Any = None
+    run_id: str | None = None
+    suite: str | None = None
+
+
+@dataclass(frozen=True)
+class FakeResult:
+    workload: str
+    framework: str
+    mode: str
+    gpus: int
+    samples_per_s: float
+    gpu_name: str = "NVIDIA H200"
+    precision: str = "fp32"
+    batch_size: int = 128
+    gpu_util: float | None = 95.0
+    mem_util: float | None = 40.0
+    gpu_mem_bytes: int | None = 30 * 1024**3
+    cpu_util: float | None = 12.0
+    cpu_mem_bytes: int | None = 8 * 1024**3
+    run_id: str = "r"
+    job_id: int = 0
+    created: float = NOW
+
+
+def canned_jobs() -> list[FakeJob]:
+    return [
+        FakeJob(3, "resnet50", gpu_ids=(0, 1), samples_per_s=4398.2, step=64, total=100),
+        FakeJob(
+            2,
+            "vgg16",
+            framework="tf",
+            state="queued",
+            phase=None,
+            step=None,
+            total=None,
+            samples_per_s=None,
+        ),
+        FakeJob(
+            1, "unet2d", state="done", phase="done", step=100, ended=NOW - 200, started=NOW - 400
+        ),
+    ]
+
+
+def canned_results() -> list[FakeResult]:
+    return [
+        FakeResult("resnet50", "torch", "train", 1, 2259.0),
+        FakeResult("resnet50", "torch", "train", 2, 4398.0),
+        FakeResult("resnet50", "tf", "train", 1, 1890.0),
+        FakeResult("resnet50", "tf", "train", 2, 2010.0),
+        FakeResult("vgg16", "torch", "train", 1, 890.0),
+        FakeResult("vgg16", "torch", "infer", 1, 2710.0, batch_size=64),
+        FakeResult("unet2d", "torch", "train", 1, 140.0, batch_size=32),
+        FakeResult("fasterrcnn", "tf", "train", 1, 61.0, batch_size=16, gpu_util=None),
+    ]
+
+
+@dataclass
+class FakeServices:
+    jobs: list[FakeJob] = field(default_factory=canned_jobs)
+    results: list[FakeResult] = field(default_factory=canned_results)
+    submitted: list[LaunchRequest] = field(default_factory=list)
+    cancelled: list[int] = field(default_factory=list)
+
+    def list_jobs(self) -> Sequence[FakeJob]:
+        return list(self.jobs)
+
+    def submit(self, request: LaunchRequest) -> list[int]:
+        self.submitted.append(request)
+        first = max((j.id for j in self.jobs), default=0) + 1
+        return list(range(first, first + max(1, len(request.configs))))
+
+    def cancel(self, job_id: int) -> None:
+        self.cancelled.append(job_id)
+
+    def log_tail(self, job_id: int, lines: int = 50) -> list[str]:
+        return [f"[job {job_id}] step {s}/100 loss {2.5 - s / 100:.3f}" for s in range(0, 64, 8)][
+            -lines:
+        ]
+
+    def throughput(self, job: Any) -> list[tuple[float, float]]:
+        return [(NOW - 60 + 2 * i, 4000.0 + 400 * (1 - 0.9**i)) for i in range(30)]
+
+    def suite_names(self) -> list[str]:
+        return ["review", "quick", "precision"]
+
+    def query_results(self) -> Sequence[FakeResult]:
+        return list(self.results)
+
+    def render(self, rows: Sequence[Any], fmt: str) -> str:
+        # Enough of results.export for the tests: one line per row, in order.
+        return (
+            "\n".join(f"{fmt}|{r.workload}|{r.framework}|{r.gpus}|{r.samples_per_s}" for r in rows)
+            + "\n"
+        )

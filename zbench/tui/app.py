@@ -1,0 +1,273 @@
+"""The zbench Textual app: wiring between the telemetry feed, the services and the screens.
+
+Threads: the telemetry Sampler samples in its own thread and queues snapshots; the UI drains the queue
+on a timer. Everything that may block (opening NVML, SQLite, files) runs in thread workers that post a
+message; the message handlers change widgets. Polls never overlap: a poll is skipped while one runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.message import Message
+
+from .commands import ZbenchCommands
+from .feed import Feed
+from .screens.confirm import ConfirmScreen
+from .screens.dashboard import DashboardScreen
+from .services import JobLike, LaunchRequest, Services
+from .state import TelemetryState
+
+JOBS_MIN_INTERVAL = 1.0  # the jobs table polls SQLite at most once a second
+
+
+class ZbenchApp(App[int]):
+    CSS_PATH = "zbench.tcss"
+    TITLE = "zbench"
+    COMMANDS = App.COMMANDS | {ZbenchCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("d", "dashboard", "Dashboard", id="app.dashboard"),
+        Binding("l", "launch", "Launch", id="app.launch"),
+        Binding("r", "results", "Results", id="app.results"),
+        Binding("ctrl+r", "refresh", "Refresh now", id="app.refresh", show=False),
+        Binding("question_mark", "help", "Help", id="app.help", key_display="?"),
+    ]
+
+    @dataclass
+    class FeedReady(Message):
+        feed: Feed | None
+        error: str | None = None
+
+    @dataclass
+    class JobsLoaded(Message):
+        jobs: Sequence[JobLike]
+        error: str | None = None
+
+    @dataclass
+    class SuitesLoaded(Message):
+        names: list[str]
+
+    @dataclass
+    class ServiceDone(Message):
+        """A submit or cancel finished: a notification to show, and whether it failed."""
+
+        text: str
+        error: bool = False
+
+    def __init__(
+        self,
+        services: Services,
+        *,
+        feed: Feed | None = None,
+        feed_factory: Callable[[], Feed] | None = None,
+        interval: float | None = 0.5,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """``interval=None`` disables the timers (tests step the app by hand); ``clock`` gives the
+        time used for elapsed times, so tests can freeze it."""
+        super().__init__()
+        self.services = services
+        self.feed = feed
+        self._feed_factory = feed_factory
+        self.interval = interval
+        self.clock = clock
+        self.telemetry = TelemetryState()
+        self.jobs: Sequence[JobLike] = ()
+        self.suites: list[str] = []
+        self._jobs_busy = False
+
+    # --- start-up and polling ------------------------------------------------------------------
+
+    async def on_mount(self) -> None:
+        await self.push_screen(DashboardScreen())
+        if self.feed is not None:
+            await self._use_feed(self.feed)
+        elif self._feed_factory is not None:
+            self.screen_dashboard.show_notice("starting telemetry…")
+            self._open_feed()
+        self._load_suites()
+        self.poll_jobs()
+        if self.interval:
+            self.set_interval(self.interval, self.tick)
+            self.set_interval(max(self.interval, JOBS_MIN_INTERVAL), self.poll_jobs)
+
+    @property
+    def screen_dashboard(self) -> DashboardScreen:
+        return next(s for s in self.screen_stack if isinstance(s, DashboardScreen))
+
+    @work(thread=True, exclusive=True, group="feed", exit_on_error=False)
+    def _open_feed(self) -> None:
+        assert self._feed_factory is not None
+        try:
+            self.post_message(self.FeedReady(self._feed_factory()))
+        except Exception as exc:  # shown to the user; the dashboard keeps the jobs table
+            self.post_message(self.FeedReady(None, f"telemetry unavailable: {exc}"))
+
+    async def on_zbench_app_feed_ready(self, message: FeedReady) -> None:
+        if message.feed is None:
+            self.screen_dashboard.show_notice(message.error)
+            return
+        await self._use_feed(message.feed)
+
+    async def _use_feed(self, feed: Feed) -> None:
+        self.feed = feed
+        self.screen_dashboard.show_notice(feed.notice)
+        await self.tick()
+
+    async def tick(self) -> None:
+        """Drain new snapshots (never blocks: the sampler thread only fills a queue)."""
+        if self.feed is None or not self.telemetry.extend(self.feed.drain()):
+            return
+        for screen in list(self.screen_stack):
+            refresh = getattr(screen, "refresh_telemetry", None)
+            if refresh is not None:
+                await refresh(self.telemetry)
+
+    def poll_jobs(self) -> None:
+        if self._jobs_busy:  # the last poll has not returned: skip this tick
+            return
+        self._jobs_busy = True
+        self._load_jobs()
+
+    @work(thread=True, group="jobs", exit_on_error=False)
+    def _load_jobs(self) -> None:
+        try:
+            self.post_message(self.JobsLoaded(list(self.services.list_jobs())))
+        except Exception as exc:
+            self.post_message(self.JobsLoaded((), f"jobs unavailable: {exc}"))
+
+    def on_zbench_app_jobs_loaded(self, message: JobsLoaded) -> None:
+        self._jobs_busy = False
+        if message.error:
+            self.notify(message.error, severity="error", timeout=6)
+            return
+        self.jobs = message.jobs
+        for screen in self.screen_stack:
+            refresh = getattr(screen, "refresh_jobs", None)
+            if refresh is not None:
+                refresh(self.jobs)
+
+    @work(thread=True, group="suites", exit_on_error=False)
+    def _load_suites(self) -> None:
+        try:
+            self.post_message(self.SuitesLoaded(self.services.suite_names()))
+        except Exception:  # no suites module yet: the launch dialog offers single runs only
+            self.post_message(self.SuitesLoaded([]))
+
+    def on_zbench_app_suites_loaded(self, message: SuitesLoaded) -> None:
+        self.suites = message.names
+
+    def on_unmount(self) -> None:
+        if self.feed is not None:
+            self.feed.close()
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def job(self, job_id: int | None) -> JobLike | None:
+        return next((j for j in self.jobs if j.id == job_id), None)
+
+    @property
+    def focused_job_id(self) -> int | None:
+        """The job the current screen is about: the dashboard's selected row or the detail's job."""
+        return getattr(self.screen, "selected_job_id", None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("job_detail", "cancel_job") and self.focused_job_id is None:
+            return None  # shown greyed out
+        return True
+
+    async def action_dashboard(self) -> None:
+        while not isinstance(self.screen, DashboardScreen):
+            await self.pop_screen()
+
+    def action_launch(self) -> None:
+        from .screens.launch import LaunchScreen
+
+        self.push_screen(LaunchScreen(self.suites), self._launch)
+
+    def _launch(self, request: LaunchRequest | None) -> None:
+        if request is not None:
+            self._submit(request)
+
+    @work(thread=True, group="submit", exit_on_error=False)
+    def _submit(self, request: LaunchRequest) -> None:
+        try:
+            ids = self.services.submit(request)
+        except Exception as exc:
+            self.post_message(self.ServiceDone(f"launch failed: {exc}", error=True))
+            return
+        what = f"suite {request.suite}: " if request.suite else ""
+        self.post_message(self.ServiceDone(f"{what}queued job(s) {', '.join(map(str, ids))}"))
+
+    def on_zbench_app_service_done(self, message: ServiceDone) -> None:
+        self.notify(message.text, severity="error" if message.error else "information")
+        self.poll_jobs()
+
+    def action_job_detail(self) -> None:
+        from .screens.job_detail import JobDetailScreen
+
+        job_id = self.focused_job_id
+        if job_id is not None and not isinstance(self.screen, JobDetailScreen):
+            self.push_screen(JobDetailScreen(job_id))
+
+    def action_cancel_job(self) -> None:
+        job = self.job(self.focused_job_id)
+        if job is None:
+            return
+        prompt = f"Cancel job {job.id} ({job.workload}, {job.framework}, {job.state})?"
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed:
+                self._cancel(job.id)
+
+        self.push_screen(ConfirmScreen(prompt), done)
+
+    @work(thread=True, group="cancel", exit_on_error=False)
+    def _cancel(self, job_id: int) -> None:
+        try:
+            self.services.cancel(job_id)
+        except Exception as exc:
+            self.post_message(self.ServiceDone(f"cancel failed: {exc}", error=True))
+            return
+        self.post_message(self.ServiceDone(f"job {job_id}: cancel requested"))
+
+    def action_results(self) -> None:
+        from .screens.results import ResultsScreen
+
+        if not isinstance(self.screen, ResultsScreen):
+            self.push_screen(ResultsScreen())
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    async def action_refresh(self) -> None:
+        self.poll_jobs()
+        await self.tick()
+
+
+def run_app(replay: Path | None, interval: float, db: Path | None) -> int:
+    """``zbench`` without a command. Exit status 2 for a bad option, else the app's."""
+    if replay is not None and not replay.is_file():
+        print(f"zbench: no such trace file: {replay}", file=sys.stderr)
+        return 2
+    from .feed import SamplerFeed
+    from .services import LocalServices
+
+    app = ZbenchApp(
+        LocalServices(db),
+        feed_factory=lambda: SamplerFeed(replay, interval),
+        interval=interval,
+    )
+    app.run()
+    return app.return_code or 0

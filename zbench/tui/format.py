@@ -1,0 +1,85 @@
+"""Display helpers: numbers to short strings, percentages to coloured bars.
+
+An adapter between snapshot values and widgets (colour thresholds live here, not in the snapshot).
+Colours are theme variables in Textual content markup, never RGB literals. ``NA`` prints as ``n/a``.
+"""
+
+from __future__ import annotations
+
+from zbench.telemetry.snapshot import NA
+
+GIB = 1024**3
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def is_num(value: object) -> bool:
+    return value is not NA and value is not None
+
+
+def level(pct: object) -> str:
+    """The theme variable for a load level: calm, busy, saturated."""
+    if not is_num(pct):
+        return "$text-muted"
+    p = float(pct)  # type: ignore[arg-type]
+    if p < 50:
+        return "$success"
+    if p < 85:
+        return "$warning"
+    return "$error"
+
+
+def pct(value: object, digits: int = 0) -> str:
+    if not is_num(value):
+        return "n/a"
+    return f"{float(value):.{digits}f}%"  # type: ignore[arg-type]
+
+
+def num(value: object, unit: str = "", digits: int = 0) -> str:
+    if not is_num(value):
+        return "n/a"
+    return f"{float(value):.{digits}f}{unit}"  # type: ignore[arg-type]
+
+
+def gib(value: object, digits: int = 1) -> str:
+    if not is_num(value):
+        return "n/a"
+    return f"{float(value) / GIB:.{digits}f}"  # type: ignore[arg-type]
+
+
+def rate(value: object) -> str:
+    """Bytes/s as a short decimal rate (NVLink and PCIe are quoted in GB/s)."""
+    if not is_num(value):
+        return "n/a"
+    v = float(value)  # type: ignore[arg-type]
+    for unit, scale in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
+        if v >= scale:
+            return f"{v / scale:.1f} {unit}"
+    return f"{v:.0f} B/s"
+
+
+def ratio_pct(used: object, total: object) -> object:
+    if not (is_num(used) and is_num(total)) or not total:
+        return NA
+    return 100.0 * float(used) / float(total)  # type: ignore[arg-type]
+
+
+def bar(value: object, width: int) -> str:
+    """A percentage as a bar of ``width`` cells in content markup, coloured by level."""
+    if not is_num(value):
+        return f"[$text-muted]{'·' * width}[/]"
+    p = max(0.0, min(100.0, float(value)))  # type: ignore[arg-type]
+    filled = round(p / 100 * width)
+    return f"[{level(p)}]{'█' * filled}[/][$text-muted]{'░' * (width - filled)}[/]"
+
+
+def block(value: object) -> str:
+    """One cell for a percentage (per-core CPU): a block of height proportional to the value."""
+    if not is_num(value):
+        return "[$text-muted]·[/]"
+    p = max(0.0, min(100.0, float(value)))  # type: ignore[arg-type]
+    return f"[{level(p)}]{BLOCKS[max(1, round(p / 100 * 8))]}[/]"
+
+
+def escape(text: str) -> str:
+    """Escape user text (job names, paths) for content markup."""
+    return text.replace("[", r"\[")

@@ -1,0 +1,74 @@
+"""The dashboard: a panel per GPU, the host, and the jobs table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from ..services import JobLike
+from ..state import TelemetryState
+from ..widgets.gpu_panel import GpuPanel
+from ..widgets.host_panel import HostPanel
+from ..widgets.jobs_table import JobsTable
+
+
+class DashboardScreen(Screen[None]):
+    # Breakpoints set -wide/-narrow and -tall/-short on the screen; the .tcss switches GPU panels to
+    # one-line rows below 120x40, so 8 GPUs still fit an 80x24 terminal.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+
+    BINDINGS = [
+        Binding("enter", "app.job_detail", "Job detail", id="dashboard.job_detail"),
+        Binding("c", "app.cancel_job", "Cancel job", id="dashboard.cancel_job"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
+        yield Static(id="notice")
+        yield Container(id="gpus")
+        yield HostPanel(id="host")
+        yield JobsTable(id="jobs")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "zbench"
+        self.sub_title = "dashboard"
+        self._gpu_indices: tuple[int, ...] | None = None
+        self.query_one(JobsTable).focus()
+
+    def show_notice(self, notice: str | None) -> None:
+        widget = self.query_one("#notice", Static)
+        widget.update(f"[$warning]{notice}[/]" if notice else "")
+        widget.display = bool(notice)
+
+    async def refresh_telemetry(self, state: TelemetryState) -> None:
+        snap = state.latest
+        if snap is None:
+            return
+        indices = tuple(g.index for g in snap.gpus)
+        box = self.query_one("#gpus", Container)
+        if indices != self._gpu_indices:
+            self._gpu_indices = indices
+            await box.remove_children()
+            box.set_class(len(indices) == 1, "-single")
+            if indices:
+                await box.mount_all(GpuPanel(i) for i in indices)
+            else:
+                await box.mount(Static("No GPUs to show: host only.", classes="empty"))
+        for gpu in snap.gpus:
+            panel = box.query_one(f"#gpu-{gpu.index}", GpuPanel)
+            panel.show(gpu, state.util.get(gpu.index, ()))
+        self.query_one(HostPanel).show(snap.host, state.cpu)
+
+    def refresh_jobs(self, jobs: Sequence[JobLike]) -> None:
+        self.query_one(JobsTable).show(jobs)
+
+    @property
+    def selected_job_id(self) -> int | None:
+        return self.query_one(JobsTable).selected_job_id

@@ -1,0 +1,135 @@
+"""One job: state and phase, its GPUs' and the host's figures, live throughput, the log's tail."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Log, Static
+
+from ..format import bar, escape, gib, pct, ratio_pct
+from ..services import JobLike
+from ..state import TelemetryState
+from ..widgets.charts import ThroughputHistory
+from ..widgets.gpu_panel import nvlink_text
+
+LOG_LINES = 200
+
+
+def summary(job: JobLike | None, now: float) -> str:
+    if job is None:
+        return "[$text-muted]job not found (yet)[/]"
+    end = job.ended or now
+    elapsed = f"{end - job.started:.0f} s" if job.started else "-"
+    step = f"{job.step or 0}/{job.total}" if job.total else "-"
+    speed = f"{job.samples_per_s:,.1f}" if job.samples_per_s else "-"
+    gpus = ",".join(map(str, job.gpu_ids)) if job.gpu_ids else "-"
+    lines = [
+        f"[b]{escape(job.workload)}[/b] {job.framework} {job.mode} {job.precision or ''}",
+        f"state [b]{job.state}[/b]  phase {job.phase or '-'}  step {step}",
+        f"samples/s {speed}  elapsed {elapsed}  GPUs {gpus}",
+    ]
+    if job.reason:
+        lines.append(f"[$error]{escape(job.reason)}[/]")
+    return "\n".join(lines)
+
+
+def figures(job: JobLike | None, state: TelemetryState) -> str:
+    snap = state.latest
+    if snap is None:
+        return "[$text-muted]no telemetry[/]"
+    wanted = set(job.gpu_ids or ()) if job else set()
+    lines = []
+    for g in snap.gpus:
+        if g.index in wanted:
+            mem = ratio_pct(g.mem_used_bytes, g.mem_total_bytes)
+            lines.append(
+                f"GPU {g.index} util {bar(g.util_gpu, 8)} {pct(g.util_gpu):>4}"
+                f"  mem {bar(mem, 8)} {gib(g.mem_used_bytes)} GiB  SM {pct(g.gpm.sm_activity)}"
+            )
+            lines.append(f"      {nvlink_text(g)}")
+    host = snap.host
+    lines.append(
+        f"host CPU {bar(host.cpu_pct, 8)} {pct(host.cpu_pct):>4}  RAM {gib(host.ram_used_bytes)} GiB"
+    )
+    for tree in snap.trees:
+        lines.append(f"pid {tree.pid}: CPU {pct(tree.cpu_pct)}  RSS {gib(tree.rss_bytes)} GiB")
+    return "\n".join(lines)
+
+
+class JobDetailScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="job.back"),
+        Binding("c", "app.cancel_job", "Cancel job", id="job.cancel"),
+    ]
+
+    @dataclass
+    class Loaded(Message):
+        lines: list[str]
+        points: list[tuple[float, float]]
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self._busy = False
+
+    @property
+    def selected_job_id(self) -> int:
+        return self.job_id
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
+        with Horizontal(id="top"):
+            yield Static(id="summary")
+            yield Static(id="figures")
+        yield ThroughputHistory(id="throughput")
+        yield Log(id="log", max_lines=LOG_LINES)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"job {self.job_id}"
+        self.refresh_jobs(self.app.jobs)  # type: ignore[attr-defined]
+        self.query_one("#figures", Static).update(figures(self.job, self.app.telemetry))  # type: ignore[attr-defined]
+        self.poll()
+        interval = self.app.interval  # type: ignore[attr-defined]
+        if interval:
+            self.set_interval(max(interval, 1.0), self.poll)
+
+    @property
+    def job(self) -> JobLike | None:
+        return self.app.job(self.job_id)  # type: ignore[attr-defined,no-any-return]
+
+    def poll(self) -> None:
+        if not self._busy:
+            self._busy = True
+            self._load(self.job)
+
+    @work(thread=True, exclusive=True, group="job-detail", exit_on_error=False)
+    def _load(self, job: JobLike | None) -> None:
+        services = self.app.services  # type: ignore[attr-defined]
+        try:
+            lines = services.log_tail(self.job_id, lines=LOG_LINES)
+            points = services.throughput(job) if job is not None else []
+        except Exception as exc:
+            lines, points = [f"(log unavailable: {exc})"], []
+        self.post_message(self.Loaded(lines, points))
+
+    def on_job_detail_screen_loaded(self, message: Loaded) -> None:
+        self._busy = False
+        log = self.query_one(Log)
+        log.clear()
+        log.write_lines(message.lines)
+        self.query_one(ThroughputHistory).show(message.points)
+
+    def refresh_jobs(self, jobs: Sequence[JobLike]) -> None:
+        now = self.app.clock()  # type: ignore[attr-defined]
+        self.query_one("#summary", Static).update(summary(self.job, now))
+
+    async def refresh_telemetry(self, state: TelemetryState) -> None:
+        self.query_one("#figures", Static).update(figures(self.job, state))

@@ -1,0 +1,238 @@
+"""The review's results table: filter, sort by any column, export the shown rows, chart them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select
+
+from ..format import GIB
+from ..widgets.charts import ScalingChart, ThroughputBars
+
+FORMATS = {"md": "Markdown", "csv": "CSV", "json": "JSON"}
+
+# (key, label, how to show the value)
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("workload", "workload", "s"),
+    ("framework", "fw", "s"),
+    ("mode", "mode", "s"),
+    ("gpus", "GPUs", "d"),
+    ("gpu_name", "GPU", "s"),
+    ("precision", "prec", "s"),
+    ("batch_size", "batch", "d"),
+    ("samples_per_s", "samples/s", ",.1f"),
+    ("gpu_util", "GPU %", ".0f"),
+    ("mem_util", "mem ctl %", ".0f"),
+    ("gpu_mem_bytes", "GPU mem GiB", "gib"),
+    ("cpu_util", "CPU %", ".0f"),
+    ("cpu_mem_bytes", "CPU mem GiB", "gib"),
+)
+
+
+def cell(value: Any, how: str) -> str:
+    if value is None or (how != "s" and not isinstance(value, int | float)):
+        return "n/a" if how != "s" else "-"
+    if how == "s":
+        return str(value)
+    if how == "gib":
+        return f"{value / GIB:.1f}"
+    return format(value, how)
+
+
+def matches(row: Any, text: str) -> bool:
+    """Every word of the filter appears in some cell (case-insensitive)."""
+    hay = " ".join(str(getattr(row, key, "")) for key, _, _ in COLUMNS).lower()
+    return all(word in hay for word in text.lower().split())
+
+
+def sort_key(key: str) -> Any:
+    def get(row: Any) -> tuple[int, Any]:
+        value = getattr(row, key, None)
+        return (1, 0) if value is None else (0, value)  # missing values last
+
+    return get
+
+
+def default_path(fmt: str) -> Path:
+    return Path.cwd() / f"zbench-results.{fmt}"
+
+
+class ResultsScreen(Screen[None]):
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="results.back"),
+        Binding("slash", "filter", "Filter", id="results.filter", key_display="/"),
+        Binding("s", "sort", "Sort", id="results.sort"),
+        Binding("m", "export('md')", "Markdown", id="results.export_md"),
+        Binding("v", "export('csv')", "CSV", id="results.export_csv"),
+        Binding("j", "export('json')", "JSON", id="results.export_json"),
+        Binding("e", "export_to", "Export to…", id="results.export_to"),
+        Binding("g", "toggle_charts", "Charts", id="results.charts"),
+    ]
+
+    @dataclass
+    class Loaded(Message):
+        rows: Sequence[Any]
+        error: str | None = None
+
+    @dataclass
+    class Exported(Message):
+        path: Path | None
+        count: int
+        error: str | None = None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.all_rows: Sequence[Any] = ()
+        self.shown: list[Any] = []
+        self.sort_by: str | None = None
+        self.reverse = False
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
+        yield Input(
+            placeholder="/ filter: words that must appear in a row", id="filter", compact=True
+        )
+        yield DataTable(id="results", zebra_stripes=True, cursor_type="column")
+        with Horizontal(id="charts"):
+            yield ThroughputBars(id="throughput")
+            yield ScalingChart(id="scaling")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "results"
+        table = self.query_one(DataTable)
+        for key, label, _ in COLUMNS:
+            table.add_column(label, key=key)
+        table.focus()
+        self._load()
+
+    @work(thread=True, exclusive=True, group="results", exit_on_error=False)
+    def _load(self) -> None:
+        try:
+            self.post_message(self.Loaded(list(self.app.services.query_results())))  # type: ignore[attr-defined]
+        except Exception as exc:
+            self.post_message(self.Loaded((), f"results unavailable: {exc}"))
+
+    def on_results_screen_loaded(self, message: Loaded) -> None:
+        if message.error:
+            self.notify(message.error, severity="error")
+        self.all_rows = message.rows
+        self.apply()
+
+    def apply(self) -> None:
+        """Filter, sort, and show; ``self.shown`` is exactly what the table shows (and exports)."""
+        rows = [r for r in self.all_rows if matches(r, self.query_one("#filter", Input).value)]
+        if self.sort_by:
+            rows.sort(key=sort_key(self.sort_by), reverse=self.reverse)
+        self.shown = rows
+        table = self.query_one(DataTable)
+        table.clear()
+        for i, row in enumerate(rows):
+            table.add_row(*(cell(getattr(row, k, None), how) for k, _, how in COLUMNS), key=str(i))
+        self.query_one(ThroughputBars).show(rows)
+        self.query_one(ScalingChart).show(rows)
+        arrow = (
+            "" if not self.sort_by else f", sorted by {self.sort_by} {'↓' if self.reverse else '↑'}"
+        )
+        self.sub_title = f"results: {len(rows)} of {len(self.all_rows)} rows{arrow}"
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.apply()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one(DataTable).focus()
+
+    def action_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    def action_sort(self) -> None:
+        """Sort by the column under the cursor; again on the same column reverses."""
+        table = self.query_one(DataTable)
+        key = COLUMNS[table.cursor_column][0]
+        self.reverse = not self.reverse if key == self.sort_by else False
+        self.sort_by = key
+        self.apply()
+
+    def action_toggle_charts(self) -> None:
+        self.toggle_class("-charts-hidden" if self.has_class("-tall") else "-charts-shown")
+
+    def action_export(self, fmt: str, path: str | None = None) -> None:
+        self._export(list(self.shown), fmt, Path(path) if path else default_path(fmt))
+
+    def action_export_to(self) -> None:
+        def done(choice: tuple[str, str] | None) -> None:
+            if choice is not None:
+                self.action_export(*choice)
+
+        self.app.push_screen(ExportScreen(), done)
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def _export(self, rows: list[Any], fmt: str, path: Path) -> None:
+        try:
+            text = self.app.services.render(rows, fmt)  # type: ignore[attr-defined]
+            path.expanduser().write_text(text, encoding="utf-8")
+        except Exception as exc:
+            self.post_message(self.Exported(None, 0, f"export failed: {exc}"))
+            return
+        self.post_message(self.Exported(path, len(rows)))
+
+    def on_results_screen_exported(self, message: Exported) -> None:
+        if message.error:
+            self.notify(message.error, severity="error")
+        else:
+            self.notify(f"wrote {message.count} rows to {message.path}", title="export")
+
+
+class ExportScreen(ModalScreen[tuple[str, str] | None]):
+    """Pick a format and a path (default: zbench-results.<ext> in the current directory)."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Export", id="export.save"),
+        Binding("escape", "cancel", "Close", id="export.cancel"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Export the shown rows (ctrl+s writes, esc closes)")
+            yield Select(
+                [(v, k) for k, v in FORMATS.items()],
+                value="md",
+                allow_blank=False,
+                id="fmt",
+                compact=True,
+            )
+            yield Input(value=str(default_path("md")), id="path", compact=True)
+            with Horizontal(id="buttons"):
+                yield Button("Export (ctrl+s)", variant="success", id="save", compact=True)
+                yield Button("Close (esc)", id="close", compact=True)
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        path = self.query_one("#path", Input)
+        current = Path(path.value)
+        if current.suffix.lstrip(".") in FORMATS:
+            path.value = str(current.with_suffix(f".{event.value}"))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_save()
+        else:
+            self.dismiss(None)
+
+    def action_save(self) -> None:
+        fmt = str(self.query_one("#fmt", Select).value)
+        self.dismiss((fmt, self.query_one("#path", Input).value.strip() or str(default_path(fmt))))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,120 @@
+"""The TUI's one door into the jobs and results packages.
+
+The app takes a :class:`Services` object in its constructor: :class:`LocalServices` calls
+``zbench.jobs.api`` and ``zbench.results`` (imported when first used, so the first frame does not pay for
+them); tests pass a fake with canned jobs and results that records what was submitted and cancelled.
+Every method may block (SQLite, files), so the app calls them from thread workers only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from zbench.runners.config import RunConfig
+
+FINISHED = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    """What the launch dialog asks for: explicit runs, or a named suite (``configs`` empty)."""
+
+    configs: tuple[RunConfig, ...] = ()
+    gpu_ids: tuple[int, ...] | None = None
+    timeout_s: float | None = None
+    suite: str | None = None
+
+
+class JobLike(Protocol):
+    """The fields of ``jobs.api.JobInfo`` the TUI reads."""
+
+    id: int
+    workload: str
+    framework: str
+    mode: str
+    precision: str | None
+    gpu_ids: tuple[int, ...] | None
+    state: str
+    phase: str | None
+    step: int | None
+    total: int | None
+    samples_per_s: float | None
+    reason: str | None
+    created: float
+    started: float | None
+    ended: float | None
+    events_path: Any
+
+
+class Services(Protocol):
+    def list_jobs(self) -> Sequence[JobLike]: ...
+    def submit(self, request: LaunchRequest) -> list[int]: ...
+    def cancel(self, job_id: int) -> None: ...
+    def log_tail(self, job_id: int, lines: int = 50) -> list[str]: ...
+    def throughput(self, job: JobLike) -> list[tuple[float, float]]: ...
+    def suite_names(self) -> list[str]: ...
+    def query_results(self) -> Sequence[Any]: ...
+    def render(self, rows: Sequence[Any], fmt: str) -> str: ...
+
+
+class LocalServices:
+    """The real thing: jobs run detached through ``jobs.api`` and outlive the TUI."""
+
+    def __init__(self, db: Path | None = None) -> None:
+        self.db = db
+
+    def list_jobs(self) -> Sequence[JobLike]:
+        from zbench.jobs import api
+
+        return api.list_jobs(self.db, include_finished=True)
+
+    def submit(self, request: LaunchRequest) -> list[int]:
+        from zbench.jobs import api
+
+        if request.suite:
+            from zbench.jobs.suites import load_suite
+
+            suite = load_suite(request.suite)
+            return api.submit(list(suite.specs), db=self.db, suite=suite.name)
+        specs = [api.JobSpec(c, request.gpu_ids, request.timeout_s) for c in request.configs]
+        return api.submit(specs, db=self.db)
+
+    def cancel(self, job_id: int) -> None:
+        from zbench.jobs import api
+
+        api.cancel(job_id, self.db)
+
+    def log_tail(self, job_id: int, lines: int = 50) -> list[str]:
+        from zbench.jobs import api
+
+        return api.log_tail(job_id, self.db, lines=lines)
+
+    def throughput(self, job: JobLike) -> list[tuple[float, float]]:
+        """(time, samples/s) of every progress event the job's runner wrote so far."""
+        from zbench.runners.protocol import read_events
+
+        if not job.events_path:
+            return []
+        return [
+            (float(e["t"]), float(e["samples_per_s"]))
+            for e in read_events(job.events_path)
+            if e["type"] == "progress" and isinstance(e.get("samples_per_s"), int | float)
+        ]
+
+    def suite_names(self) -> list[str]:
+        from zbench.jobs.suites import SUITES
+
+        return list(SUITES)
+
+    def query_results(self) -> Sequence[Any]:
+        from zbench.results.api import query_results
+
+        return query_results(self.db)
+
+    def render(self, rows: Sequence[Any], fmt: str) -> str:
+        from zbench.results.export import render
+
+        return render(list(rows), fmt)

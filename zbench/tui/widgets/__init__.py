@@ -1,0 +1,1 @@
+"""Reusable dashboard widgets; each renders an immutable snapshot it is handed."""

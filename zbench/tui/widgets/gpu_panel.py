@@ -1,0 +1,120 @@
+"""One GPU: utilization and memory bars with history, power, temperature, clocks, GPM, NVLink.
+
+Two layouts in one widget: the full panel (bordered, four lines and a history) and a one-line
+compact row; the screen's breakpoint classes pick one in CSS, so nothing is rebuilt on resize.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widget import Widget
+from textual.widgets import Static
+
+from zbench.telemetry.snapshot import GpuSnapshot
+
+from ..format import bar, escape, gib, is_num, num, pct, rate, ratio_pct
+from .history import History
+
+# NVML utilization is "a kernel ran at some point in the sample period": a single tiny kernel keeps it
+# at 100%. GPM's SM activity says how much of the SMs was busy; far apart means the GPU is less busy
+# than NVML suggests (small kernels, launch-bound, waiting on input).
+HINT_UTIL = 80.0
+HINT_SM = 30.0
+
+
+def short_name(name: str) -> str:
+    return name.replace("NVIDIA ", "").replace("GeForce ", "") or "GPU"
+
+
+def sm_hint(gpu: GpuSnapshot) -> bool:
+    sm = gpu.gpm.sm_activity
+    return (
+        is_num(gpu.util_gpu)
+        and is_num(sm)
+        and float(gpu.util_gpu) >= HINT_UTIL  # type: ignore[arg-type]
+        and float(sm) < HINT_SM  # type: ignore[arg-type]
+    )
+
+
+def nvlink_text(gpu: GpuSnapshot, compact: bool = False) -> str:
+    nv = gpu.nvlink
+    if not is_num(nv.active_links) or not nv.active_links:
+        return "" if compact else "[$text-muted]NVLink n/a[/]"
+    if compact:
+        return f"NV↑{rate(nv.tx_bytes_s)} ↓{rate(nv.rx_bytes_s)}"
+    return (
+        f"NVLink x{nv.active_links}  TX {rate(nv.tx_bytes_s)} [$text-muted]({pct(nv.tx_pct)})[/]"
+        f"  RX {rate(nv.rx_bytes_s)} [$text-muted]({pct(nv.rx_pct)})[/]"
+    )
+
+
+def full_lines(gpu: GpuSnapshot) -> tuple[str, str]:
+    """(the util line's text before the sparkline, the three lines under it)."""
+    mem_pct = ratio_pct(gpu.mem_used_bytes, gpu.mem_total_bytes)
+    util = f"util {bar(gpu.util_gpu, 16)} {pct(gpu.util_gpu):>4}"
+    gpm = gpu.gpm
+    lines = [
+        f"mem  {bar(mem_pct, 16)} {gib(gpu.mem_used_bytes)}/{gib(gpu.mem_total_bytes)} GiB"
+        f"  [$text-muted]ctrl[/] {pct(gpu.util_mem)}",
+        f"{num(gpu.power_w, ' W')}/{num(gpu.power_limit_w, ' W')}  {num(gpu.temperature_c, '°C')}"
+        f"  SM {num(gpu.sm_clock_mhz, ' MHz')}  mem {num(gpu.mem_clock_mhz, ' MHz')}"
+        f"  [$text-muted]SM act[/] {pct(gpm.sm_activity)}"
+        f"  [$text-muted]tensor[/] {pct(gpm.tensor_activity)}",
+        nvlink_text(gpu) + ("  [$warning]⚠ util high, SM low[/]" if sm_hint(gpu) else ""),
+    ]
+    return util, "\n".join(lines)
+
+
+def compact_line(gpu: GpuSnapshot) -> str:
+    if gpu.lost:
+        return f"[$error]{gpu.index} {escape(short_name(gpu.name))}: lost[/]"
+    mem_pct = ratio_pct(gpu.mem_used_bytes, gpu.mem_total_bytes)
+    hint = " [$warning]⚠SM[/]" if sm_hint(gpu) else ""
+    return (
+        f"[$accent]{gpu.index}[/] {bar(gpu.util_gpu, 6)}{pct(gpu.util_gpu):>5} "
+        f"mem {bar(mem_pct, 5)}{gib(gpu.mem_used_bytes, 0)}/{gib(gpu.mem_total_bytes, 0)}G "
+        f"{num(gpu.temperature_c, '°')} {num(gpu.power_w, 'W')} "
+        f"SM{pct(gpu.gpm.sm_activity)} {nvlink_text(gpu, compact=True)}{hint}"
+    )
+
+
+class GpuPanel(Widget):
+    """Shows the GPU it was last given; :meth:`show` is called by the screen on each refresh."""
+
+    DEFAULT_CSS = """
+    GpuPanel { height: 6; border: round $primary; padding: 0 1; }
+    GpuPanel.-lost { border: round $error; }
+    GpuPanel #util-row { height: 1; }
+    GpuPanel #util { width: 28; }
+        GpuPanel #compact { display: none; }
+    """
+
+    def __init__(self, index: int) -> None:
+        super().__init__(id=f"gpu-{index}")
+        self.index = index
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="util-row"):
+            yield Static(id="util", markup=True)
+            yield History(id="history")
+        yield Static(id="details")
+        yield Static(id="compact")
+
+    def show(self, gpu: GpuSnapshot, history: Sequence[float]) -> None:
+        self.border_title = f"GPU {gpu.index} · {escape(short_name(gpu.name))}"
+        self.set_class(gpu.lost, "-lost")
+        self.query_one("#compact", Static).update(compact_line(gpu))
+        if gpu.lost:
+            self.border_subtitle = "lost"
+            self.query_one("#util", Static).update("[$error]lost: stopped answering[/]")
+            self.query_one("#details", Static).update("")
+            self.query_one(History).values = ()
+            return
+        self.border_subtitle = ""
+        util, details = full_lines(gpu)
+        self.query_one("#util", Static).update(util)
+        self.query_one("#details", Static).update(details)
+        self.query_one(History).values = history

@@ -1,0 +1,44 @@
+"""A one-line history of a percentage, on an absolute 0-100 scale.
+
+Textual's Sparkline scales each draw to the data's own min and max, which turns a steady 99-100%
+utilization into a jagged line; a load history must keep 0 and 100 fixed, so this one is drawn here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual.content import Content
+from textual.widget import Widget
+
+from ..format import BLOCKS, level
+
+
+def spark(values: Sequence[float], width: int) -> str:
+    """The last ``width`` values as block characters in content markup (coloured by level)."""
+    tail = list(values)[-width:] if width > 0 else []
+    cells = []
+    for v in tail:
+        p = max(0.0, min(100.0, v))
+        cells.append(f"[{level(p)}]{BLOCKS[max(1, round(p / 100 * 8))]}[/]")
+    return " " * (width - len(tail)) + "".join(cells)
+
+
+class History(Widget):
+    DEFAULT_CSS = "History { height: 1; width: 1fr; }"
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._values: Sequence[float] = ()
+
+    @property
+    def values(self) -> Sequence[float]:
+        return self._values
+
+    @values.setter
+    def values(self, values: Sequence[float]) -> None:
+        self._values = tuple(values)
+        self.refresh()
+
+    def render(self) -> Content:
+        return Content.from_markup(spark(self._values, self.size.width))

@@ -1,0 +1,95 @@
+"""The jobs table: one keyed row per job, cells updated in place as jobs progress."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from ..services import JobLike
+
+COLUMNS = (
+    ("id", "id"),
+    ("workload", "workload"),
+    ("framework", "fw"),
+    ("gpus", "GPUs"),
+    ("precision", "prec"),
+    ("state", "state"),
+    ("progress", "progress"),
+    ("speed", "samples/s"),
+)
+
+STATE_STYLE = {
+    "running": "bold",
+    "queued": "dim",
+    "done": "",
+    "failed": "bold",
+    "oom": "bold",
+    "timeout": "bold",
+    "crashed": "bold",
+    "lost": "bold",
+    "cancelled": "dim",
+}
+
+
+def progress_text(job: JobLike, width: int = 10) -> str:
+    if not job.total:
+        return job.phase or "-"
+    step = job.step or 0
+    filled = round(min(1.0, step / job.total) * width)
+    return f"{'█' * filled}{'░' * (width - filled)} {step}/{job.total}"
+
+
+def cells(job: JobLike) -> dict[str, object]:
+    gpus = ",".join(str(g) for g in job.gpu_ids) if job.gpu_ids else "-"
+    speed = f"{job.samples_per_s:,.1f}" if job.samples_per_s else "-"
+    state = job.state if job.state != "running" or not job.phase else f"{job.state}:{job.phase}"
+    return {
+        "id": str(job.id),
+        "workload": job.workload,
+        "framework": job.framework,
+        "gpus": gpus,
+        "precision": job.precision or "-",
+        "state": Text(state, style=STATE_STYLE.get(job.state, "")),
+        "progress": progress_text(job),
+        "speed": Text(speed, justify="right"),
+    }
+
+
+class JobsTable(DataTable[object]):
+    DEFAULT_CSS = "JobsTable { height: 1fr; }"
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        for key, label in COLUMNS:
+            self.add_column(label, key=key)
+
+    def show(self, jobs: Sequence[JobLike]) -> None:
+        """Newest first; existing rows are updated cell by cell so the cursor stays put."""
+        wanted = {str(j.id) for j in jobs}
+        for key in [k.value for k in self.rows if k.value not in wanted]:
+            self.remove_row(key)
+        ordered = sorted(jobs, key=lambda j: j.id, reverse=True)
+        for job in ordered:
+            key = str(job.id)
+            values = cells(job)
+            if key in self.rows:
+                for col, value in values.items():
+                    if self.get_cell(key, col) != value:
+                        self.update_cell(key, col, value)
+            else:
+                self.add_row(*values.values(), key=key)
+        if [str(j.id) for j in ordered] != [k.value for k in self.ordered_row_keys()]:
+            self.sort("id", key=lambda v: -int(str(v)))
+
+    def ordered_row_keys(self) -> list:  # type: ignore[type-arg]
+        return [row.key for row in self.ordered_rows]
+
+    @property
+    def selected_job_id(self) -> int | None:
+        if not self.row_count:
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+        return int(str(key.value))
