@@ -12,10 +12,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from textual import work
 from textual.app import App
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from .commands import ZbenchCommands
@@ -32,7 +33,7 @@ class ZbenchApp(App[int]):
     CSS_PATH = "zbench.tcss"
     TITLE = "zbench"
     COMMANDS = App.COMMANDS | {ZbenchCommands}
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("d", "dashboard", "Dashboard", id="app.dashboard"),
         Binding("l", "launch", "Launch", id="app.launch"),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
@@ -20,10 +21,10 @@ from ..widgets.jobs_table import JobsTable
 class DashboardScreen(Screen[None]):
     # Breakpoints set -wide/-narrow and -tall/-short on the screen; the .tcss switches GPU panels to
     # one-line rows below 120x40, so 8 GPUs still fit an 80x24 terminal.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (40, "-tall")]
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "app.job_detail", "Job detail", id="dashboard.job_detail"),
         Binding("c", "app.cancel_job", "Cancel job", id="dashboard.cancel_job"),
     ]

@@ -7,9 +7,10 @@ library only), so the dialog accepts exactly what a runner accepts.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
@@ -86,7 +87,7 @@ def build_request(
 
 
 class LaunchScreen(ModalScreen[LaunchRequest | None]):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "launch", "Launch", id="launch.submit"),
         Binding("escape", "cancel", "Close", id="launch.cancel"),
     ]
@@ -150,7 +151,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         values = {}
         for name in ("framework", "mode", "precision", "data"):
             value = self.query_one(f"#{name}", Select).value
-            values[name] = "" if value is Select.BLANK else str(value)
+            values[name] = "" if value is Select.NULL else str(value)
         for name in ("gpus", "batch-size", "steps", "path"):
             values[name] = self.query_one(f"#{name}", Input).value.strip()
         return values
@@ -158,7 +159,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
     def request(self) -> tuple[LaunchRequest | None, str]:
         suite = self.query_one("#suite", Select).value
         workloads = list(self.query_one("#workloads", SelectionList).selected)
-        return build_request("" if suite is Select.BLANK else str(suite), workloads, self.form())
+        return build_request("" if suite is Select.NULL else str(suite), workloads, self.form())
 
     def validate(self) -> bool:
         request, error = self.request()

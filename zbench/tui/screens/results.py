@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -67,10 +67,10 @@ def default_path(fmt: str) -> Path:
 
 
 class ResultsScreen(Screen[None]):
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (40, "-tall")]
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="results.back"),
         Binding("slash", "filter", "Filter", id="results.filter", key_display="/"),
         Binding("s", "sort", "Sort", id="results.sort"),
@@ -198,7 +198,7 @@ class ResultsScreen(Screen[None]):
 class ExportScreen(ModalScreen[tuple[str, str] | None]):
     """Pick a format and a path (default: zbench-results.<ext> in the current directory)."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "save", "Export", id="export.save"),
         Binding("escape", "cancel", "Close", id="export.cancel"),
     ]

@@ -1,0 +1,109 @@
+"""Launching (the fake service records the request) and cancelling (only after confirmation)."""
+
+from __future__ import annotations
+
+from textual.widgets import Button, Input, Log, Static
+
+from zbench.tui.screens.confirm import ConfirmScreen
+from zbench.tui.screens.dashboard import DashboardScreen
+from zbench.tui.screens.job_detail import JobDetailScreen
+from zbench.tui.screens.launch import LaunchScreen, build_request, parse_gpu_ids
+
+from .conftest import make_app
+from .fakes import FakeServices
+from .helpers import press, settle
+
+
+async def test_launch_two_workloads_on_two_gpus() -> None:
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        assert isinstance(app.screen, LaunchScreen)
+        await press(pilot, "down", "space")  # resnet50 is preselected; add vgg16
+        app.screen.query_one("#gpus", Input).focus()
+        await press(pilot, *"0,1")
+        app.screen.query_one("#batch-size", Input).focus()
+        await press(pilot, *"64")
+        await press(pilot, "ctrl+s")
+        assert isinstance(app.screen, DashboardScreen)
+    assert len(services.submitted) == 1
+    request = services.submitted[0]
+    assert [c.workload for c in request.configs] == ["resnet50", "vgg16"]
+    assert request.gpu_ids == (0, 1)
+    assert all(c.batch_size == 64 and c.gpus == 2 and c.framework == "torch" for c in request.configs)
+
+
+async def test_launch_validates_inline_and_refuses_bad_input() -> None:
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        app.screen.query_one("#batch-size", Input).focus()
+        await press(pilot, "0")
+        error = str(app.screen.query_one("#error", Static).render())
+        assert "must be at least 1" in error
+        assert app.screen.query_one("#launch", Button).disabled
+        await press(pilot, "ctrl+s")
+        assert isinstance(app.screen, LaunchScreen)
+        await press(pilot, "escape")
+        assert isinstance(app.screen, DashboardScreen)
+    assert services.submitted == []
+
+
+async def test_launch_a_suite_from_the_keyboard() -> None:
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        await press(pilot, "shift+tab")  # from the workloads list back to the suite picker
+        await press(pilot, "enter", "down", "down", "enter")  # blank, review, quick
+        await press(pilot, "ctrl+s")
+    assert [r.suite for r in services.submitted] == ["quick"]
+
+
+def test_build_request_rules() -> None:
+    form = {"framework": "tf", "mode": "infer", "precision": "fp16", "batch-size": "", "steps": "5",
+            "data": "dataset", "path": "", "gpus": ""}
+    assert build_request("", ["unet2d"], form) == (None, "data: give the dataset's path")
+    form["data"] = "synthetic-host"
+    request, error = build_request("", ["unet2d"], form)
+    assert error == "" and request is not None
+    (config,) = request.configs
+    assert (config.framework, config.mode, config.precision, config.steps) == ("tf", "infer", "fp16", 5)
+    assert config.data_source == "synthetic-host" and request.gpu_ids is None
+    assert build_request("", [], form)[0] is None
+    assert parse_gpu_ids(" 0, 2 ") == (0, 2)
+
+
+async def test_cancel_asks_first() -> None:
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "c")  # the cursor is on the newest job, 3
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "job 3" in app.screen.prompt
+        await press(pilot, "n")
+        assert services.cancelled == []
+        await press(pilot, "c", "y")
+        assert isinstance(app.screen, DashboardScreen)
+    assert services.cancelled == [3]
+
+
+async def test_job_detail_shows_log_and_cancels() -> None:
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "down", "enter")  # job 2
+        assert isinstance(app.screen, JobDetailScreen) and app.screen.job_id == 2
+        assert "[job 2] step 56/100" in app.screen.query_one(Log).lines[-1]
+        assert "state queued" in str(app.screen.query_one("#summary", Static).render())
+        await press(pilot, "c", "y")
+        await press(pilot, "escape")
+        assert isinstance(app.screen, DashboardScreen)
+    assert services.cancelled == [2]

@@ -1,0 +1,114 @@
+"""Moving between screens by key, the help listing every key, and what the dashboard shows."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from textual.binding import Binding
+from textual.widgets import DataTable, Static
+
+from zbench.telemetry.snapshot import NA, GpuSnapshot, HostSnapshot, Snapshot
+from zbench.tui.feed import ListFeed
+from zbench.tui.screens.dashboard import DashboardScreen
+from zbench.tui.screens.help import HelpScreen, sections
+from zbench.tui.screens.job_detail import JobDetailScreen
+from zbench.tui.screens.results import ResultsScreen
+from zbench.tui.widgets.gpu_panel import GpuPanel, compact_line, full_lines
+
+from .conftest import make_app
+from .traces import eight_gpu, two_gpu, with_lost_gpu
+from .helpers import press, settle
+
+
+async def test_keys_move_between_screens() -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, DashboardScreen)
+        await press(pilot, "r")
+        assert isinstance(app.screen, ResultsScreen)
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await press(pilot, "escape")
+        assert isinstance(app.screen, ResultsScreen)
+        await press(pilot, "d")
+        assert isinstance(app.screen, DashboardScreen)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, JobDetailScreen)
+        await press(pilot, "r", "d")
+        assert isinstance(app.screen, DashboardScreen)
+
+
+async def test_help_lists_every_binding_with_an_id() -> None:
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "question_mark")
+        table = app.screen.query_one(DataTable)
+        shown = {str(table.get_row_at(i)[2]) for i in range(table.row_count)}
+    bindings = [b for _, bs in sections() for b in bs if isinstance(b, Binding)]
+    assert {b.description for b in bindings} <= shown
+    assert all(b.id for b in bindings if b.action != "command_palette")
+
+
+async def test_dashboard_shows_each_gpu_and_the_sm_hint() -> None:
+    app = make_app(eight_gpu())
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        panels = list(app.screen.query(GpuPanel))
+        assert [p.index for p in panels] == list(range(8))
+        assert all(p.region.bottom <= 50 for p in panels)  # 8 GPUs fit on 160x50
+        details = str(panels[0].query_one("#details", Static).render())
+        assert "util high, SM low" in details
+        assert "NVLink x18" in details
+
+
+async def test_compact_rows_on_a_small_terminal() -> None:
+    app = make_app(eight_gpu())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.screen.has_class("-narrow", "-short")
+        panels = list(app.screen.query(GpuPanel))
+        assert {p.region.height for p in panels} == {1}
+        assert app.screen.query_one("#jobs").region.height >= 4
+
+
+async def test_lost_gpu_and_na_values() -> None:
+    snaps = with_lost_gpu(two_gpu(), 1)
+    app = make_app(snaps)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert app.screen.query_one("#gpu-1", GpuPanel).has_class("-lost")
+    bare = GpuSnapshot(index=0, name="Tesla T4")
+    util, details = full_lines(bare)
+    assert "n/a" in util and "SM act[/] n/a" in details and "NVLink n/a" in details
+    assert "n/a" in compact_line(bare)
+
+
+async def test_no_gpu_shows_host_and_notice() -> None:
+    notice = "no NVIDIA driver: host-only mode"
+    snaps = [Snapshot(t=1.0, seq=1, host=HostSnapshot(cpu_pct=12.0, per_core_pct=(10.0, 14.0)), notice=notice)]
+    app = make_app(snaps, notice=notice)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert notice in str(app.screen.query_one("#notice", Static).render())
+        assert app.screen.query("#gpus .empty")
+        assert not app.screen.query(GpuPanel)
+
+
+async def test_stepped_replay_advances_one_snapshot_per_tick() -> None:
+    snaps = two_gpu(5)
+    feed = ListFeed(snaps, step=True)
+    app = make_app()
+    app.feed = None
+    app = type(app)(app.services, feed=feed, interval=None)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.telemetry.latest is None
+        feed.advance()
+        await app.tick()
+        assert app.telemetry.latest == snaps[0]
+        feed.advance(3)
+        await app.tick()
+        assert app.telemetry.latest == snaps[3] and len(app.telemetry.util[0]) == 4
+    assert dataclasses.replace(snaps[0], driver_version=NA).driver_version is NA
