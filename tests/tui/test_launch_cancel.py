@@ -32,7 +32,9 @@ async def test_launch_two_workloads_on_two_gpus() -> None:
     request = services.submitted[0]
     assert [c.workload for c in request.configs] == ["resnet50", "vgg16"]
     assert request.gpu_ids == (0, 1)
-    assert all(c.batch_size == 64 and c.gpus == 2 and c.framework == "torch" for c in request.configs)
+    assert all(
+        c.batch_size == 64 and c.gpus == 2 and c.framework == "torch" for c in request.configs
+    )
 
 
 async def test_launch_validates_inline_and_refuses_bad_input() -> None:
@@ -66,14 +68,27 @@ async def test_launch_a_suite_from_the_keyboard() -> None:
 
 
 def test_build_request_rules() -> None:
-    form = {"framework": "tf", "mode": "infer", "precision": "fp16", "batch-size": "", "steps": "5",
-            "data": "dataset", "path": "", "gpus": ""}
+    form = {
+        "framework": "tf",
+        "mode": "infer",
+        "precision": "fp16",
+        "batch-size": "",
+        "steps": "5",
+        "data": "dataset",
+        "path": "",
+        "gpus": "",
+    }
     assert build_request("", ["unet2d"], form) == (None, "data: give the dataset's path")
     form["data"] = "synthetic-host"
     request, error = build_request("", ["unet2d"], form)
     assert error == "" and request is not None
     (config,) = request.configs
-    assert (config.framework, config.mode, config.precision, config.steps) == ("tf", "infer", "fp16", 5)
+    assert (config.framework, config.mode, config.precision, config.steps) == (
+        "tf",
+        "infer",
+        "fp16",
+        5,
+    )
     assert config.data_source == "synthetic-host" and request.gpu_ids is None
     assert build_request("", [], form)[0] is None
     assert parse_gpu_ids(" 0, 2 ") == (0, 2)

@@ -16,8 +16,8 @@ from zbench.tui.screens.results import ResultsScreen
 from zbench.tui.widgets.gpu_panel import GpuPanel, compact_line, full_lines
 
 from .conftest import make_app
-from .traces import eight_gpu, two_gpu, with_lost_gpu
 from .helpers import press, settle
+from .traces import eight_gpu, two_gpu, with_lost_gpu
 
 
 async def test_keys_move_between_screens() -> None:
@@ -87,7 +87,11 @@ async def test_lost_gpu_and_na_values() -> None:
 
 async def test_no_gpu_shows_host_and_notice() -> None:
     notice = "no NVIDIA driver: host-only mode"
-    snaps = [Snapshot(t=1.0, seq=1, host=HostSnapshot(cpu_pct=12.0, per_core_pct=(10.0, 14.0)), notice=notice)]
+    snaps = [
+        Snapshot(
+            t=1.0, seq=1, host=HostSnapshot(cpu_pct=12.0, per_core_pct=(10.0, 14.0)), notice=notice
+        )
+    ]
     app = make_app(snaps, notice=notice)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)

@@ -70,6 +70,10 @@ class DashboardScreen(Screen[None]):
     def refresh_jobs(self, jobs: Sequence[JobLike]) -> None:
         self.query_one(JobsTable).show(jobs)
 
+    async def on_data_table_row_selected(self, event: JobsTable.RowSelected) -> None:
+        event.stop()
+        await self.app.run_action("job_detail")
+
     @property
     def selected_job_id(self) -> int | None:
         return self.query_one(JobsTable).selected_job_id

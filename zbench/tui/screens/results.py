@@ -138,9 +138,11 @@ class ResultsScreen(Screen[None]):
             rows.sort(key=sort_key(self.sort_by), reverse=self.reverse)
         self.shown = rows
         table = self.query_one(DataTable)
+        column = table.cursor_column  # clear() moves the cursor home; keep the sorted column
         table.clear()
         for i, row in enumerate(rows):
             table.add_row(*(cell(getattr(row, k, None), how) for k, _, how in COLUMNS), key=str(i))
+        table.move_cursor(column=column)
         self.query_one(ThroughputBars).show(rows)
         self.query_one(ScalingChart).show(rows)
         arrow = (
