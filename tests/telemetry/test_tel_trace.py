@@ -24,7 +24,8 @@ def test_round_trip(tmp_path: Path, name: str) -> None:
     assert read_header(path)["gpus"] == ["G"]
     assert list(read_trace(path)) == snaps
     if name.endswith(".gz"):
-        assert gzip.open(path).read(1) == b"{"
+        with gzip.open(path) as fh:
+            assert fh.read(1) == b"{"
 
 
 def test_each_line_is_flushed_and_torn_line_skipped(tmp_path: Path) -> None:

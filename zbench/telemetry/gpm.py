@@ -6,6 +6,7 @@ takes a new one and asks NVML for the metrics between them, so each figure cover
 
 from __future__ import annotations
 
+import contextlib
 from types import ModuleType
 from typing import Any
 
@@ -70,8 +71,6 @@ class GpmReader:
     def close(self) -> None:
         if self.supported:
             for s in (self._prev, self._cur):
-                try:
+                with contextlib.suppress(self.nv.NVMLError):
                     self.nv.nvmlGpmSampleFree(s)
-                except self.nv.NVMLError:
-                    pass
             self.supported = False

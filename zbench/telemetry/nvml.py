@@ -6,6 +6,7 @@ is no usable driver; ``open_backend`` then falls back to host-only mode with its
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from types import ModuleType
@@ -73,10 +74,8 @@ class NvmlBackend:
     def close(self) -> None:
         for d in self.devices:
             d.close()
-        try:
+        with contextlib.suppress(self.nv.NVMLError):
             self.nv.nvmlShutdown()
-        except self.nv.NVMLError:
-            pass
 
 
 def _safe_text(nv: ModuleType, fn: object) -> str | NAType:
