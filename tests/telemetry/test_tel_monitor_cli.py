@@ -102,7 +102,7 @@ def test_ctrl_c_exits_0_with_complete_trace(synthetic_trace: Path, tmp_path: Pat
         proc.stdout.readline()
     time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
-    rest, err = proc.communicate(timeout=10)
+    _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     lines = out.read_text().splitlines()

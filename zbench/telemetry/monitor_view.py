@@ -20,7 +20,8 @@ def _gpu_row(g: GpuSnapshot) -> list[str | Text]:
     head = f"{g.index} {g.name.removeprefix('NVIDIA ')}"
     if g.lost:
         return [head, Text("lost", style="bold red"), *[""] * 9]
-    throttled = [r for r in (g.throttle_reasons or ()) if r not in ("idle", "app_clocks")]
+    reasons = () if g.throttle_reasons is NA else g.throttle_reasons
+    throttled = [r for r in reasons if r not in ("idle", "app_clocks")]  # type: ignore[union-attr]
     temp = Text(fmt.num(g.temperature_c, "C"), style="red" if throttled else "")
     return [
         head,
