@@ -36,10 +36,7 @@ def framework_status() -> dict[str, dict[str, Any]]:
         if importlib.util.find_spec(name) is None:
             out[name] = {"installed": False, "version": None, "gpus": None}
             continue
-        try:
-            version = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            version = importlib.metadata.version(f"{name}-cpu") if name == "tensorflow" else None
+        version = _dist_version(name, f"{name}-cpu")
         out[name] = {"installed": True, "version": version, "gpus": None}
         procs[name] = subprocess.Popen(
             [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -58,6 +55,15 @@ def framework_status() -> dict[str, dict[str, Any]]:
             proc.communicate()
             out[name]["error"] = f"no answer within {FRAMEWORK_TIMEOUT_S:.0f} s"
     return out
+
+
+def _dist_version(*dists: str) -> str | None:
+    for dist in dists:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
 
 
 def host_info() -> dict[str, Any]:

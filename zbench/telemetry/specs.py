@@ -91,16 +91,21 @@ def compute(
 ) -> GpuSpecs:
     a = _arch(cc)
     sms = cores // a[1] if (a and cores) else None
-    fp32 = fp16 = bf16 = tf32 = bw = NA
+    fp32: Metric = NA
+    fp16: Metric = NA
+    bf16: Metric = NA
+    tf32: Metric = NA
+    bw: Metric = NA
     if a and sms and max_sm_clock_mhz:
         _, lanes, tensor_fma, has_bf16 = a
         fp32 = sms * lanes * 2 * max_sm_clock_mhz * 1e6 / 1e12
         if tensor_fma:
             clock = min(max_sm_clock_mhz, TENSOR_CLOCK_CAP_MHZ.get(cc, max_sm_clock_mhz))
-            fp16 = sms * tensor_fma * 2 * clock * 1e6 / 1e12
+            fp16_value = sms * tensor_fma * 2 * clock * 1e6 / 1e12
+            fp16 = fp16_value
             if has_bf16:
-                bf16 = fp16
-                tf32 = fp16 / 2
+                bf16 = fp16_value
+                tf32 = fp16_value / 2
     if max_mem_clock_mhz and bus_width_bits:
         bw = bus_width_bits / 8 * max_mem_clock_mhz * 1e6 * MEMORY_DATA_RATE
     return GpuSpecs(
@@ -142,8 +147,8 @@ def read_specs(nv: object, handle: object) -> GpuSpecs:
 
 
 def _int(v: object) -> int | None:
-    return int(v) if isinstance(v, int | float) and v else None  # type: ignore[arg-type]
+    return int(v) if isinstance(v, int | float) and v else None
 
 
 def _float(v: object) -> float | None:
-    return float(v) if isinstance(v, int | float) and v else None  # type: ignore[arg-type]
+    return float(v) if isinstance(v, int | float) and v else None
