@@ -49,6 +49,17 @@ _ARCH: dict[tuple[int, int | None], tuple[str, int, int, bool]] = {
 }
 TENSOR_CLOCK_CAP_MHZ = {(9, 0): 1830.0}
 MEMORY_DATA_RATE = 2
+# PCIe per-lane transfer rate (GT/s) and line-code efficiency, per generation (PCI-SIG): gen 5 x16
+# -> 32 GT/s x 16 x 128/130 / 8 = 63 GB/s per direction.
+_PCIE = {1: (2.5, 0.8), 2: (5.0, 0.8), 3: (8.0, 128 / 130), 4: (16.0, 128 / 130),
+         5: (32.0, 128 / 130), 6: (64.0, 242 / 256)}  # fmt: skip
+
+
+def pcie_bytes_s(gen: int | None, width: int | None) -> Metric:
+    if not gen or not width or gen not in _PCIE:
+        return NA
+    gts, eff = _PCIE[gen]
+    return gts * 1e9 * width * eff / 8
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,7 @@ class GpuSpecs:
     bf16_tflops: Metric = NA  # dense tensor
     tf32_tflops: Metric = NA  # dense tensor, half the FP16 rate on Ampere and newer
     mem_bw_bytes_s: Metric = NA
+    pcie_bytes_s: Metric = NA  # per direction, from the link's max generation and width
 
 
 def _arch(cc: tuple[int, int]) -> tuple[str, int, int, bool] | None:
@@ -88,6 +100,8 @@ def compute(
     max_mem_clock_mhz: float | None,
     bus_width_bits: int | None,
     mem_total_bytes: int | None = None,
+    pcie_gen: int | None = None,
+    pcie_width: int | None = None,
 ) -> GpuSpecs:
     a = _arch(cc)
     sms = cores // a[1] if (a and cores) else None
@@ -121,6 +135,7 @@ def compute(
         bf16_tflops=bf16,
         tf32_tflops=tf32,
         mem_bw_bytes_s=bw,
+        pcie_bytes_s=pcie_bytes_s(pcie_gen, pcie_width),
     )
 
 
@@ -143,6 +158,8 @@ def read_specs(nv: object, handle: object) -> GpuSpecs:
         _float(q("nvmlDeviceGetMaxClockInfo", getattr(nv, "NVML_CLOCK_MEM", 2))),
         _int(q("nvmlDeviceGetMemoryBusWidth")),
         _int(getattr(mem, "total", None)),
+        _int(q("nvmlDeviceGetGpuMaxPcieLinkGeneration") or q("nvmlDeviceGetMaxPcieLinkGeneration")),
+        _int(q("nvmlDeviceGetMaxPcieLinkWidth")),
     )
 
 
