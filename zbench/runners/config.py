@@ -34,9 +34,7 @@ class WorkloadInfo:
 WORKLOADS: dict[str, WorkloadInfo] = {
     w.name: w
     for w in (
-        WorkloadInfo(
-            "resnet50", "ResNet-50", "classification", "images", "flowers102 | imagenet", 128
-        ),
+        WorkloadInfo("resnet50", "ResNet-50", "classification", "images", "flowers102 | imagenet", 128),
         WorkloadInfo("vgg16", "VGG16", "classification", "images", "imagenet | flowers102", 128),
         WorkloadInfo(
             "fasterrcnn",
