@@ -3,13 +3,15 @@ and puts each figure beside its theoretical peak (``telemetry.specs``, from NVML
 
 During every GPU-to-GPU copy the sampler (0.1 s) reads the NVLink TX counters of the source GPU; the
 mean TX rate over the copy's window is reported next to the bandwidth the copy measured, so the two
-independent figures check each other.
+independent figures check each other. Each copy lasts ``p2p_seconds`` (default 3 s, or
+``$ZBENCH_PROBE_P2P_SECONDS``), long enough for a separate ``zbench monitor`` to catch it too.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -94,7 +96,9 @@ def build_rows(results: list[dict[str, Any]], peaks: dict[int, dict[str, Any]],
 
 
 def run_probe(gpus: str | None = None, quick: bool = False, json_out: bool = False,
-              p2p_seconds: float = 3.0) -> int:  # fmt: skip
+              p2p_seconds: float | None = None) -> int:  # fmt: skip
+    if p2p_seconds is None:
+        p2p_seconds = float(os.environ.get("ZBENCH_PROBE_P2P_SECONDS", "3"))
     if importlib.util.find_spec("torch") is None:
         print("zbench probe needs PyTorch: pip install 'zbench[torch]'", file=sys.stderr)
         return 1
