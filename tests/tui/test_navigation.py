@@ -7,7 +7,7 @@ import dataclasses
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
-from zbench.telemetry.snapshot import NA, GpuSnapshot, HostSnapshot, Snapshot
+from zbench.telemetry.snapshot import NA, GpmSnapshot, GpuSnapshot, HostSnapshot, Snapshot
 from zbench.tui.feed import ListFeed
 from zbench.tui.screens.dashboard import DashboardScreen
 from zbench.tui.screens.help import HelpScreen, sections
@@ -58,9 +58,17 @@ async def test_dashboard_shows_each_gpu_and_the_sm_hint() -> None:
         panels = list(app.screen.query(GpuPanel))
         assert [p.index for p in panels] == list(range(8))
         assert all(p.region.bottom <= 50 for p in panels)  # 8 GPUs fit on 160x50
-        details = str(panels[0].query_one("#details", Static).render())
-        assert "util high, SM low" in details
-        assert "NVLink x18" in details
+        assert "NVLink x" in str(panels[0].query_one("#details", Static).render())
+
+
+def test_sm_hint_when_util_high_but_sm_activity_low() -> None:
+    busy = GpuSnapshot(index=0, util_gpu=100.0, gpm=GpmSnapshot(sm_activity=12.0))
+    assert "util high, SM low" in full_lines(busy)[1]
+    assert "⚠SM" in compact_line(busy)
+    calm = GpuSnapshot(index=0, util_gpu=100.0, gpm=GpmSnapshot(sm_activity=85.0))
+    assert "SM low" not in full_lines(calm)[1]
+    unknown = GpuSnapshot(index=0, util_gpu=100.0)  # no GPM (pre-Hopper): no hint, SM act n/a
+    assert "SM low" not in full_lines(unknown)[1]
 
 
 async def test_compact_rows_on_a_small_terminal() -> None:

@@ -37,7 +37,12 @@ class TestDashboard:
 
     def test_no_gpu(self, snap_compare) -> None:
         notice = "no NVIDIA driver: host-only mode"
-        host = HostSnapshot(cpu_pct=12.0, per_core_pct=(10.0, 14.0, 80.0, 3.0), ram_used_bytes=8 << 30, ram_total_bytes=32 << 30)
+        host = HostSnapshot(
+            cpu_pct=12.0,
+            per_core_pct=(10.0, 14.0, 80.0, 3.0),
+            ram_used_bytes=8 << 30,
+            ram_total_bytes=32 << 30,
+        )
         app = make_app([Snapshot(t=1.0, seq=1, host=host, notice=notice)], notice=notice)
         assert snap_compare(app, terminal_size=(80, 24), run_before=keys())
 

@@ -41,7 +41,13 @@ class SamplerFeed:
         from zbench.telemetry.backends import open_backend
         from zbench.telemetry.sampler import Sampler
 
-        self._backend = open_backend(replay=replay, gpus=gpus)
+        if replay is not None:
+            # The dashboard keeps playing: a replayed trace loops instead of freezing on its end.
+            from zbench.telemetry.trace import ReplayBackend
+
+            self._backend = ReplayBackend(replay, loop=True, gpus=gpus)
+        else:
+            self._backend = open_backend(gpus=gpus)
         self.notice: str | None = self._backend.notice
         self._queue: deque[Snapshot] = deque(maxlen=512)
         self._sampler = Sampler(self._backend, interval=interval)
