@@ -30,7 +30,7 @@ JOBS_MIN_INTERVAL = 1.0  # the jobs table polls SQLite at most once a second
 
 
 class ZbenchApp(App[int]):
-    CSS_PATH = "zbench.tcss"
+    CSS_PATH = Path(__file__).with_name("zbench.tcss")  # absolute: subclasses live elsewhere
     TITLE = "zbench"
     COMMANDS = App.COMMANDS | {ZbenchCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -84,6 +84,8 @@ class ZbenchApp(App[int]):
         self.jobs: Sequence[JobLike] = ()
         self.suites: list[str] = []
         self._jobs_busy = False
+        self._ticking = False
+        self._jobs_error: str | None = None
 
     # --- start-up and polling ------------------------------------------------------------------
 
@@ -124,13 +126,18 @@ class ZbenchApp(App[int]):
         await self.tick()
 
     async def tick(self) -> None:
-        """Drain new snapshots (never blocks: the sampler thread only fills a queue)."""
-        if self.feed is None or not self.telemetry.extend(self.feed.drain()):
+        """Drain new snapshots (never blocks: the sampler thread only fills a queue). A tick that
+        comes while the last one still awaits (mounting GPU panels) is skipped."""
+        if self._ticking or self.feed is None or not self.telemetry.extend(self.feed.drain()):
             return
-        for screen in list(self.screen_stack):
-            refresh = getattr(screen, "refresh_telemetry", None)
-            if refresh is not None:
-                await refresh(self.telemetry)
+        self._ticking = True
+        try:
+            for screen in list(self.screen_stack):
+                refresh = getattr(screen, "refresh_telemetry", None)
+                if refresh is not None:
+                    await refresh(self.telemetry)
+        finally:
+            self._ticking = False
 
     def poll_jobs(self) -> None:
         if self._jobs_busy:  # the last poll has not returned: skip this tick
@@ -148,8 +155,11 @@ class ZbenchApp(App[int]):
     def on_zbench_app_jobs_loaded(self, message: JobsLoaded) -> None:
         self._jobs_busy = False
         if message.error:
-            self.notify(message.error, severity="error", timeout=6)
+            if message.error != self._jobs_error:  # say it once, not on every poll
+                self.notify(message.error, severity="error", timeout=10)
+            self._jobs_error = message.error
             return
+        self._jobs_error = None
         self.jobs = message.jobs
         for screen in self.screen_stack:
             refresh = getattr(screen, "refresh_jobs", None)
