@@ -132,8 +132,9 @@ def _index_imagefolder(root: Path, split: str) -> ClassificationIndex:
     return ClassificationIndex(files, labels, len(classes), "imagenet")
 
 
-def load_image(path: str | Path, size: int) -> np.ndarray:
-    """An RGB image as HWC uint8, shorter side resized to ``size`` then centre-cropped square."""
+def load_image(path: str | Path, size: int | None) -> np.ndarray:
+    """An RGB image as HWC uint8, shorter side resized to ``size`` then centre-cropped square
+    (``size=None``: the image as stored, as detection models take it)."""
     from PIL import Image
 
     file = Path(path)
@@ -145,6 +146,8 @@ def load_image(path: str | Path, size: int) -> np.ndarray:
         raise DatasetError(f"missing dataset file: {file}") from None
     except Exception as exc:  # PIL raises OSError, SyntaxError, ValueError for damaged images
         raise DatasetError(f"cannot decode image {file}: {exc}") from None
+    if size is None:
+        return np.asarray(rgb, dtype=np.uint8)
     w, h = rgb.size
     scale = size / min(w, h)
     rw, rh = max(size, round(w * scale)), max(size, round(h * scale))
