@@ -66,15 +66,15 @@ def main(argv: list[str] | None = None) -> int:
 def _dispatch(config: RunConfig, writer: EventWriter) -> int:
     fw = config.framework
     try:
-        module = importlib.import_module(RUNNERS[fw])
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing.split(".")[0] != FRAMEWORK_MODULES[fw] and not RUNNERS[fw].startswith(missing):
-            raise
-        message = f"the {fw} runners need {FRAMEWORK_MODULES[fw]}: pip install 'zbench[{EXTRAS[fw]}]'"
+        importlib.import_module(FRAMEWORK_MODULES[fw])
+    except ImportError:
+        message = (
+            f"the {fw} runners need {FRAMEWORK_MODULES[fw]}: pip install 'zbench[{EXTRAS[fw]}]'"
+        )
         print(f"zbench.runners: {message}", file=sys.stderr)
         writer.error("unavailable", message)
         return 1
+    module = importlib.import_module(RUNNERS[fw])
     return int(module.run(config, writer))
 
 

@@ -9,6 +9,7 @@ p90; with --compile the first steps, which compile, are timed apart and reported
 from __future__ import annotations
 
 import os
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -52,6 +53,13 @@ class _ErrorsOnly:
         self.emit("error", kind=kind, message=message, **fields)
 
 
+def _bad_input(out: Any, message: str) -> int:
+    """Bad options or input: one line on stderr and a ``config`` error; exit status 2."""
+    print(f"zbench.runners: {message}", file=sys.stderr)
+    out.error("config", message)
+    return 2
+
+
 def _is_oom(exc: BaseException) -> bool:
     return isinstance(exc, torch.OutOfMemoryError) or (
         isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
@@ -70,14 +78,11 @@ def run_worker(cfg: RunConfig, writer: EventWriter) -> int:
         )
         return 1
     if cfg.device == "cuda" and local_rank >= torch.cuda.device_count():
-        out.error(
-            "config", f"--gpus asks for {local_rank + 1}+ GPUs, {torch.cuda.device_count()} visible"
-        )
-        return 2
+        visible = torch.cuda.device_count()
+        return _bad_input(out, f"--gpus asks for {local_rank + 1}+ GPUs, {visible} visible")
     reason = check_shape(cfg)
     if reason:
-        out.error("config", reason)
-        return 2
+        return _bad_input(out, reason)
     device = torch.device("cuda", local_rank) if cfg.device == "cuda" else torch.device("cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)
@@ -92,8 +97,7 @@ def run_worker(cfg: RunConfig, writer: EventWriter) -> int:
         out.error("interrupted", "stopped by a signal before the run finished")
         rc = 1
     except DatasetError as exc:
-        out.error("config", str(exc))
-        rc = 2
+        rc = _bad_input(out, str(exc))
     except BaseException as exc:
         if _is_oom(exc):
             batch = cfg2.batch_size if cfg2 else None
