@@ -57,7 +57,7 @@ def test_workload_on_real_dataset(workload: str, tmp_path: Path) -> None:
 
 
 def test_synthetic_host_repeats_and_fp16(tmp_path: Path) -> None:
-    argv = ["resnet50", *TINY["resnet50"], "--device", "cpu", "--steps", "2", "--warmup", "1"]
+    argv = ["unet2d", *TINY["unet2d"], "--device", "cpu", "--steps", "2", "--warmup", "1"]
     argv += ["--data-source", "synthetic-host", "--workers", "1", "--repeat", "2"]
     argv += ["--precision", "fp16"]
     rc, events = run_in_process(argv, tmp_path / "e")
