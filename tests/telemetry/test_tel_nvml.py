@@ -165,3 +165,27 @@ def test_process_tree_cpu_and_rss() -> None:
     assert tree[0].pid == os.getpid() and tree[0].n_procs >= 1
     assert tree[0].rss_bytes > 10 * 2**20 and tree[0].cpu_pct > 0  # type: ignore[operator]
     assert tree[1].cpu_pct is NA and tree[1].n_procs == 0  # no such process
+
+
+def test_pcie_rates_come_from_cumulative_counters(fake: FakeNvml) -> None:
+    fake.gpus[0].pcie_tx_kb, fake.gpus[0].pcie_rx_kb = 2000, 500
+    backend = NvmlBackend(fake.module)
+    assert backend.sample().gpus[0].pcie_tx_bytes_s is NA  # no interval yet
+    fake.advance(0.5)
+    g = backend.sample().gpus[0]
+    assert g.pcie_tx_bytes_s == pytest.approx(2000 * 1024)
+    assert g.pcie_rx_bytes_s == pytest.approx(500 * 1024)
+    # The blocking 20 ms throughput call is never made when counters exist.
+    assert "nvmlDeviceGetPcieThroughput" not in fake.calls
+
+
+def test_pcie_fallback_calls_the_slow_api_at_most_every_period(fake: FakeNvml) -> None:
+    for g in fake.gpus:
+        g.pcie_counters = False
+    fake.gpus[0].pcie_tx_kb = 1000
+    backend = NvmlBackend(fake.module)
+    for _ in range(5):
+        snap = backend.sample()
+    assert snap.gpus[0].pcie_tx_bytes_s == 1000 * 1024
+    slow_calls = fake.calls.count("nvmlDeviceGetPcieThroughput")
+    assert slow_calls == 2 * len(fake.gpus)  # tx + rx, once per GPU in the first period

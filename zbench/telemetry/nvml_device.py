@@ -14,6 +14,7 @@ import psutil
 from zbench.telemetry.gpm import GpmReader
 from zbench.telemetry.nvlink import NvLinkReader
 from zbench.telemetry.nvml_util import GpuLost, call, text
+from zbench.telemetry.pcie import PcieReader
 from zbench.telemetry.snapshot import NA, GpuProcess, GpuSnapshot, Metric, NAType
 
 # Clock event ("throttle") reason bits, stable across NVML versions (nvml.h nvmlClocksEventReason*).
@@ -28,7 +29,6 @@ THROTTLE_BITS = (
     (0x80, "hw_power_brake"),
     (0x100, "display_clocks"),
 )
-KIB = 1024
 
 
 def decode_throttle(mask: int) -> tuple[str, ...]:
@@ -52,6 +52,7 @@ class DeviceReader:
         self.bus_id = "" if pci is NA else text(pci.busId)
         self.nvlink = NvLinkReader(nv, self.handle, lost)
         self.gpm = GpmReader(nv, self.handle, lost)
+        self.pcie = PcieReader(nv, self.handle, lost)
         self._proc_ts = 0
         self._names: dict[int, str] = {}
 
@@ -77,6 +78,7 @@ class DeviceReader:
         nv = self.nv
         util = self._call(nv.nvmlDeviceGetUtilizationRates)
         mem = self._call(nv.nvmlDeviceGetMemoryInfo)
+        pcie_tx, pcie_rx = self.pcie.read()
         return GpuSnapshot(
             **ident,
             util_gpu=NA if util is NA else float(util.gpu),
@@ -91,13 +93,8 @@ class DeviceReader:
             sm_clock_mhz=_scaled(self._call(nv.nvmlDeviceGetClockInfo, nv.NVML_CLOCK_SM), 1),
             mem_clock_mhz=_scaled(self._call(nv.nvmlDeviceGetClockInfo, nv.NVML_CLOCK_MEM), 1),
             fan_pct=_scaled(self._call(nv.nvmlDeviceGetFanSpeed), 1),
-            # NVML reports PCIe throughput in KB/s (1024 bytes) over a 20 ms window.
-            pcie_tx_bytes_s=_scaled(
-                self._call(nv.nvmlDeviceGetPcieThroughput, nv.NVML_PCIE_UTIL_TX_BYTES), KIB
-            ),
-            pcie_rx_bytes_s=_scaled(
-                self._call(nv.nvmlDeviceGetPcieThroughput, nv.NVML_PCIE_UTIL_RX_BYTES), KIB
-            ),
+            pcie_tx_bytes_s=pcie_tx,
+            pcie_rx_bytes_s=pcie_rx,
             nvlink=self.nvlink.read(),
             gpm=self.gpm.read(),
             throttle_reasons=self._throttle(),
