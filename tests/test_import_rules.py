@@ -46,7 +46,9 @@ def test_ui_never_imports_frameworks(module: str) -> None:
     assert not loaded & set(FRAMEWORKS), f"{module} imports {loaded & set(FRAMEWORKS)}"
 
 
-@pytest.mark.parametrize("module", ["zbench.runners", "zbench.runners.protocol", "zbench.runners.config"])
+@pytest.mark.parametrize(
+    "module", ["zbench.runners", "zbench.runners.protocol", "zbench.runners.config"]
+)
 def test_runner_contract_is_framework_free(module: str) -> None:
     assert not _loaded_after_import(module) & set(FRAMEWORKS)
 
@@ -65,5 +67,7 @@ def test_help_is_fast() -> None:
 
 
 def test_version_matches_package() -> None:
-    out = subprocess.run([sys.executable, "-m", "zbench", "--version"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "zbench", "--version"], capture_output=True, text=True
+    )
     assert out.stdout.strip() == f"zbench {zbench.__version__}"

@@ -24,7 +24,12 @@ app = typer.Typer(
 
 DbOpt = Annotated[
     Path | None,
-    typer.Option("--db", help="Results database (default: $ZBENCH_DB or the data directory).", envvar="ZBENCH_DB", show_default=False),
+    typer.Option(
+        "--db",
+        help="Results database (default: $ZBENCH_DB or the data directory).",
+        envvar="ZBENCH_DB",
+        show_default=False,
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 
@@ -38,7 +43,10 @@ def _exit(code: int | None) -> None:
 def _root(
     ctx: typer.Context,
     *,
-    replay: Annotated[Path | None, typer.Option(help="Run the dashboard from a recorded trace (JSONL).", show_default=False)] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(help="Run the dashboard from a recorded trace (JSONL).", show_default=False),
+    ] = None,
     interval: Annotated[float, typer.Option(help="Refresh interval in seconds.", min=0.05)] = 0.5,
     db: DbOpt = None,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
@@ -62,16 +70,37 @@ def _root(
 def monitor(
     *,
     interval: Annotated[float, typer.Option(help="Seconds between samples.", min=0.05)] = 0.5,
-    count: Annotated[int | None, typer.Option(help="Stop after this many samples.", min=1, show_default=False)] = None,
-    gpus: Annotated[str | None, typer.Option(help="GPU indices to show, e.g. 0,1.", show_default=False)] = None,
-    record: Annotated[Path | None, typer.Option(help="Also write every sample to this trace file.", show_default=False)] = None,
-    replay: Annotated[Path | None, typer.Option(help="Play a recorded trace instead of the hardware.", show_default=False)] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="One JSON object per sample on stdout.")] = False,
+    count: Annotated[
+        int | None, typer.Option(help="Stop after this many samples.", min=1, show_default=False)
+    ] = None,
+    gpus: Annotated[
+        str | None, typer.Option(help="GPU indices to show, e.g. 0,1.", show_default=False)
+    ] = None,
+    record: Annotated[
+        Path | None,
+        typer.Option(help="Also write every sample to this trace file.", show_default=False),
+    ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(help="Play a recorded trace instead of the hardware.", show_default=False),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="One JSON object per sample on stdout.")
+    ] = False,
 ) -> None:
     """Live GPU, NVLink and host telemetry in the terminal."""
     from zbench.telemetry.monitor import run_monitor
 
-    _exit(run_monitor(interval=interval, count=count, gpus=gpus, record=record, replay=replay, json_out=json_out))
+    _exit(
+        run_monitor(
+            interval=interval,
+            count=count,
+            gpus=gpus,
+            record=record,
+            replay=replay,
+            json_out=json_out,
+        )
+    )
 
 
 @app.command()
@@ -85,7 +114,9 @@ def doctor(*, json_out: JsonOpt = False) -> None:
 @app.command()
 def probe(
     *,
-    gpus: Annotated[str | None, typer.Option(help="GPU indices to probe (default: all).", show_default=False)] = None,
+    gpus: Annotated[
+        str | None, typer.Option(help="GPU indices to probe (default: all).", show_default=False)
+    ] = None,
     quick: Annotated[bool, typer.Option(help="Smaller sizes, fewer repeats.")] = False,
     json_out: JsonOpt = False,
 ) -> None:
@@ -106,8 +137,18 @@ def run(
     ctx: typer.Context,
     workload: Annotated[str, typer.Argument(help="resnet50, vgg16, fasterrcnn, unet2d or unet3d.")],
     *,
-    gpu_ids: Annotated[str | None, typer.Option("--gpu-ids", help="Which GPUs the job may use, e.g. 0,1 (default: the first free ones).", show_default=False)] = None,
-    timeout: Annotated[float | None, typer.Option(help="Cancel the job after this many seconds.", show_default=False)] = None,
+    gpu_ids: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu-ids",
+            help="Which GPUs the job may use, e.g. 0,1 (default: the first free ones).",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(help="Cancel the job after this many seconds.", show_default=False),
+    ] = None,
     detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
     db: DbOpt = None,
     json_out: JsonOpt = False,
@@ -115,7 +156,17 @@ def run(
     """Run one benchmark job; other options (--framework, --mode, --precision, --batch-size, ...) go to the runner."""
     from zbench.jobs.commands import run_job
 
-    _exit(run_job(workload, list(ctx.args), gpu_ids=gpu_ids, timeout=timeout, detach=detach, db=db, json_out=json_out))
+    _exit(
+        run_job(
+            workload,
+            list(ctx.args),
+            gpu_ids=gpu_ids,
+            timeout=timeout,
+            detach=detach,
+            db=db,
+            json_out=json_out,
+        )
+    )
 
 
 @app.command()
@@ -123,7 +174,9 @@ def suite(
     name: Annotated[str, typer.Argument(help="review, quick, precision, or a suite .toml file.")],
     *,
     detach: Annotated[bool, typer.Option(help="Start the suite and return at once.")] = False,
-    dry_run: Annotated[bool, typer.Option(help="List the jobs and what would be skipped, run nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option(help="List the jobs and what would be skipped, run nothing.")
+    ] = False,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -136,7 +189,9 @@ def suite(
 @app.command()
 def jobs(
     *,
-    all_jobs: Annotated[bool, typer.Option("--all", help="Include finished jobs from every day.")] = False,
+    all_jobs: Annotated[
+        bool, typer.Option("--all", help="Include finished jobs from every day.")
+    ] = False,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -150,7 +205,9 @@ def jobs(
 def cancel(
     job_id: Annotated[int, typer.Argument(help="The job's id (see `zbench jobs`).")],
     *,
-    grace: Annotated[float, typer.Option(help="Seconds between SIGTERM and SIGKILL.", min=0)] = 10.0,
+    grace: Annotated[
+        float, typer.Option(help="Seconds between SIGTERM and SIGKILL.", min=0)
+    ] = 10.0,
     db: DbOpt = None,
 ) -> None:
     """Cancel a queued or running job."""
@@ -165,25 +222,42 @@ def cancel(
 @app.command()
 def results(
     *,
-    workload: Annotated[str | None, typer.Option(help="Only this workload.", show_default=False)] = None,
+    workload: Annotated[
+        str | None, typer.Option(help="Only this workload.", show_default=False)
+    ] = None,
     framework: Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)] = None,
-    gpu: Annotated[str | None, typer.Option(help="Only runs on GPUs whose name contains this.", show_default=False)] = None,
-    since: Annotated[str | None, typer.Option(help="Only runs on or after this date (YYYY-MM-DD).", show_default=False)] = None,
+    gpu: Annotated[
+        str | None,
+        typer.Option(help="Only runs on GPUs whose name contains this.", show_default=False),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(help="Only runs on or after this date (YYYY-MM-DD).", show_default=False),
+    ] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """The review's table of results."""
     from zbench.results.commands import show_results
 
-    _exit(show_results(workload=workload, framework=framework, gpu=gpu, since=since, db=db, json_out=json_out))
+    _exit(
+        show_results(
+            workload=workload, framework=framework, gpu=gpu, since=since, db=db, json_out=json_out
+        )
+    )
 
 
 @app.command()
 def export(
     *,
     fmt: Annotated[str, typer.Option("--format", "-f", help="md, csv or json.")] = "md",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).", show_default=False)] = None,
-    workload: Annotated[str | None, typer.Option(help="Only this workload.", show_default=False)] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="File to write (default: stdout).", show_default=False),
+    ] = None,
+    workload: Annotated[
+        str | None, typer.Option(help="Only this workload.", show_default=False)
+    ] = None,
     framework: Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)] = None,
     db: DbOpt = None,
 ) -> None:
@@ -210,7 +284,9 @@ def compare(
 @app.command()
 def plot(
     *,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Folder for the PNG charts.")] = Path("zbench-charts"),
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Folder for the PNG charts.")
+    ] = Path("zbench-charts"),
     db: DbOpt = None,
 ) -> None:
     """PNG charts of the review's figures, with published figures beside yours."""

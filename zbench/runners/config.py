@@ -34,7 +34,9 @@ class WorkloadInfo:
 WORKLOADS: dict[str, WorkloadInfo] = {
     w.name: w
     for w in (
-        WorkloadInfo("resnet50", "ResNet-50", "classification", "images", "flowers102 | imagenet", 128),
+        WorkloadInfo(
+            "resnet50", "ResNet-50", "classification", "images", "flowers102 | imagenet", 128
+        ),
         WorkloadInfo("vgg16", "VGG16", "classification", "images", "imagenet | flowers102", 128),
         WorkloadInfo(
             "fasterrcnn",
@@ -93,8 +95,8 @@ class RunConfig:
     preset: str = "review"
     extra: tuple[str, ...] = field(default_factory=tuple)  # passed through (torchrun rendezvous...)
 
-    def to_argv(self) -> list[str]:
-        """The runner's argv after ``python -m zbench.runners`` (``--events`` not included)."""
+    def to_argv(self, events: str | None = None) -> list[str]:
+        """The runner's argv after ``python -m zbench.runners``, with ``--events`` if given."""
         argv = [self.workload]
         defaults = RunConfig(workload=self.workload)
         for f in dataclasses.fields(self):
@@ -109,6 +111,8 @@ class RunConfig:
                 argv.append(flag if value else "--no-" + name.replace("_", "-"))
             elif value is not None:
                 argv += [flag, str(value)]
+        if events is not None:
+            argv += ["--events", events]
         if self.extra:
             argv += ["--", *self.extra]
         return argv
@@ -170,13 +174,18 @@ def build_parser(prog: str = "python -m zbench.runners") -> argparse.ArgumentPar
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     p.add_argument("--preset", choices=PRESETS, default="review")
     p.add_argument("--events", default=None, help="events file path or fd:N (default: stderr)")
-    p.add_argument("extra", nargs=argparse.REMAINDER, help="after --: passed to the launcher")
+    p.epilog = "Arguments after a lone -- are passed to the launcher (torchrun rendezvous, ...)."
     return p
 
 
 def parse_args(argv: list[str]) -> tuple[RunConfig, str | None]:
     """(config, events target). Raises :class:`UsageError` with a one-line reason."""
+    # Split at the first lone "--" by hand: argparse's REMAINDER would also swallow our own options.
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1 :]
+    else:
+        extra = []
     ns = build_parser().parse_args(argv)
-    extra = [a for a in ns.extra if a != "--"]
-    kwargs = {k: v for k, v in vars(ns).items() if k not in ("events", "extra")}
+    kwargs = {k: v for k, v in vars(ns).items() if k != "events"}
     return RunConfig(**kwargs, extra=tuple(extra)), ns.events

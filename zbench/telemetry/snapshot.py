@@ -41,8 +41,8 @@ NA: Final = _NotAvailable()
 NAType = _NotAvailable
 
 T = TypeVar("T")
-Metric = Union[float, _NotAvailable]
-IntMetric = Union[int, _NotAvailable]
+Metric = float | _NotAvailable
+IntMetric = int | _NotAvailable
 
 
 def is_na(value: object) -> bool:

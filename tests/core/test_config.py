@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import pytest
+
+from zbench.runners.config import WORKLOADS, RunConfig, UsageError, parse_args
+
+
+def test_defaults_resolve_to_review_settings() -> None:
+    cfg, events = parse_args(["resnet50"])
+    assert cfg == RunConfig(workload="resnet50")
+    assert events is None
+    assert WORKLOADS["resnet50"].default_batch == 128
+
+
+def test_to_argv_round_trips() -> None:
+    cfg = RunConfig(
+        workload="unet3d",
+        framework="tf",
+        mode="infer",
+        precision="bf16",
+        batch_size=2,
+        channels_last=True,
+        xla=True,
+        data="/data/kits19",
+        extra=("--nnodes", "2"),
+    )
+    again, events = parse_args(cfg.to_argv(events="fd:3"))
+    assert again == cfg
+    assert events == "fd:3"
+
+
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["alexnet"], "invalid choice"),
+        (["resnet50", "--batch-size", "0"], "at least 1"),
+        (["resnet50", "--batch-size", "x"], "whole number"),
+        (["resnet50", "--precision", "int8"], "invalid choice"),
+        (["resnet50", "--warmup", "-1"], "0 or more"),
+    ],
+)
+def test_bad_options_raise_one_line_usage_error(argv: list[str], fragment: str) -> None:
+    with pytest.raises(UsageError) as err:
+        parse_args(argv)
+    assert fragment in str(err.value)
+    assert "\n" not in str(err.value)
