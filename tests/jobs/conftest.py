@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -41,22 +42,24 @@ def jobenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def _kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def fake_spec(
-    behave: str = "ok", *, device: str = "cpu", gpus: int = 1, timeout_s: float | None = None,
-    gpu_ids: tuple[int, ...] | None = None, steps: int = 10, step_s: float | None = None,
+    behave: str = "ok",
+    *,
+    device: str = "cpu",
+    gpus: int = 1,
+    timeout_s: float | None = None,
+    gpu_ids: tuple[int, ...] | None = None,
+    steps: int = 10,
+    step_s: float | None = None,
 ) -> api.JobSpec:
     extra = [f"behave={behave}"] + ([f"step_s={step_s}"] if step_s is not None else [])
     config = RunConfig(

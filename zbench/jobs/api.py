@@ -9,6 +9,7 @@ by the next ``zbench`` and its jobs end as ``lost`` instead of "running" forever
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -183,10 +184,8 @@ def _stop_group(pgid: int, grace: float) -> None:
         if not liveness.pid_alive(pgid):
             return
         time.sleep(0.1)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int = 50) -> list[str]:
@@ -197,4 +196,3 @@ def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int =
     if row["log_path"] and Path(row["log_path"]).exists():
         return liveness.tail_lines(Path(row["log_path"]), lines)
     return (row["log_tail"] or "").splitlines()[-lines:]
-

@@ -31,7 +31,7 @@ def _nvml_gpus() -> list[int]:
         return []
     try:
         pynvml.nvmlInit()
-    except Exception:  # noqa: BLE001 (any NVML failure means: no usable driver)
+    except Exception:
         return []
     try:
         return list(range(pynvml.nvmlDeviceGetCount()))

@@ -3,6 +3,7 @@ how it ended."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -12,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from zbench import paths
 from zbench.jobs.liveness import child_env
@@ -172,10 +173,8 @@ class RunningJob:
             self.kill_at = None
 
     def _signal(self, sig: int) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def outcome(self, rc: int) -> Outcome:
         err = self.error_event or {}

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import psutil
 
-from zbench.telemetry.snapshot import HostSnapshot, ProcessTreeSnapshot, Snapshot
+from zbench.telemetry.snapshot import NA, HostSnapshot, ProcessTreeSnapshot, Snapshot
 
 log = logging.getLogger(__name__)
 ENV_REPLAY = "ZBENCH_TELEMETRY_REPLAY"
@@ -42,7 +42,7 @@ def open_sampler(interval: float) -> SamplerLike:
             log.info("telemetry: %s", backend.notice)
         sampler: SamplerLike = Sampler(backend, interval=interval)
         return sampler
-    except Exception as exc:  # noqa: BLE001 (any failure: fall back to host-only sampling)
+    except Exception as exc:
         log.warning("telemetry unavailable (%s): sampling CPU and memory only", exc)
         return HostSampler(interval)
 
@@ -86,19 +86,27 @@ class HostSampler:
         except psutil.Error:
             return ProcessTreeSnapshot(pid=pid)
         cpu = rss = 0.0
+        measured = False  # a process's first cpu_percent reading is a baseline, not a value
         alive: dict[int, psutil.Process] = {}
         for p in procs:
             proc = known.get(p.pid, p)  # keep the object: cpu_percent needs its last reading
             try:
                 with proc.oneshot():
+                    if proc.status() == psutil.STATUS_ZOMBIE:
+                        continue
                     cpu += proc.cpu_percent(None)
                     rss += proc.memory_info().rss
             except psutil.Error:
                 continue
+            measured = measured or p.pid in known
             alive[p.pid] = proc
         known.clear()
         known.update(alive)
-        return ProcessTreeSnapshot(pid=pid, cpu_pct=cpu, rss_bytes=int(rss), n_procs=len(alive))
+        if not alive:
+            return ProcessTreeSnapshot(pid=pid)
+        return ProcessTreeSnapshot(
+            pid=pid, cpu_pct=cpu if measured else NA, rss_bytes=int(rss), n_procs=len(alive)
+        )
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):

@@ -16,6 +16,7 @@ from zbench.telemetry.snapshot import NA, Snapshot
 
 Sample = dict[str, Any]
 
+
 def _num(value: Any) -> float | None:
     if value is NA or value is None:
         return None

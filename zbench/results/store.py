@@ -95,11 +95,33 @@ MIGRATIONS: tuple[str, ...] = (
 
 BUSY_RETRIES = 8
 FINISHED_STATES = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
-JOB_COLUMNS = (
-    "suite workload framework mode precision config requested_gpus gpu_ids share_gpus timeout_s "
-    "state phase step total samples_per_s reason log_tail created started ended pid log_path "
-    "events_path run_id cancel_grace"
-).split()
+JOB_COLUMNS = [
+    "suite",
+    "workload",
+    "framework",
+    "mode",
+    "precision",
+    "config",
+    "requested_gpus",
+    "gpu_ids",
+    "share_gpus",
+    "timeout_s",
+    "state",
+    "phase",
+    "step",
+    "total",
+    "samples_per_s",
+    "reason",
+    "log_tail",
+    "created",
+    "started",
+    "ended",
+    "pid",
+    "log_path",
+    "events_path",
+    "run_id",
+    "cancel_grace",
+]
 _JSON_COLUMNS = {"config", "requested_gpus", "gpu_ids", "env", "result", "metrics", "data"}
 
 
@@ -231,7 +253,8 @@ class Store:
 
     def jobs(self, states: Sequence[str] = (), since: float | None = None) -> list[dict[str, Any]]:
         """Jobs in ``states`` (all when empty), or created at/after ``since``, oldest first."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         if states:
             where.append(f"state IN ({', '.join('?' * len(states))})")
             params += list(states)
