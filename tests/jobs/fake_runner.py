@@ -18,7 +18,7 @@ from zbench.runners.protocol import EventWriter
 def main(argv: list[str]) -> int:
     config, events = parse_args(argv)
     opts = dict(a.split("=", 1) for a in config.extra if "=" in a)
-    behave = opts.get("behave", "ok")
+    behave = opts.get("behave", os.environ.get("FAKE_RUNNER_BEHAVE", "ok"))
     step_s = float(opts.get("step_s", "0.02" if behave != "slow" else "0.3"))
     steps = config.steps or 10
     warmup = config.warmup if config.warmup is not None else 3

@@ -73,7 +73,7 @@ def _store(db: str | os.PathLike[str] | None) -> Store:
 
 
 def _info(row: dict[str, Any]) -> JobInfo:
-    gpu_ids = row.get("gpu_ids") or row.get("requested_gpus")
+    gpu_ids = row["gpu_ids"] if row["gpu_ids"] is not None else row["requested_gpus"]
     return JobInfo(
         id=row["id"],
         workload=row["workload"],
