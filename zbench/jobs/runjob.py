@@ -3,6 +3,7 @@ how it ended."""
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import signal
@@ -72,6 +73,7 @@ class RunningJob:
     kill_at: float | None = None
     gpu_names: tuple[str, ...] = ()
     samples: list[Sample] = field(default_factory=list)
+    phase_marks: list[tuple[float, str]] = field(default_factory=list)  # (event time, phase)
     unsaved: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -132,6 +134,18 @@ class RunningJob:
             self.unsaved = 0
         return out
 
+    def retag_samples(self) -> list[Sample]:
+        """All samples, each tagged with the phase the runner was in at its time (by the events'
+        own timestamps: the live tag can lag a phase change by one supervisor tick)."""
+        marks = sorted(self.phase_marks)
+        times = [t for t, _ in marks]
+        with self.lock:
+            for s in self.samples:
+                i = bisect.bisect_right(times, float(s["t"])) - 1
+                s["phase"] = marks[i][1] if i >= 0 else "setup"
+            self.unsaved = 0
+            return list(self.samples)
+
     # --- events -----------------------------------------------------------------------------
 
     def read_events(self) -> bool:
@@ -143,6 +157,7 @@ class RunningJob:
                 self.start_event = ev
             elif kind == "phase" and isinstance(ev.get("phase"), str):
                 self.phase = ev["phase"]
+                self.phase_marks.append((float(ev["t"]), ev["phase"]))
                 changed = True
             elif kind == "progress":
                 self.step, self.total = ev.get("step"), ev.get("total")

@@ -182,8 +182,9 @@ class Supervisor:
         outcome = job.outcome(rc)
         log.info("job %d: %s (%s), exit status %d", job.id, outcome.state, outcome.reason, rc)
         run_id = self.store.add_run(job.run_record()) if job.result_event is not None else None
-        self.store.add_samples(job.id, job.take_unsaved())
-        self.store.set_phase_aggregates(job.id, run_id, aggregate(job.samples))
+        samples = job.retag_samples()
+        self.store.replace_samples(job.id, samples)
+        self.store.set_phase_aggregates(job.id, run_id, aggregate(samples))
         tail = "\n".join(liveness.tail_lines(job.log_path))
         self.store.update_job(
             job.id,

@@ -310,6 +310,15 @@ class Store:
         if rows:
             self._write(lambda conn: conn.executemany("INSERT INTO samples VALUES (?,?,?,?)", rows))
 
+    def replace_samples(self, job_id: int, samples: Sequence[dict[str, Any]]) -> None:
+        rows = [(job_id, s["t"], s.get("phase"), json.dumps(s)) for s in samples]
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM samples WHERE job_id = ?", (job_id,))
+            conn.executemany("INSERT INTO samples VALUES (?,?,?,?)", rows)
+
+        self._write(write)
+
     def samples(self, job_id: int) -> list[dict[str, Any]]:
         rows = self._read("SELECT data FROM samples WHERE job_id = ? ORDER BY t", (job_id,))
         return [r["data"] for r in rows]
