@@ -232,6 +232,7 @@ def _speedup(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: 
         for r in rows if r.precision == "fp32" and r.samples_per_s
     }  # fmt: skip
     groups: list[str] = []
+    used: list[ResultRow] = []
     series: dict[str, list[float | None]] = {"TF32": [], "FP16": [], "BF16": [], "published": []}
     for key, ref in sorted(base.items(), key=lambda kv: str(kv[0])):
         others = {
@@ -243,6 +244,7 @@ def _speedup(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: 
         if not others:
             continue
         groups.append(f"{model_name(ref.workload)}\n{_fw(ref.framework)} {ref.mode}")
+        used.append(ref)
         for prec in ("tf32", "fp16", "bf16"):
             series[prec.upper()].append(others.get(prec))
         series["published"].append(_published_speedup(ref))
@@ -253,7 +255,7 @@ def _speedup(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: 
     fig, ax = plt.subplots(figsize=(9, 4.5))
     _bars(ax, groups, plotted, "speedup over FP32 (x)", "{:.2f}")
     ax.axhline(1.0, color="grey", linewidth=0.8)
-    ax.set_title(f"Mixed-precision speedup over FP32 ({_gpu_label(list(base.values()))})")
+    ax.set_title(f"Mixed-precision speedup over FP32 ({_gpu_label(used)})")
     _save(fig, output / "precision_speedup.png",
           "TF32/FP16/BF16 throughput over FP32 per model, framework and mode", charts)  # fmt: skip
 
