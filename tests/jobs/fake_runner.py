@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     w.emit(
         "start",
         config={**config.as_dict(), "batch_size": batch, "precision": config.precision or "fp32"},
-        env={"framework": "fake 1.0", "gpu_names": ["Fake GPU"]},
+        env={"framework": "fake 1.0"},
     )
     w.phase("setup")
     if behave == "crash":

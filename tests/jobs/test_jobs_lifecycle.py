@@ -203,3 +203,19 @@ def test_job_needing_more_gpus_than_exist_fails_with_reason(
     [jid] = api.submit([fake_spec("ok", device="cuda", gpus=2)], db=jobenv)
     info = wait_for(jid, jobenv, ("failed", "done"))
     assert info.state == "failed" and "needs 2 GPU(s)" in (info.reason or "")
+
+
+def test_gpu_telemetry_from_a_replayed_trace(jobenv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = Path(__file__).parents[1] / "fixtures" / "traces" / "synthetic.jsonl"
+    monkeypatch.setenv("ZBENCH_TELEMETRY_REPLAY", str(trace))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    [jid] = api.submit([fake_spec("slow", device="cuda", steps=8, step_s=0.1)], db=jobenv)
+    info = wait_for(jid, jobenv, ("done", "crashed", "failed"))
+    assert info.state == "done", info.reason
+    store = Store(jobenv)
+    run = store.get_run(info.run_id or 0)
+    assert run is not None and run["gpu_name"] == "NVIDIA H200" and run["gpus"] == 1
+    measure = store.phase_aggregates([jid])[jid]["measure"]
+    assert measure["gpu_util_mean"] is not None and measure["gpu_mem_peak_bytes"] > 0
+    samples = store.samples(jid)
+    assert samples and all([g["i"] for g in s["gpus"]] == [0] for s in samples)
