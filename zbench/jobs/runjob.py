@@ -222,7 +222,8 @@ class RunningJob:
         if isinstance(resolved, dict):
             config.update(resolved)
         env = dict(start.get("env") or start.get("environment") or {})
-        env.setdefault("gpu_names", list(self.gpu_names))
+        if not env.get("gpu_names"):
+            env["gpu_names"] = list(self.gpu_names)
         env["host"] = socket.gethostname()
         env["gpu_ids"] = list(self.gpu_ids)
         env["cuda_visible_devices"] = ",".join(str(g) for g in self.gpu_ids)
