@@ -39,7 +39,7 @@ def test_quick_runs_on_cpu_without_a_gpu() -> None:
     assert suite.specs and not suite.skipped
     for spec in suite.specs:
         c = spec.config
-        assert c.device == "cpu" and (c.image_size or 999) <= 64 and (c.steps or 999) <= 10
+        assert c.device == "cpu" and (c.image_size or 999) <= 32 and (c.steps or 999) <= 10
     assert {s.config.framework for s in suite.specs} == {"torch", "tf"}
     on_gpu = load_suite("quick", gpu_count=1, frameworks={"torch"})
     assert {s.config.device for s in on_gpu.specs} == {"cuda"}
