@@ -93,3 +93,22 @@ def test_bad_suite_file_exit_2(cli: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.output.strip().endswith("job 1: unknown key 'batchsize'")
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_ctrl_c_while_following_detaches(
+    cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jobkit import wait_for
+
+    import zbench.jobs.commands as commands
+
+    def interrupt(_: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "slow")
+    monkeypatch.setattr(commands.time, "sleep", interrupt)
+    result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--steps", "5"])
+    monkeypatch.undo()
+    assert result.exit_code == 0
+    assert "Detached: the job(s) keep running" in result.output and "zbench cancel" in result.output
+    assert wait_for(1, jobenv, ("done", "crashed", "failed")).state == "done"

@@ -219,3 +219,14 @@ def test_gpu_telemetry_from_a_replayed_trace(jobenv: Path, monkeypatch: pytest.M
     assert measure["gpu_util_mean"] is not None and measure["gpu_mem_peak_bytes"] > 0
     samples = store.samples(jid)
     assert samples and all([g["i"] for g in s["gpus"]] == [0] for s in samples)
+
+
+def test_sigterm_to_the_supervisor_cancels_its_jobs(jobenv: Path) -> None:
+    first, second = api.submit([fake_spec("hang"), fake_spec("ok")], db=jobenv)
+    _wait_running(first, jobenv)
+    sup = Store(jobenv).supervisor()
+    assert sup is not None
+    os.kill(int(sup["pid"]), signal.SIGTERM)
+    info = wait_for(first, jobenv, ("cancelled", "lost", "crashed"))
+    assert (info.state, info.reason) == ("cancelled", "the supervisor was stopped")
+    assert api.get_job(second, jobenv).state == "queued"  # left for the next supervisor

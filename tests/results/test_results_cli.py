@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -37,8 +38,6 @@ def test_results_bad_date_is_exit_2(filled: Path) -> None:
 def test_export_formats(filled: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.csv"
     assert CLI.invoke(app, ["export", "-f", "csv", "-o", str(out)]).exit_code == 0
-    import csv
-
     assert len(list(csv.reader(out.open()))) == 11  # header + 10 runs (a quoted cell has a newline)
     bad = CLI.invoke(app, ["export", "--format", "xml"])
     assert bad.exit_code == 2

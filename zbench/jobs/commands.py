@@ -181,12 +181,11 @@ def run_suite(name: str, *, detach: bool, dry_run: bool, db: Db, json_out: bool)
         _err(str(exc))
         return 2
     console = _console()
-    if json_out and (dry_run or detach):
-        out: dict[str, Any] = {
-            "suite": suite.name,
-            "jobs": [s.config.as_dict() for s in suite.specs],
-            "skipped": [{"job": s.config.as_dict(), "reason": r} for s, r in suite.skipped],
-        }
+    out: dict[str, Any] = {
+        "suite": suite.name,
+        "jobs": [s.config.as_dict() for s in suite.specs],
+        "skipped": [{"job": s.config.as_dict(), "reason": r} for s, r in suite.skipped],
+    }
     for spec, reason in suite.skipped:
         if not json_out:
             console.print(f"skipped: {_spec_label(spec)}: {reason}")

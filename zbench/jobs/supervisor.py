@@ -47,7 +47,7 @@ class Supervisor:
         self.gpus = gpus
         self.running: dict[int, RunningJob] = {}
         self._lock = threading.Lock()
-        self._stopping = False
+        self.stopping = False
         self._last_flush = time.time()
         sampler.subscribe(self._on_snapshot)
 
@@ -62,7 +62,7 @@ class Supervisor:
     # --- the loop -----------------------------------------------------------------------------
 
     def request_stop(self, *_: object) -> None:
-        self._stopping = True
+        self.stopping = True
 
     def run(self) -> None:
         self.sampler.start()
@@ -74,18 +74,18 @@ class Supervisor:
                 if now - last_beat >= HEARTBEAT_S:
                     self.store.heartbeat(os.getpid())
                     last_beat = now
-                if self._stopping:
+                if self.stopping:
                     for job in self.running.values():
                         if job.stop_kind is None:
                             job.stop("shutdown", TIMEOUT_GRACE_S)
                 self._tend_running()
-                if not self._stopping:
+                if not self.stopping:
                     self._start_queued()
                 if self.running:
                     idle_since = None
-                elif self._stopping or self._nothing_queued():
+                elif self.stopping or self._nothing_queued():
                     idle_since = idle_since or now
-                    if self._stopping or now - idle_since >= IDLE_EXIT_S:
+                    if self.stopping or now - idle_since >= IDLE_EXIT_S:
                         return
                 time.sleep(TICK_S)
         finally:
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         lock.close()
         lock = None
         # A job queued after our last look saw the lock held and started no supervisor: look again.
-        if not sup._stopping and store.jobs(("queued",)):
+        if not sup.stopping and store.jobs(("queued",)):
             lock = liveness.try_lock(db)
     log.info("exiting: nothing left to run")
     return 0
