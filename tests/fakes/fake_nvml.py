@@ -104,6 +104,7 @@ class FakeGpu:
     )  # pid, mem, sm
     arch: int = 9
     remote_bus_id: str = ""
+    nvswitch: bool = False  # links end at an NVSwitch (HGX), not at the peer GPU
 
     def __post_init__(self) -> None:
         if not self.tx_kib:
@@ -297,6 +298,16 @@ class FakeNvml:
             return 0 if h1 == h2 else 40
 
         m.nvmlDeviceGetTopologyCommonAncestor = topo
+        m.NVML_P2P_CAPS_INDEX_NVLINK = 3
+        m.NVML_P2P_STATUS_OK = 0
+        m.NVML_P2P_STATUS_NOT_SUPPORTED = 5
+
+        def p2p_status(h1: int, h2: int, index: int) -> int:
+            fake._check("nvmlDeviceGetP2PStatus", h1)
+            both = fake.gpus[h1].nvlinks and fake.gpus[h2].nvlinks
+            return 0 if index == 3 and both and fake.gpus[h1].nvswitch else 5
+
+        m.nvmlDeviceGetP2PStatus = p2p_status
         table: dict[str, Any] = {
             "nvmlDeviceGetName": lambda g: g.name,
             "nvmlDeviceGetUUID": lambda g: g.uuid,

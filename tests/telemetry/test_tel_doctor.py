@@ -106,3 +106,17 @@ def test_framework_status_checks_in_a_subprocess(monkeypatch: pytest.MonkeyPatch
     out = doctor.framework_status()
     assert out["json"]["installed"] and out["json"]["gpus"] == 3
     assert out["nosuchpkg_zb"] == {"installed": False, "version": None, "gpus": None}
+
+
+def test_topology_through_nvswitch_counts_links_from_p2p_status(fake: FakeNvml) -> None:
+    # HGX boards (as on the H200 machine): every link ends at an NVSwitch, so no remote bus id is a
+    # peer GPU; nvidia-smi still says NV18 because NVML reports NVLink P2P between the pair.
+    for g in fake.gpus:
+        g.remote_bus_id = "00000000:c5:00.0"
+        g.nvswitch = True
+    rep = json.loads(runner.invoke(app, ["doctor", "--json"]).stdout)
+    assert rep["topology"]["matrix"] == [["X", "NV18"], ["NV18", "X"]]
+    for g in fake.gpus:
+        g.nvswitch = False
+    rep = json.loads(runner.invoke(app, ["doctor", "--json"]).stdout)
+    assert rep["topology"]["matrix"] == [["X", "NODE"], ["NODE", "X"]]

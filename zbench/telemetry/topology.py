@@ -37,6 +37,19 @@ def nvlink_peers(nv: Any, handle: Any, links: list[int]) -> dict[str, int]:
     return peers
 
 
+def _switched_links(nv: Any, hi: Any, hj: Any, links: list[list[int]], i: int, j: int) -> int:
+    """Links between two GPUs joined through NVSwitches (HGX boards): their links end at a switch,
+    not at each other, so the remote bus ids never match. NVML's P2P status says whether the pair
+    talks over NVLink; the pair then has as many links as the less-connected GPU."""
+    if not (links[i] and links[j]) or not hasattr(nv, "nvmlDeviceGetP2PStatus"):
+        return 0
+    try:
+        status = nv.nvmlDeviceGetP2PStatus(hi, hj, nv.NVML_P2P_CAPS_INDEX_NVLINK)
+    except (nv.NVMLError, AttributeError):
+        return 0
+    return min(len(links[i]), len(links[j])) if status == nv.NVML_P2P_STATUS_OK else 0
+
+
 def matrix(
     nv: Any, handles: list[Any], bus_ids: list[str], links: list[list[int]]
 ) -> list[list[str]]:
@@ -49,7 +62,7 @@ def matrix(
             if i == j:
                 row.append("X")
                 continue
-            n = peers[i].get(_bus_key(bus_ids[j]), 0)
+            n = peers[i].get(_bus_key(bus_ids[j]), 0) or _switched_links(nv, hi, hj, links, i, j)
             if n:
                 row.append(f"NV{n}")
                 continue
