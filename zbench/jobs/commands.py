@@ -82,11 +82,14 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
                 for info in infos:
                     state = info.phase if info.state == "running" else info.state
                     rate = f"{info.samples_per_s:,.1f} samples/s" if info.samples_per_s else ""
+                    total, step = info.total, info.step or 0
+                    if info.finished and not total:  # ended before it reported progress
+                        total, step = 1, int(info.state == "done")
                     progress.update(
                         tasks[info.id],
                         description=f"{label(info)} [{state}]",
-                        completed=info.step or 0,
-                        total=info.total,
+                        completed=step,
+                        total=total,
                         rate=rate,
                     )
                 if all(i.finished for i in infos):
