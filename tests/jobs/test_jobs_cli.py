@@ -1,0 +1,114 @@
+"""`zbench run / suite / jobs / cancel` through Typer's CliRunner with a fixed width."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from zbench.cli import app
+
+WIDE = {"COLUMNS": "160", "TERM": "dumb", "NO_COLOR": "1"}
+
+
+@pytest.fixture
+def cli(jobenv: Path) -> CliRunner:
+    return CliRunner(env=WIDE)
+
+
+def test_run_validates_runner_args_before_submitting(cli: CliRunner, jobenv: Path) -> None:
+    result = cli.invoke(app, ["run", "resnet50", "--batch-size", "0", "--device", "cpu"])
+    assert result.exit_code == 2
+    assert "must be at least 1" in result.output
+    assert not jobenv.exists() or json.loads(cli.invoke(app, ["jobs", "--json"]).output) == []
+
+
+def test_run_without_gpu_asks_for_cpu(cli: CliRunner) -> None:
+    result = cli.invoke(app, ["run", "resnet50"])
+    assert result.exit_code == 2 and "--device cpu" in result.output
+
+
+def test_run_follows_and_prints_the_result(cli: CliRunner) -> None:
+    result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--steps", "8"])
+    assert result.exit_code == 0, result.output
+    assert "ResNet-50" in result.output and "PyTorch" in result.output
+    listing = json.loads(cli.invoke(app, ["jobs", "--json"]).output)
+    assert [j["state"] for j in listing] == ["done"]
+
+
+def test_run_failure_exits_1_with_reason_and_log(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "crash")
+    result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--json"])
+    assert result.exit_code == 1
+    assert "crashed: exited with status 3" in result.output
+    assert "Traceback: something broke" in result.output
+
+
+def test_run_detach_returns_the_id(cli: CliRunner) -> None:
+    result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--detach", "--json"])
+    assert result.exit_code == 0
+    assert json.loads(result.output) == {"job_id": 1}
+
+
+def test_cancel_unknown_job_is_one_line_exit_2(cli: CliRunner) -> None:
+    result = cli.invoke(app, ["cancel", "999"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "zbench: no job 999"
+
+
+def test_suite_end_to_end_with_fake_runner(cli: CliRunner, tmp_path: Path) -> None:
+    suite = tmp_path / "two.toml"
+    suite.write_text(
+        'name = "two"\n[defaults]\ndevice = "cpu"\nsteps = 6\n'
+        '[[job]]\nworkload = ["resnet50", "unet2d"]\n'
+        '[[job]]\nworkload = "vgg16"\nframework = "tf"\n'
+    )
+    dry = cli.invoke(app, ["suite", str(suite), "--dry-run"])
+    assert dry.exit_code == 0 and "would run: resnet50 torch train" in dry.output
+    result = cli.invoke(app, ["suite", str(suite)])
+    assert result.exit_code == 0, result.output
+    assert "Suite two: 3 done, 0 failed, 0 skipped." in result.output
+    export = cli.invoke(app, ["export", "--format", "md"])
+    assert export.exit_code == 0
+    table = [line for line in export.output.splitlines() if line.startswith("| ")]
+    assert len(table) == 4  # header + 3 rows
+    assert "| U-Net (2D) | PyTorch | train |" in export.output
+    assert "| VGG16 | TensorFlow | train |" in export.output
+    listing = cli.invoke(app, ["jobs"])
+    assert listing.exit_code == 0
+    assert (
+        sum(line.startswith("│ ") and "│ done " in line for line in listing.output.splitlines())
+        == 3
+    )
+
+
+def test_bad_suite_file_exit_2(cli: CliRunner, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[job]]\nworkload = "resnet50"\nbatchsize = 3\n')
+    result = cli.invoke(app, ["suite", str(bad)])
+    assert result.exit_code == 2
+    assert result.output.strip().endswith("job 1: unknown key 'batchsize'")
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_ctrl_c_while_following_detaches(
+    cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jobkit import wait_for
+
+    import zbench.jobs.commands as commands
+
+    def interrupt(_: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "slow")
+    monkeypatch.setattr(commands.time, "sleep", interrupt)
+    result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--steps", "5"])
+    monkeypatch.undo()
+    assert result.exit_code == 0
+    assert "Detached: the job(s) keep running" in result.output and "zbench cancel" in result.output
+    assert wait_for(1, jobenv, ("done", "crashed", "failed")).state == "done"

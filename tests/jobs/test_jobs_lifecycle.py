@@ -1,0 +1,232 @@
+"""Every way a job can end is recorded, with its reason and log tail; jobs outlive their launcher."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from jobkit import fake_spec, wait_for
+
+from zbench.jobs import api, liveness
+from zbench.results.store import Store
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _wait_running(job_id: int, db: Path) -> api.JobInfo:
+    info = wait_for(job_id, db, ("running",))
+    deadline = time.monotonic() + 10
+    while info.phase not in ("warmup", "measure") and time.monotonic() < deadline:
+        time.sleep(0.05)
+        info = api.get_job(job_id, db)
+    row = Store(db).get_job(job_id)
+    assert row is not None and row["pid"]
+    return info
+
+
+def _pid(job_id: int, db: Path) -> int:
+    row = Store(db).get_job(job_id)
+    assert row is not None
+    return int(row["pid"])
+
+
+def test_successful_job_records_run_and_phase_aggregates(jobenv: Path) -> None:
+    [jid] = api.submit([fake_spec("ok", steps=15)], db=jobenv)
+    info = wait_for(jid, jobenv, ("done", "failed", "crashed"))
+    assert info.state == "done", info.reason
+    assert info.run_id is not None and info.step == 15 and info.total == 15
+    store = Store(jobenv)
+    run = store.get_run(info.run_id)
+    assert run is not None and run["samples_per_s"] > 0
+    assert run["config"]["steps"] == 15 and run["env"]["framework"] == "fake 1.0"
+    phases = store.phase_aggregates([jid])[jid]
+    assert {"warmup", "measure"} <= set(phases)
+    assert phases["measure"]["n_samples"] >= 1
+    assert phases["measure"]["gpu_util_mean"] is None  # no GPU here: NA, not 0
+    assert store.samples(jid), "raw samples are kept"
+    assert Path(info.log_path or "").read_text().count("done") >= 1
+
+
+@pytest.mark.parametrize(
+    ("behave", "state", "reason"),
+    [
+        ("crash", "crashed", "exited with status 3"),
+        ("oom", "oom", "out of memory: CUDA out of memory"),
+        ("selfkill", "crashed", "killed by SIGKILL"),
+        ("noresult", "failed", "without a result"),
+    ],
+)
+def test_failures_end_in_a_recorded_state(
+    jobenv: Path, behave: str, state: str, reason: str
+) -> None:
+    [jid] = api.submit([fake_spec(behave)], db=jobenv)
+    info = wait_for(jid, jobenv, ("done", "failed", "crashed", "oom"))
+    assert info.state == state
+    assert reason in (info.reason or "")
+    row = Store(jobenv).get_job(jid)
+    assert row is not None and f"behave={behave}" in row["log_tail"]
+
+
+def test_kill_9_of_the_runner(jobenv: Path) -> None:
+    [jid] = api.submit([fake_spec("slow", steps=100)], db=jobenv)
+    _wait_running(jid, jobenv)
+    os.kill(_pid(jid, jobenv), signal.SIGKILL)
+    info = wait_for(jid, jobenv, ("crashed", "failed", "done"))
+    assert info.state == "crashed" and info.reason == "killed by SIGKILL"
+    assert "hanging" not in api.log_tail(jid, jobenv)
+
+
+def test_hang_reaches_its_timeout(jobenv: Path) -> None:
+    [jid] = api.submit([fake_spec("hang", timeout_s=1.5)], db=jobenv)
+    info = wait_for(jid, jobenv, ("timeout", "crashed", "done"), timeout=30)
+    assert info.state == "timeout" and info.reason == "timed out after 1.5 s"
+    assert "hanging" in api.log_tail(jid, jobenv)
+    assert info.ended is not None and info.started is not None
+    assert info.ended - info.started < 10
+
+
+def test_cancel_running_and_queued(jobenv: Path) -> None:
+    first, second = api.submit([fake_spec("hang"), fake_spec("ok")], db=jobenv)
+    _wait_running(first, jobenv)
+    assert api.get_job(second, jobenv).state == "queued"  # CPU jobs run one at a time
+    assert api.cancel(second, jobenv).state == "cancelled"
+    pid = _pid(first, jobenv)
+    api.cancel(first, jobenv, grace=2.0)
+    info = wait_for(first, jobenv, ("cancelled",))
+    assert info.reason == "cancelled by the user"
+    assert not liveness.pid_alive(pid)
+    assert api.get_job(second, jobenv).started is None
+
+
+def test_killed_supervisor_is_detected_and_its_jobs_marked_lost(jobenv: Path) -> None:
+    [jid] = api.submit([fake_spec("slow", steps=200)], db=jobenv)
+    _wait_running(jid, jobenv)
+    store = Store(jobenv)
+    sup = store.supervisor()
+    assert sup is not None
+    runner = _pid(jid, jobenv)
+    os.kill(int(sup["pid"]), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while liveness.pid_alive(int(sup["pid"])) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    info = api.get_job(jid, jobenv)  # any zbench call notices
+    assert info.state == "lost"
+    assert f"supervisor (pid {sup['pid']}) died" in (info.reason or "")
+    assert store.supervisor() is None
+    deadline = time.monotonic() + 10
+    while liveness.pid_alive(runner) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not liveness.pid_alive(runner), "the orphaned runner is stopped"
+
+
+def test_stale_heartbeat_counts_as_dead(jobenv: Path) -> None:
+    store = Store(jobenv)
+    [jid] = store.add_jobs(
+        [{"workload": "resnet50", "framework": "torch", "mode": "train", "config": {},
+          "state": "running", "created": time.time()}]
+    )  # fmt: skip
+    store.set_supervisor(os.getpid(), liveness.socket.gethostname(), time.time())
+    store._write(lambda c: c.execute("UPDATE supervisor SET heartbeat = heartbeat - 120"))
+    assert liveness.detect_lost(store) == [jid]
+    assert "stopped answering" in (store.get_job(jid) or {})["reason"]
+
+
+def test_job_survives_sighup_of_the_launching_terminal(jobenv: Path) -> None:
+    """`zbench run` in its own session stands in for a terminal: SIGHUP to that session kills the
+    CLI, but not the supervisor or the job."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "zbench", "run", "resnet50", "--device", "cpu", "--steps", "30",
+         "--", "behave=slow", "step_s=0.1"],
+        env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        jobs = api.list_jobs(jobenv)
+        if jobs and jobs[0].state == "running":
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the job never started")
+    os.killpg(cli.pid, signal.SIGHUP)
+    assert cli.wait(timeout=10) != 0  # the CLI is gone
+    info = wait_for(jobs[0].id, jobenv, ("done", "crashed", "failed", "lost"), timeout=30)
+    assert info.state == "done", info.reason
+    assert info.run_id is not None
+
+
+def test_one_supervisor_at_a_time(jobenv: Path) -> None:
+    [jid] = api.submit([fake_spec("slow", steps=40)], db=jobenv)
+    _wait_running(jid, jobenv)
+    assert liveness.lock_held(jobenv)
+    assert liveness.ensure_supervisor(jobenv) is None
+    second = subprocess.run(
+        [sys.executable, "-m", "zbench.jobs.supervisor", "--db", str(jobenv)],
+        env=liveness.child_env(), capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert second.returncode == 0 and "another supervisor" in second.stdout
+
+
+def test_gpus_are_not_shared(jobenv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    specs = [fake_spec("slow", device="cuda", steps=12) for _ in range(3)]
+    specs.append(fake_spec("ok", device="cuda", gpus=2))
+    ids = api.submit(specs, db=jobenv)
+    seen_overlap = False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        jobs = [api.get_job(i, jobenv) for i in ids]
+        running = [j for j in jobs if j.state == "running"]
+        used = [g for j in running for g in (j.gpu_ids or ())]
+        seen_overlap |= len(used) != len(set(used))
+        assert len(running) <= 2
+        if all(j.finished for j in jobs):
+            break
+        time.sleep(0.05)
+    assert not seen_overlap
+    jobs = [api.get_job(i, jobenv) for i in ids]
+    assert [j.state for j in jobs] == ["done"] * 4
+    assert {j.gpu_ids for j in jobs[:2]} == {(0,), (1,)}
+    assert jobs[3].gpu_ids == (0, 1)
+    assert "CUDA_VISIBLE_DEVICES=0,1" in "\n".join(api.log_tail(ids[3], jobenv))
+
+
+def test_job_needing_more_gpus_than_exist_fails_with_reason(
+    jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    [jid] = api.submit([fake_spec("ok", device="cuda", gpus=2)], db=jobenv)
+    info = wait_for(jid, jobenv, ("failed", "done"))
+    assert info.state == "failed" and "needs 2 GPU(s)" in (info.reason or "")
+
+
+def test_gpu_telemetry_from_a_replayed_trace(jobenv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = Path(__file__).parents[1] / "fixtures" / "traces" / "synthetic.jsonl"
+    monkeypatch.setenv("ZBENCH_TELEMETRY_REPLAY", str(trace))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    [jid] = api.submit([fake_spec("slow", device="cuda", steps=8, step_s=0.1)], db=jobenv)
+    info = wait_for(jid, jobenv, ("done", "crashed", "failed"))
+    assert info.state == "done", info.reason
+    store = Store(jobenv)
+    run = store.get_run(info.run_id or 0)
+    assert run is not None and run["gpu_name"] == "NVIDIA H200" and run["gpus"] == 1
+    measure = store.phase_aggregates([jid])[jid]["measure"]
+    assert measure["gpu_util_mean"] is not None and measure["gpu_mem_peak_bytes"] > 0
+    samples = store.samples(jid)
+    assert samples and all([g["i"] for g in s["gpus"]] == [0] for s in samples)
+
+
+def test_sigterm_to_the_supervisor_cancels_its_jobs(jobenv: Path) -> None:
+    first, second = api.submit([fake_spec("hang"), fake_spec("ok")], db=jobenv)
+    _wait_running(first, jobenv)
+    sup = Store(jobenv).supervisor()
+    assert sup is not None
+    os.kill(int(sup["pid"]), signal.SIGTERM)
+    info = wait_for(first, jobenv, ("cancelled", "lost", "crashed"))
+    assert (info.state, info.reason) == ("cancelled", "the supervisor was stopped")
+    assert api.get_job(second, jobenv).state == "queued"  # left for the next supervisor

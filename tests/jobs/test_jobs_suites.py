@@ -1,0 +1,102 @@
+"""Built-in suites, user suite files (validation with one-line errors), and skipping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zbench.jobs.suites import SUITES, SuiteError, load_suite
+
+
+def test_builtin_suites_exist() -> None:
+    assert {"review", "quick", "precision"} <= set(SUITES)
+
+
+def test_review_matrix_on_two_gpus() -> None:
+    suite = load_suite("review", gpu_count=2, frameworks={"torch", "tf"})
+    assert not suite.skipped
+    one_gpu = [s for s in suite.specs if s.config.gpus == 1]
+    assert len(one_gpu) == 4 * 2 * 2
+    assert {s.config.workload for s in one_gpu} == {"resnet50", "vgg16", "fasterrcnn", "unet2d"}
+    assert {s.config.precision for s in suite.specs} == {"fp32"}
+    assert all(s.config.batch_size is None for s in suite.specs)  # each workload's default
+    scaling = [s for s in suite.specs if s.config.gpus == 2]
+    assert [(s.config.workload, s.config.mode) for s in scaling] == [("resnet50", "train")] * 2
+
+
+def test_review_skips_with_reasons_on_one_gpu_without_tensorflow() -> None:
+    suite = load_suite("review", gpu_count=1, frameworks={"torch"})
+    reasons = {r for _, r in suite.skipped}
+    assert "TensorFlow is not installed" in reasons
+    assert "a scaling run needs 2 or more GPUs; 1 found" in reasons
+    assert all(s.config.framework == "torch" and s.config.gpus == 1 for s in suite.specs)
+    assert len(suite.specs) == 8
+
+
+def test_quick_runs_on_cpu_without_a_gpu() -> None:
+    suite = load_suite("quick", gpu_count=0, frameworks={"torch", "tf"})
+    assert suite.specs and not suite.skipped
+    for spec in suite.specs:
+        c = spec.config
+        assert c.device == "cpu" and (c.image_size or 999) <= 32 and (c.steps or 999) <= 10
+    assert {s.config.framework for s in suite.specs} == {"torch", "tf"}
+    on_gpu = load_suite("quick", gpu_count=1, frameworks={"torch"})
+    assert {s.config.device for s in on_gpu.specs} == {"cuda"}
+
+
+def test_precision_suite_covers_four_precisions() -> None:
+    suite = load_suite("precision", gpu_count=1, frameworks={"torch", "tf"})
+    r50 = {s.config.precision for s in suite.specs if s.config.workload == "resnet50"}
+    assert r50 == {"fp32", "tf32", "fp16", "bf16"}
+    assert load_suite("precision", gpu_count=0).specs == ()
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "mine.toml"
+    path.write_text(text)
+    return path
+
+
+def test_user_suite_matrix_and_options(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        """
+        name = "mine"
+        [defaults]
+        device = "cpu"
+        timeout_s = 60
+        [[job]]
+        workload = ["resnet50", "vgg16"]
+        mode = ["train", "infer"]
+        batch_size = 2
+        extra = ["behave=ok"]
+        """,
+    )
+    suite = load_suite(path, gpu_count=0, frameworks={"torch"})
+    assert suite.name == "mine" and len(suite.specs) == 4
+    assert all(s.timeout_s == 60 and s.config.extra == ("behave=ok",) for s in suite.specs)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[[job]]\nworkload = "resnet50"\nbogus = 1\n', "job 1: unknown key 'bogus'"),
+        ('[[job]]\nworkload = "alexnet"\n', "job 1: argument workload: invalid choice"),
+        ('[[job]]\nworkload = "resnet50"\nbatch_size = 0\n', "must be at least 1"),
+        ('[[job]]\nworkload = "resnet50"\ntimeout_s = -1\n', "timeout_s must be a positive"),
+        ('[[job]]\nmode = "train"\n', "job 1: no workload"),
+        ('name = "x"\n', "no [[job]] entries"),
+        ("[[job]\n", "mine.toml: "),
+    ],
+)
+def test_bad_suite_files_give_one_line(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(SuiteError) as err:
+        load_suite(_write(tmp_path, text), gpu_count=0, frameworks={"torch"})
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_unknown_suite_name() -> None:
+    with pytest.raises(SuiteError, match="no suite 'nope'"):
+        load_suite("nope")

@@ -1,0 +1,69 @@
+"""`zbench results / export / compare / plot` through Typer's CliRunner with a fixed width."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from zbench.cli import app
+
+CLI = CliRunner(env={"COLUMNS": "220", "TERM": "dumb", "NO_COLOR": "1"})
+
+
+def test_results_table_with_published_column(filled: Path) -> None:
+    result = CLI.invoke(app, ["results", "--workload", "resnet50", "--framework", "torch"])
+    assert result.exit_code == 0
+    assert "Published" in result.output and "2,259 (H200, TF32" in result.output
+    assert result.output.count("ResNet-50") == 5 and "VGG16" not in result.output
+
+
+def test_results_filters_and_json(filled: Path) -> None:
+    result = CLI.invoke(app, ["results", "--gpu", "rtx 8000", "--json"])
+    data = json.loads(result.output)["results"]
+    assert [r["workload"] for r in data] == ["unet2d"]
+    assert data[0]["gpu_util"] is None
+    later = CLI.invoke(app, ["results", "--since", "2099-01-01", "--json"])
+    assert json.loads(later.output)["results"] == []
+
+
+def test_results_bad_date_is_exit_2(filled: Path) -> None:
+    result = CLI.invoke(app, ["results", "--since", "yesterday"])
+    assert result.exit_code == 2 and "YYYY" not in result.output
+    assert "--since wants a date like 2026-01-31" in result.output
+
+
+def test_export_formats(filled: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.csv"
+    assert CLI.invoke(app, ["export", "-f", "csv", "-o", str(out)]).exit_code == 0
+    assert len(list(csv.reader(out.open()))) == 11  # header + 10 runs (a quoted cell has a newline)
+    bad = CLI.invoke(app, ["export", "--format", "xml"])
+    assert bad.exit_code == 2
+    assert bad.output.strip() == "zbench: unknown format 'xml' (choose md, csv or json)"
+
+
+def test_compare_run_ids_and_exported_files(filled: Path, tmp_path: Path) -> None:
+    result = CLI.invoke(app, ["compare", "1", "4", "--json"])
+    metrics = {m["metric"]: m for m in json.loads(result.output)["metrics"]}
+    assert round(metrics["samples_per_s"]["ratio_b_over_a"], 3) == round(4050.2 / 2101.4, 3)
+    exported = tmp_path / "other-machine.json"
+    exported.write_text(CLI.invoke(app, ["export", "-f", "json"]).output)
+    table = CLI.invoke(app, ["compare", f"{exported}:6", "1"])
+    assert table.exit_code == 0
+    assert "0.53x" in table.output  # fp32 vs fp16 samples/s
+    assert CLI.invoke(app, ["compare", "1", "99"]).exit_code == 2
+
+
+def test_plot_writes_pngs_and_says_what_each_shows(filled: Path, tmp_path: Path) -> None:
+    result = CLI.invoke(app, ["plot", "-o", str(tmp_path / "charts")])
+    assert result.exit_code == 0
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 7 and all(".png: " in line for line in lines)
+    assert (tmp_path / "charts" / "scaling.png").stat().st_size > 10_000
+
+
+def test_plot_without_results_is_exit_1(home: Path, tmp_path: Path) -> None:
+    result = CLI.invoke(app, ["plot", "-o", str(tmp_path / "c")])
+    assert result.exit_code == 1 and "no results to plot" in result.output

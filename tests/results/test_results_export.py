@@ -1,0 +1,67 @@
+"""Markdown (golden), CSV and JSON exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from zbench.results.api import query_results, rows_from_json
+from zbench.results.export import FormatError, md_escape, render
+
+GOLDEN = Path(__file__).with_name("golden")
+
+
+def _check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("ZBENCH_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text(), f"{name} changed; ZBENCH_UPDATE_GOLDEN=1 rewrites it"
+
+
+def test_markdown_golden(filled: Path) -> None:
+    _check_golden("results.md", render(query_results(filled), "md"))
+
+
+def test_markdown_golden_filtered(filled: Path) -> None:
+    rows = query_results(filled, workload="resnet50", framework="torch", gpu="h200")
+    assert len(rows) == 5
+    _check_golden("resnet50-torch.md", render(rows, "md"))
+
+
+def test_markdown_cells_are_escaped() -> None:
+    assert md_escape("a|b\nc\\d") == "a\\|b<br>c\\\\d"
+
+
+def test_markdown_table_shape(filled: Path) -> None:
+    lines = render(query_results(filled), "md").splitlines()
+    table = [line for line in lines if line.startswith("|")]
+    widths = {line.replace("\\|", "").count("|") for line in table}
+    assert len(widths) == 1, "every row has the header's number of cells"
+
+
+def test_csv_has_raw_numbers_and_published(filled: Path) -> None:
+    rows = list(csv.DictReader(io.StringIO(render(query_results(filled), "csv"))))
+    assert len(rows) == 10
+    assert rows[0]["samples_per_s"] == "2101.4" and rows[0]["published_samples_per_s"] == "2259.0"
+    assert rows[2]["mem_util"] == ""  # NA stays empty, not 0
+    assert rows[9]["gpu_name"] == "Quadro RTX 8000 | rev\nB"
+
+
+def test_json_round_trip_keeps_full_config(filled: Path) -> None:
+    rows = query_results(filled)
+    data = json.loads(render(rows, "json"))
+    assert data["results"][0]["config"]["batch_size"] == 128
+    assert data["results"][0]["phases"]["warmup"]["gpu_util_mean"] == 97.0 / 2
+    assert data["results"][0]["published"]["source"].startswith("Lambda")
+    back = rows_from_json(json.dumps(data))
+    assert back == rows
+
+
+def test_unknown_format() -> None:
+    with pytest.raises(FormatError, match="unknown format 'xml'"):
+        render([], "xml")

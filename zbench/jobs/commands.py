@@ -1,0 +1,294 @@
+"""``zbench run``, ``suite``, ``jobs`` and ``cancel``: thin wrappers that print.
+
+Each returns an exit status: 0 ok, 1 the work failed, 2 bad input (with a one-line reason).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from zbench.jobs import api
+from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
+from zbench.jobs.gpus import visible_gpus
+from zbench.runners.config import UsageError, parse_args
+
+Db = str | os.PathLike[str] | None
+POLL_S = 0.5
+LOG_LINES = 15
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def _err(message: str) -> None:
+    print(f"zbench: {message}", file=sys.stderr)
+
+
+def label(job: JobInfo) -> str:
+    prec = f" {job.precision}" if job.precision else ""
+    return f"#{job.id} {job.workload} {job.framework} {job.mode}{prec}"
+
+
+def _parse_gpu_ids(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        ids = tuple(int(p) for p in text.split(",") if p.strip())
+    except ValueError:
+        raise UsageError(f"--gpu-ids wants numbers like 0,1, got {text!r}") from None
+    if not ids or any(i < 0 for i in ids):
+        raise UsageError(f"--gpu-ids wants numbers like 0,1, got {text!r}")
+    return ids
+
+
+def restore_separator(runner_args: list[str], argv: list[str]) -> list[str]:
+    """Put back the ``--`` that Click consumed: what followed it on the command line goes to the
+    launcher untouched (e.g. torchrun rendezvous options), not to the runner's option parser."""
+    if "--" not in argv or "--" in runner_args:
+        return runner_args
+    tail = argv[argv.index("--") + 1 :]
+    if tail and runner_args[-len(tail) :] == tail:
+        return [*runner_args[: -len(tail)], "--", *tail]
+    return runner_args
+
+
+def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | None:
+    """A progress bar per job until all have finished; None when the user pressed Ctrl-C (the jobs
+    keep running: they belong to the supervisor, not to this process)."""
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+    )
+    try:
+        with Progress(*columns, console=console) as progress:
+            tasks = {i: progress.add_task(f"#{i}", total=None, rate="") for i in job_ids}
+            while True:
+                infos = [api.get_job(i, db) for i in job_ids]
+                for info in infos:
+                    state = info.phase if info.state == "running" else info.state
+                    rate = f"{info.samples_per_s:,.1f} samples/s" if info.samples_per_s else ""
+                    total, step = info.total, info.step or 0
+                    if info.finished and not total:  # ended before it reported progress
+                        total, step = 1, int(info.state == "done")
+                    progress.update(
+                        tasks[info.id],
+                        description=f"{label(info)} [{state}]",
+                        completed=step,
+                        total=total,
+                        rate=rate,
+                    )
+                if all(i.finished for i in infos):
+                    return infos
+                time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        ids = " ".join(str(i) for i in job_ids)
+        console.print(
+            f"Detached: the job(s) keep running. Follow with `zbench jobs`; stop with "
+            f"`zbench cancel ID` (ids: {ids})."
+        )
+        return None
+
+
+def _report_failure(info: JobInfo, db: Db) -> None:
+    _err(f"job {info.id} {info.state}: {info.reason or 'no reason recorded'}")
+    tail = api.log_tail(info.id, db, LOG_LINES)
+    if tail:
+        print(f"--- last lines of {info.log_path} ---", file=sys.stderr)
+        print("\n".join(tail), file=sys.stderr)
+
+
+def _job_dict(info: JobInfo) -> dict[str, Any]:
+    return dataclasses.asdict(info)
+
+
+def _print_results(run_ids: list[int], db: Db, console: Console) -> None:
+    from zbench.results.api import query_results
+    from zbench.results.commands import results_table
+
+    rows = query_results(db, run_ids=run_ids) if run_ids else []
+    if rows:
+        console.print(results_table(rows))
+
+
+def run_job(
+    workload: str,
+    runner_args: list[str],
+    *,
+    gpu_ids: str | None,
+    timeout: float | None,
+    detach: bool,
+    db: Db,
+    json_out: bool,
+) -> int:
+    try:
+        ids = _parse_gpu_ids(gpu_ids)
+        config, events = parse_args([workload, *restore_separator(runner_args, sys.argv)])
+        if events is not None:
+            raise UsageError("--events is chosen by zbench for jobs")
+    except UsageError as exc:
+        _err(str(exc))
+        return 2
+    if timeout is not None and timeout <= 0:
+        _err("--timeout must be more than 0 seconds")
+        return 2
+    if config.device == "cuda" and not visible_gpus():
+        _err("no GPU found: add --device cpu to run on the CPU")
+        return 2
+    [job_id] = api.submit([JobSpec(config, ids, timeout)], db=db)
+    console = _console()
+    if detach:
+        if json_out:
+            print(json.dumps({"job_id": job_id}))
+        else:
+            console.print(f"Job {job_id} queued. Follow it with `zbench jobs`.")
+        return 0
+    infos = follow([job_id], db, Console(stderr=True) if json_out else console)
+    if infos is None:
+        return 0
+    info = infos[0]
+    if json_out:
+        from zbench.results.api import query_results
+
+        rows = query_results(db, run_ids=[info.run_id]) if info.run_id else []
+        out = {"job": _job_dict(info), "result": rows[0].as_dict() if rows else None}
+        print(json.dumps(out, indent=2, default=list))
+    elif info.run_id:
+        _print_results([info.run_id], db, console)
+    if info.state != "done":
+        _report_failure(info, db)
+        return 1
+    return 0
+
+
+def run_suite(name: str, *, detach: bool, dry_run: bool, db: Db, json_out: bool) -> int:
+    from zbench.jobs.suites import SuiteError, load_suite
+
+    try:
+        suite = load_suite(name)
+    except SuiteError as exc:
+        _err(str(exc))
+        return 2
+    console = _console()
+    out: dict[str, Any] = {
+        "suite": suite.name,
+        "jobs": [s.config.as_dict() for s in suite.specs],
+        "skipped": [{"job": s.config.as_dict(), "reason": r} for s, r in suite.skipped],
+    }
+    for spec, reason in suite.skipped:
+        if not json_out:
+            console.print(f"skipped: {_spec_label(spec)}: {reason}")
+    if dry_run:
+        if json_out:
+            print(json.dumps(out, indent=2))
+        else:
+            for spec in suite.specs:
+                console.print(f"would run: {_spec_label(spec)}")
+            console.print(f"{len(suite.specs)} job(s), {len(suite.skipped)} skipped")
+        return 0
+    if not suite.specs:
+        _err(f"suite {suite.name}: nothing can run on this machine")
+        return 1
+    ids = api.submit(list(suite.specs), db=db, suite=suite.name)
+    if detach:
+        if json_out:
+            out["job_ids"] = ids
+            print(json.dumps(out, indent=2))
+        else:
+            console.print(
+                f"Suite {suite.name}: {len(ids)} job(s) queued (ids {ids[0]}-{ids[-1]}). "
+                "They keep running if this terminal closes; follow with `zbench jobs`."
+            )
+        return 0
+    infos = follow(ids, db, Console(stderr=True) if json_out else console)
+    if infos is None:
+        return 0
+    failed = [i for i in infos if i.state != "done"]
+    if json_out:
+        print(
+            json.dumps(
+                {
+                    "suite": suite.name,
+                    "jobs": [_job_dict(i) for i in infos],
+                    "skipped": [{"job": s.config.as_dict(), "reason": r} for s, r in suite.skipped],
+                },
+                indent=2,
+                default=list,
+            )
+        )
+    else:
+        _print_results([i.run_id for i in infos if i.run_id], db, console)
+        console.print(
+            f"Suite {suite.name}: {len(infos) - len(failed)} done, {len(failed)} failed, "
+            f"{len(suite.skipped)} skipped."
+        )
+    for info in failed:
+        _err(f"job {info.id} ({label(info)}) {info.state}: {info.reason}")
+    return 1 if failed else 0
+
+
+def _spec_label(spec: JobSpec) -> str:
+    c = spec.config
+    where = "cpu" if c.device == "cpu" else f"{c.gpus} GPU(s)"
+    return f"{c.workload} {c.framework} {c.mode} {c.precision or 'default'} on {where}"
+
+
+def _when(t: float | None) -> str:
+    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else ""
+
+
+def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
+    jobs = api.list_jobs(db)
+    if not all_jobs:
+        midnight = dt.datetime.combine(dt.date.today(), dt.time()).timestamp()
+        jobs = [j for j in jobs if not j.finished or (j.ended or j.created) >= midnight]
+    if json_out:
+        print(json.dumps([_job_dict(j) for j in jobs], indent=2, default=list))
+        return 0
+    console = _console()
+    if not jobs:
+        console.print("No jobs" + ("" if all_jobs else " today (--all shows every job)") + ".")
+        return 0
+    table = Table("ID", "State", "Job", "GPUs", "Phase", "Step", "Samples/s", "Started", "Reason")
+    for j in jobs:
+        gpus = ",".join(str(g) for g in j.gpu_ids) if j.gpu_ids else ""
+        gpus = "cpu" if j.gpu_ids == () and j.state != "queued" else gpus
+        step = f"{j.step}/{j.total}" if j.step is not None else ""
+        sps = f"{j.samples_per_s:,.1f}" if j.samples_per_s else ""
+        table.add_row(
+            str(j.id), j.state, label(j)[len(f"#{j.id} ") :], gpus, j.phase or "", step, sps,
+            _when(j.started), j.reason or "",
+        )  # fmt: skip
+    console.print(table)
+    return 0
+
+
+def cancel_job(job_id: int, *, grace: float, db: Db) -> int:
+    try:
+        before = api.get_job(job_id, db)
+    except JobNotFound as exc:
+        _err(str(exc))
+        return 2
+    if before.finished:
+        _err(f"job {job_id} already ended ({before.state})")
+        return 1
+    info = api.cancel(job_id, db, grace=grace)
+    if info.finished:
+        print(f"Job {job_id} {info.state}.")
+    else:
+        print(f"Job {job_id}: stopping (SIGTERM now, SIGKILL after {grace:g} s if still running).")
+    return 0

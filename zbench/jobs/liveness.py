@@ -1,0 +1,152 @@
+"""Is the supervisor alive? Starting one, and marking the jobs of a dead one ``lost``.
+
+One supervisor runs per database: it holds an exclusive ``flock`` on ``<db>.supervisor.lock`` for its
+whole life (the kernel drops the lock when the process dies, even by SIGKILL) and writes its pid and a
+heartbeat to the ``supervisor`` table every second. A supervisor is dead when its pid is gone (or a
+zombie) or its heartbeat is older than ``STALE_S``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+import psutil
+
+from zbench import paths
+from zbench.results.store import Store
+
+STALE_S = 30.0
+TAIL_LINES = 40
+
+
+def lock_path(db_path: Path) -> Path:
+    return db_path.with_name(db_path.name + ".supervisor.lock")
+
+
+def try_lock(db_path: Path) -> IO[str] | None:
+    """The supervisor lock, held until the returned file is closed; None when another holds it."""
+    fh = open(lock_path(db_path), "a+", encoding="utf-8")  # noqa: SIM115
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        return None
+    return fh
+
+
+def lock_held(db_path: Path) -> bool:
+    fh = try_lock(db_path)
+    if fh is None:
+        return True
+    fh.close()
+    return False
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def supervisor_alive(store: Store) -> bool:
+    sup = store.supervisor()
+    if sup is None:
+        return False
+    if sup["host"] != socket.gethostname():
+        return time.time() - sup["heartbeat"] < STALE_S
+    return pid_alive(int(sup["pid"])) and time.time() - sup["heartbeat"] < STALE_S
+
+
+def detect_lost(store: Store) -> list[int]:
+    """Mark the running jobs of a dead supervisor ``lost`` (with the reason and their log tail) and
+    stop their orphaned runners. Returns the ids marked."""
+    sup = store.supervisor()
+    if sup is not None and supervisor_alive(store):
+        return []
+    running = store.jobs(("running",))
+    if sup is None and not running:
+        return []
+    if sup is None:
+        why = "no supervisor was running it"
+    elif not pid_alive(int(sup["pid"])):
+        why = f"supervisor (pid {sup['pid']}) died"
+    else:
+        age = time.time() - sup["heartbeat"]
+        why = f"supervisor (pid {sup['pid']}) stopped answering (no heartbeat for {age:.0f} s)"
+    marked = []
+    for job in running:
+        reason = why
+        if job["pid"] and pid_alive(int(job["pid"])):
+            try:
+                os.killpg(int(job["pid"]), signal.SIGTERM)
+                reason += f"; its runner (pid {job['pid']}) was stopped"
+            except (ProcessLookupError, PermissionError):
+                pass
+        changed = store.update_job(
+            job["id"],
+            only_if_state=("running",),
+            state="lost",
+            reason=reason,
+            ended=time.time(),
+            log_tail=_log_tail(job.get("log_path")),
+        )
+        if changed:
+            marked.append(job["id"])
+    if sup is not None:
+        store.clear_supervisor(int(sup["pid"]))
+    return marked
+
+
+def _log_tail(log_path: str | None) -> str | None:
+    if not log_path or not Path(log_path).exists():
+        return None
+    return "\n".join(tail_lines(Path(log_path)))
+
+
+def tail_lines(path: Path, lines: int = TAIL_LINES) -> list[str]:
+    """Last lines of a possibly large file, reading only its end."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 64 * 1024))
+            data = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    return data.splitlines()[-lines:]
+
+
+def child_env() -> dict[str, str]:
+    """The environment for processes zbench starts: its own, plus this zbench on the path so a
+    source checkout works without being installed."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def ensure_supervisor(db_path: Path) -> int | None:
+    """Start a detached supervisor unless one holds the lock. Returns the new pid, or None."""
+    if lock_held(db_path):
+        return None
+    log = open(paths.home() / "supervisor.log", "ab")  # noqa: SIM115
+    with log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "zbench.jobs.supervisor", "--db", str(db_path)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # no SIGHUP from the terminal, no Ctrl-C from the shell
+            close_fds=True,
+            env=child_env(),
+        )
+    return proc.pid

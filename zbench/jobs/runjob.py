@@ -1,0 +1,246 @@
+"""One running job inside the supervisor: its runner process, its events, its telemetry samples, and
+how it ended."""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zbench import paths
+from zbench.jobs.liveness import child_env
+from zbench.results.aggregate import Sample, compact_sample
+from zbench.runners.config import RunConfig
+from zbench.runners.protocol import EventTail
+from zbench.telemetry.snapshot import Snapshot
+
+ENV_RUNNER = "ZBENCH_RUNNER_MODULE"  # a module name, or a .py file (tests use a fake runner)
+DEFAULT_RUNNER = "zbench.runners"
+
+
+def runner_command() -> list[str]:
+    target = os.environ.get(ENV_RUNNER, DEFAULT_RUNNER)
+    if target.endswith(".py"):
+        return [sys.executable, target]
+    return [sys.executable, "-m", target]
+
+
+def config_from_dict(data: dict[str, Any]) -> RunConfig:
+    known = {k: v for k, v in data.items() if k in RunConfig.__dataclass_fields__}
+    known["extra"] = tuple(known.get("extra") or ())
+    return RunConfig(**known)
+
+
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+@dataclass
+class Outcome:
+    state: str
+    reason: str | None
+
+
+@dataclass
+class RunningJob:
+    row: dict[str, Any]
+    gpu_ids: tuple[int, ...]
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    events_path: Path
+    started: float
+    tail: EventTail
+    phase: str = "setup"
+    step: int | None = None
+    total: int | None = None
+    samples_per_s: float | None = None
+    start_event: dict[str, Any] | None = None
+    result_event: dict[str, Any] | None = None
+    error_event: dict[str, Any] | None = None
+    stop_kind: str | None = None  # "cancelled" | "timeout" | "shutdown"
+    kill_at: float | None = None
+    gpu_names: tuple[str, ...] = ()
+    samples: list[Sample] = field(default_factory=list)
+    phase_marks: list[tuple[float, str]] = field(default_factory=list)  # (event time, phase)
+    unsaved: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def id(self) -> int:
+        return int(self.row["id"])
+
+    @property
+    def pid(self) -> int:
+        return int(self.proc.pid)
+
+    @classmethod
+    def launch(cls, row: dict[str, Any], gpu_ids: tuple[int, ...]) -> RunningJob:
+        folder = paths.jobs_dir() / str(row["id"])
+        folder.mkdir(parents=True, exist_ok=True)
+        log_path, events_path = folder / "runner.log", folder / "events.jsonl"
+        config = config_from_dict(row["config"])
+        argv = config.to_argv()
+        cmd = [*runner_command(), argv[0], "--events", str(events_path), *argv[1:]]
+        env = child_env()
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpu_ids)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        with open(log_path, "ab") as log:
+            log.write(f"$ {' '.join(cmd)}\n".encode())
+            log.flush()
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group: signals reach every worker
+                env=env,
+            )
+        return cls(
+            row=row,
+            gpu_ids=gpu_ids,
+            proc=proc,
+            log_path=log_path,
+            events_path=events_path,
+            started=time.time(),
+            tail=EventTail(events_path),
+        )
+
+    # --- telemetry (called from the sampler thread) ---------------------------------------------
+
+    def on_snapshot(self, snap: Snapshot) -> None:
+        if not self.gpu_names:
+            wanted = set(self.gpu_ids)
+            self.gpu_names = tuple(g.name for g in snap.gpus if g.index in wanted)
+        sample = compact_sample(snap, self.gpu_ids, self.pid, self.phase)
+        with self.lock:
+            self.samples.append(sample)
+            self.unsaved += 1
+
+    def take_unsaved(self) -> list[Sample]:
+        with self.lock:
+            out = self.samples[len(self.samples) - self.unsaved :] if self.unsaved else []
+            self.unsaved = 0
+        return out
+
+    def retag_samples(self) -> list[Sample]:
+        """All samples, each tagged with the phase the runner was in at its time (by the events'
+        own timestamps: the live tag can lag a phase change by one supervisor tick)."""
+        marks = sorted(self.phase_marks)
+        times = [t for t, _ in marks]
+        with self.lock:
+            for s in self.samples:
+                i = bisect.bisect_right(times, float(s["t"])) - 1
+                s["phase"] = marks[i][1] if i >= 0 else "setup"
+            self.unsaved = 0
+            return list(self.samples)
+
+    # --- events -----------------------------------------------------------------------------
+
+    def read_events(self) -> bool:
+        """Apply new events; True when something the job row shows changed."""
+        changed = False
+        for ev in self.tail.poll():
+            kind = ev["type"]
+            if kind == "start":
+                self.start_event = ev
+            elif kind == "phase" and isinstance(ev.get("phase"), str):
+                self.phase = ev["phase"]
+                self.phase_marks.append((float(ev["t"]), ev["phase"]))
+                changed = True
+            elif kind == "progress":
+                self.step, self.total = ev.get("step"), ev.get("total")
+                if ev.get("samples_per_s") is not None:
+                    self.samples_per_s = float(ev["samples_per_s"])
+                changed = True
+            elif kind == "result":
+                self.result_event = ev
+                if ev.get("samples_per_s") is not None:
+                    self.samples_per_s = float(ev["samples_per_s"])
+                changed = True
+            elif kind == "error":
+                self.error_event = ev
+        return changed
+
+    # --- stopping ---------------------------------------------------------------------------
+
+    def stop(self, kind: str, grace: float) -> None:
+        """SIGTERM to the process group now, SIGKILL after ``grace`` seconds."""
+        if self.stop_kind is None:
+            self.stop_kind = kind
+        self.kill_at = time.time() + grace
+        self._signal(signal.SIGTERM)
+
+    def escalate(self) -> None:
+        if self.kill_at is not None and time.time() >= self.kill_at:
+            self._signal(signal.SIGKILL)
+            self.kill_at = None
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+    def outcome(self, rc: int) -> Outcome:
+        err = self.error_event or {}
+        message = err.get("message") or ""
+        if self.stop_kind == "timeout":
+            return Outcome("timeout", f"timed out after {self.row['timeout_s']:g} s")
+        if self.stop_kind == "cancelled":
+            return Outcome("cancelled", "cancelled by the user")
+        if self.stop_kind == "shutdown":
+            return Outcome("cancelled", "the supervisor was stopped")
+        if err.get("kind") == "oom":
+            return Outcome("oom", f"out of memory: {message}".rstrip(": "))
+        if rc == 0 and self.result_event is not None:
+            return Outcome("done", None)
+        if rc < 0:
+            return Outcome("crashed", f"killed by {signal_name(-rc)}")
+        if rc == 0:
+            return Outcome("failed", "the runner exited without a result")
+        if err.get("kind") in ("config", "unavailable"):
+            return Outcome("failed", f"{err['kind']}: {message}")
+        detail = f": {err.get('kind')}: {message}" if err else ""
+        return Outcome("crashed", f"exited with status {rc}{detail}")
+
+    def run_record(self) -> dict[str, Any]:
+        """The ``runs`` row for this job's result: full config and environment."""
+        result = {k: v for k, v in (self.result_event or {}).items() if k not in ("v", "type")}
+        start = self.start_event or {}
+        config = dict(self.row["config"])
+        resolved = start.get("config") or result.get("config") or {}
+        if isinstance(resolved, dict):
+            config.update(resolved)
+        env = dict(start.get("env") or start.get("environment") or {})
+        if not env.get("gpu_names"):
+            env["gpu_names"] = list(self.gpu_names)
+        env["host"] = socket.gethostname()
+        env["gpu_ids"] = list(self.gpu_ids)
+        env["cuda_visible_devices"] = ",".join(str(g) for g in self.gpu_ids)
+        names = env.get("gpu_names") or []
+        gpus = len(self.gpu_ids) if self.gpu_ids else 0
+        return {
+            "job_id": self.id,
+            "created": time.time(),
+            "workload": config.get("workload", self.row["workload"]),
+            "framework": config.get("framework", self.row["framework"]),
+            "mode": config.get("mode", self.row["mode"]),
+            "precision": result.get("precision") or config.get("precision"),
+            "batch_size": result.get("batch_size") or config.get("batch_size"),
+            "gpus": int(result.get("gpus") or gpus) if config.get("device") != "cpu" else 0,
+            "gpu_name": names[0] if names else ("CPU" if not gpus else None),
+            "samples_per_s": result.get("samples_per_s"),
+            "config": config,
+            "env": env,
+            "result": result,
+        }

@@ -1,0 +1,199 @@
+"""Suites: lists of jobs in TOML, built in (``review``, ``quick``, ``precision``) or the user's own.
+
+Format (the built-in files in ``suites/`` are examples)::
+
+    name = "mine"
+    description = "..."
+    [defaults]            # applied to every job below
+    precision = "fp32"
+    timeout_s = 3600
+    [[job]]               # a list as a value expands into one job per element (a matrix)
+    workload = ["resnet50", "vgg16"]
+    framework = ["torch", "tf"]
+    mode = "train"
+    gpus = 1              # or "all": every GPU (a scaling run, skipped with fewer than 2)
+
+Job keys are the runner's options (``RunConfig`` fields, validated by the runner's own parser) plus
+``timeout_s``, ``gpu_ids`` (a list of GPU ids), ``share_gpus`` and ``device = "auto"`` (cuda when
+a GPU is present, else cpu). What cannot run here (a framework not installed, too few GPUs) is listed
+in ``Suite.skipped`` with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zbench.jobs.api import JobSpec
+from zbench.jobs.gpus import visible_gpus
+from zbench.runners.config import RunConfig, UsageError, parse_args
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SUITES_DIR = Path(__file__).with_name("suites")
+SUITES: dict[str, Path] = {p.stem: p for p in sorted(SUITES_DIR.glob("*.toml"))}
+JOB_KEYS = {f for f in RunConfig.__dataclass_fields__ if f != "workload"} | {
+    "workload",
+    "timeout_s",
+    "gpu_ids",
+    "share_gpus",
+}
+FRAMEWORK_MODULES = {"torch": "torch", "tf": "tensorflow"}
+NOT_EXPANDED = {"extra", "gpu_ids"}  # list-valued keys that are one value, not a matrix
+
+
+class SuiteError(ValueError):
+    """A suite that cannot be read: one line naming the file and the problem (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    specs: tuple[JobSpec, ...]
+    skipped: tuple[tuple[JobSpec, str], ...] = field(default=())
+
+
+def installed_frameworks() -> set[str]:
+    """Frameworks whose package is installed (found without importing it)."""
+    return {k for k, mod in FRAMEWORK_MODULES.items() if importlib.util.find_spec(mod) is not None}
+
+
+def load_suite(
+    name_or_path: str | Path,
+    *,
+    gpu_count: int | None = None,
+    frameworks: Iterable[str] | None = None,
+) -> Suite:
+    """A built-in suite by name, or a suite file. ``gpu_count`` and ``frameworks`` default to what
+    this machine has."""
+    path = SUITES.get(str(name_or_path)) or Path(name_or_path)
+    if not path.is_file():
+        known = ", ".join(SUITES)
+        raise SuiteError(f"no suite {str(name_or_path)!r} (built in: {known}; or a .toml file)")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SuiteError(f"{path}: {exc}") from None
+    n_gpus = len(visible_gpus()) if gpu_count is None else gpu_count
+    have = installed_frameworks() if frameworks is None else set(frameworks)
+    return parse_suite(data, str(path), n_gpus, have)
+
+
+def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -> Suite:
+    unknown_top = set(data) - {"name", "description", "defaults", "job"}
+    if unknown_top:
+        raise SuiteError(f"{where}: unknown top-level key {sorted(unknown_top)[0]!r}")
+    defaults = data.get("defaults", {})
+    jobs = data.get("job", [])
+    if not isinstance(defaults, dict):
+        raise SuiteError(f"{where}: [defaults] must be a table")
+    if not isinstance(jobs, list) or not jobs:
+        raise SuiteError(f"{where}: no [[job]] entries")
+    specs: list[JobSpec] = []
+    skipped: list[tuple[JobSpec, str]] = []
+    for n, job in enumerate(jobs, 1):
+        if not isinstance(job, dict):
+            raise SuiteError(f"{where}: job {n}: must be a table")
+        merged = {**defaults, **job}
+        bad = sorted(set(merged) - JOB_KEYS)
+        if bad:
+            raise SuiteError(f"{where}: job {n}: unknown key {bad[0]!r}")
+        if "workload" not in merged:
+            raise SuiteError(f"{where}: job {n}: no workload")
+        for combo in _expand(merged):
+            spec, reason = _spec(combo, f"{where}: job {n}", n_gpus, have)
+            if reason is None:
+                specs.append(spec)
+            else:
+                skipped.append((spec, reason))
+    name = str(data.get("name") or Path(where).stem)
+    return Suite(name, str(data.get("description", "")), tuple(specs), tuple(skipped))
+
+
+def _expand(job: dict[str, Any]) -> list[dict[str, Any]]:
+    keys = list(job)
+    values = [
+        job[k] if isinstance(job[k], list) and k not in NOT_EXPANDED else [job[k]] for k in keys
+    ]
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*values)]
+
+
+def _spec(
+    job: dict[str, Any], where: str, n_gpus: int, have: set[str]
+) -> tuple[JobSpec, str | None]:
+    options = dict(job)
+    timeout = options.pop("timeout_s", None)
+    gpu_ids = options.pop("gpu_ids", None)
+    share = options.pop("share_gpus", False)
+    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+        raise SuiteError(f"{where}: timeout_s must be a positive number")
+    if gpu_ids is not None and not (
+        isinstance(gpu_ids, list) and all(isinstance(g, int) and g >= 0 for g in gpu_ids)
+    ):
+        raise SuiteError(f"{where}: gpu_ids must be a list of GPU numbers")
+    if not isinstance(share, bool):
+        raise SuiteError(f"{where}: share_gpus must be true or false")
+    scaling = options.get("gpus") == "all"
+    if scaling:
+        options["gpus"] = max(n_gpus, 1)
+    if options.get("device") == "auto":
+        options["device"] = "cuda" if n_gpus else "cpu"
+    config = _config(options, where)
+    spec = JobSpec(
+        config,
+        tuple(gpu_ids) if gpu_ids is not None else None,
+        float(timeout) if timeout else None,
+        share,
+    )
+    return spec, _skip_reason(config, scaling, gpu_ids, n_gpus, have)
+
+
+def _config(options: dict[str, Any], where: str) -> RunConfig:
+    """Build the options through the runner's own parser, so a suite cannot say what `zbench run`
+    would reject."""
+    argv = [str(options["workload"])]
+    extra = options.pop("extra", [])
+    for key, value in options.items():
+        if key == "workload":
+            continue
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            argv.append(flag if value else "--no-" + key.replace("_", "-"))
+        elif isinstance(value, int | float | str):
+            argv += [flag, str(value)]
+        else:
+            raise SuiteError(f"{where}: {key} must be a single value, got {value!r}")
+    if extra:
+        if not isinstance(extra, list) or not all(isinstance(e, str) for e in extra):
+            raise SuiteError(f"{where}: extra must be a list of strings")
+        argv += ["--", *extra]
+    try:
+        config, _ = parse_args(argv)
+    except UsageError as exc:
+        raise SuiteError(f"{where}: {exc}") from None
+    return config
+
+
+def _skip_reason(
+    config: RunConfig, scaling: bool, gpu_ids: list[int] | None, n_gpus: int, have: set[str]
+) -> str | None:
+    if config.framework not in have:
+        pretty = {"torch": "PyTorch", "tf": "TensorFlow"}.get(config.framework, config.framework)
+        return f"{pretty} is not installed"
+    if config.device == "cpu":
+        return None
+    if scaling and n_gpus < 2:
+        return f"a scaling run needs 2 or more GPUs; {n_gpus} found"
+    need = len(gpu_ids) if gpu_ids else config.gpus
+    if need > n_gpus:
+        return f"needs {need} GPU(s); {n_gpus} found" if n_gpus else "needs a GPU; none found"
+    return None

@@ -1,0 +1,92 @@
+"""Published figures (``anchors.json``) shown beside a user's results where the GPU matches."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+ANCHORS_FILE = Path(__file__).with_name("anchors.json")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    gpu: str
+    match: tuple[str, ...]
+    gpus: int
+    workload: str
+    framework: str
+    mode: str
+    precision: str
+    also_matches: tuple[str, ...]
+    samples_per_s: float
+    batch_per_gpu: int | None
+    source: str
+    settings: str
+
+    def matches(
+        self,
+        gpu_name: str | None,
+        gpus: int,
+        workload: str,
+        framework: str,
+        mode: str,
+        precision: str | None,
+    ) -> bool:
+        name = (gpu_name or "").upper()
+        prec = (precision or "fp32").lower()
+        return (
+            bool(name)
+            and all(token.upper() in name for token in self.match)
+            and gpus == self.gpus
+            and (workload, framework, mode) == (self.workload, self.framework, self.mode)
+            and (prec == self.precision or prec in self.also_matches)
+        )
+
+
+def _anchor(item: dict[str, Any]) -> Anchor:
+    return Anchor(
+        gpu=item["gpu"],
+        match=tuple(item["match"]),
+        gpus=int(item["gpus"]),
+        workload=item["workload"],
+        framework=item["framework"],
+        mode=item["mode"],
+        precision=item["precision"],
+        also_matches=tuple(item.get("also_matches", ())),
+        samples_per_s=float(item["samples_per_s"]),
+        batch_per_gpu=item.get("batch_per_gpu"),
+        source=item["source"],
+        settings=item["settings"],
+    )
+
+
+@cache
+def load_anchors(path: Path = ANCHORS_FILE) -> tuple[Anchor, ...]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return tuple(_anchor(item) for item in data["anchors"])
+
+
+def find_anchor(
+    gpu_name: str | None,
+    gpus: int,
+    workload: str,
+    framework: str,
+    mode: str,
+    precision: str | None,
+) -> Anchor | None:
+    """The first published figure for this GPU model and setup; an exact precision match wins
+    over an equivalent one (TF32 published as "FP32")."""
+    hits = [
+        a for a in load_anchors() if a.matches(gpu_name, gpus, workload, framework, mode, precision)
+    ]
+    exact = [a for a in hits if a.precision == (precision or "fp32").lower()]
+    pick = exact or hits
+    return pick[0] if pick else None
+
+
+def anchor_for(row: Any) -> Anchor | None:
+    """``find_anchor`` for a ``ResultRow``."""
+    return find_anchor(row.gpu_name, row.gpus, row.workload, row.framework, row.mode, row.precision)

@@ -1,0 +1,123 @@
+"""Results as reports see them: one ``ResultRow`` per measured run, with the review's columns."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from zbench import paths
+from zbench.results.store import Store
+
+MEASURE = "measure"
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One run. Telemetry columns are the measured window's means (``None`` when not available):
+    GPU/memory-controller utilization in %, GPU memory of the busiest GPU in bytes, CPU utilization
+    of the runner's process tree in % of one core, its resident memory in bytes."""
+
+    workload: str
+    framework: str
+    mode: str
+    gpus: int
+    gpu_name: str | None
+    precision: str | None
+    batch_size: int | None
+    samples_per_s: float | None
+    gpu_util: float | None = None
+    mem_util: float | None = None
+    gpu_mem_bytes: float | None = None
+    cpu_util: float | None = None
+    cpu_mem_bytes: float | None = None
+    run_id: int | None = None
+    job_id: int | None = None
+    created: float | None = None
+    config: dict[str, Any] = field(default_factory=dict, compare=False)
+    env: dict[str, Any] = field(default_factory=dict, compare=False)
+    result: dict[str, Any] = field(default_factory=dict, compare=False)
+    phases: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+def _since(value: str | float | None) -> float | None:
+    if value is None or isinstance(value, float | int):
+        return value
+    try:
+        day = dt.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"--since wants a date like 2026-01-31, got {value!r}") from None
+    return dt.datetime.combine(day, dt.time()).timestamp()
+
+
+def query_results(
+    db: str | os.PathLike[str] | None = None,
+    *,
+    workload: str | None = None,
+    framework: str | None = None,
+    gpu: str | None = None,
+    since: str | float | None = None,
+    mode: str | None = None,
+    run_ids: list[int] | None = None,
+) -> list[ResultRow]:
+    """Runs matching every filter given (``gpu``: a case-insensitive substring of the GPU name;
+    ``since``: a YYYY-MM-DD date or a timestamp), oldest first."""
+    where: list[str] = []
+    params: list[Any] = []
+    for column, value in (("workload", workload), ("framework", framework), ("mode", mode)):
+        if value:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if gpu:
+        where.append("LOWER(COALESCE(gpu_name, '')) LIKE ?")
+        params.append(f"%{gpu.lower()}%")
+    start = _since(since)
+    if start is not None:
+        where.append("created >= ?")
+        params.append(start)
+    if run_ids:
+        where.append(f"id IN ({', '.join('?' * len(run_ids))})")
+        params += run_ids
+    store = Store(paths.db_path(db))
+    runs = store.runs(" AND ".join(where), params)
+    phases = store.phase_aggregates([r["job_id"] for r in runs if r["job_id"] is not None])
+    return [row_from_run(r, phases.get(r["job_id"], {})) for r in runs]
+
+
+def row_from_run(run: dict[str, Any], phases: dict[str, dict[str, Any]]) -> ResultRow:
+    m = phases.get(MEASURE, {})
+    return ResultRow(
+        workload=run["workload"],
+        framework=run["framework"],
+        mode=run["mode"],
+        gpus=run["gpus"],
+        gpu_name=run["gpu_name"],
+        precision=run["precision"],
+        batch_size=run["batch_size"],
+        samples_per_s=run["samples_per_s"],
+        gpu_util=m.get("gpu_util_mean"),
+        mem_util=m.get("mem_util_mean"),
+        gpu_mem_bytes=m.get("gpu_mem_mean_bytes"),
+        cpu_util=m.get("cpu_util_mean"),
+        cpu_mem_bytes=m.get("rss_mean_bytes"),
+        run_id=run["id"],
+        job_id=run["job_id"],
+        created=run["created"],
+        config=run["config"],
+        env=run["env"],
+        result=run["result"],
+        phases=phases,
+    )
+
+
+def rows_from_json(text: str) -> list[ResultRow]:
+    """Rows from ``zbench export --format json`` output (possibly from another machine)."""
+    data = json.loads(text)
+    items = data.get("results", []) if isinstance(data, dict) else data
+    fields = ResultRow.__dataclass_fields__
+    return [ResultRow(**{k: v for k, v in item.items() if k in fields}) for item in items]

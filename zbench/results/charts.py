@@ -1,0 +1,270 @@
+"""PNG charts of the review's figures (matplotlib, Agg backend, imported only when plotting).
+
+One chart per figure, written only when the results hold what it needs. Where the run's GPU model
+matches a published figure (``anchors.json``), a hatched bar shows it beside the user's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zbench.results.anchors import Anchor, anchor_for, find_anchor
+from zbench.results.api import ResultRow
+from zbench.results.format import FRAMEWORK_NAMES, GIB, model_name
+
+FP32_LIKE = (None, "fp32")
+MODEL_ORDER = ("resnet50", "vgg16", "fasterrcnn", "unet2d", "unet3d")
+
+
+@dataclass(frozen=True)
+class Chart:
+    path: Path
+    description: str
+
+
+def latest(rows: Sequence[ResultRow]) -> list[ResultRow]:
+    """The newest run of each setup (workload, framework, mode, GPUs, precision, GPU model)."""
+    best: dict[tuple[Any, ...], ResultRow] = {}
+    for r in rows:
+        key = (r.workload, r.framework, r.mode, r.gpus, r.precision, r.gpu_name)
+        if key not in best or (r.created or 0) >= (best[key].created or 0):
+            best[key] = r
+    return list(best.values())
+
+
+def _models(rows: Sequence[ResultRow]) -> list[str]:
+    present = {r.workload for r in rows}
+    return [m for m in MODEL_ORDER if m in present] + sorted(present - set(MODEL_ORDER))
+
+
+def _fw(framework: str) -> str:
+    return FRAMEWORK_NAMES.get(framework, framework)
+
+
+def _bars(
+    ax: Any,
+    groups: list[str],
+    series: list[tuple[str, list[float | None], bool]],
+    ylabel: str,
+    fmt: str = "{:,.0f}",
+) -> None:
+    """Grouped bars; a series flagged True is a published figure (hatched). Missing values leave
+    a gap, never a zero-height bar."""
+    n = max(len(series), 1)
+    width = 0.8 / n
+    for i, (name, values, published) in enumerate(series):
+        xs = [g + (i - (n - 1) / 2) * width for g in range(len(groups))]
+        pts = [(x, v) for x, v in zip(xs, values, strict=True) if v is not None]
+        if not pts:
+            continue
+        bars = ax.bar(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            width,
+            label=name,
+            hatch="//" if published else None,
+            alpha=0.55 if published else 1.0,
+            edgecolor="black" if published else None,
+        )
+        ax.bar_label(bars, labels=[fmt.format(p[1]) for p in pts], fontsize=7, padding=2)
+    ax.set_xticks(range(len(groups)), groups, fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _save(fig: Any, path: Path, description: str, out: list[Chart]) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    out.append(Chart(path, description))
+
+
+def _value(rows: Sequence[ResultRow], attr: str, **match: Any) -> float | None:
+    for r in rows:
+        if all(getattr(r, k) == v for k, v in match.items()):
+            value = getattr(r, attr) if not attr.startswith("phase:") else _phase_value(r, attr)
+            if value is not None:
+                return float(value)
+    return None
+
+
+def _phase_value(r: ResultRow, attr: str) -> float | None:
+    _, phase, key = attr.split(":")
+    value = r.phases.get(phase, {}).get(key)
+    return None if value is None else float(value)
+
+
+def _gpu_label(rows: Sequence[ResultRow]) -> str:
+    names = sorted({r.gpu_name or "?" for r in rows})
+    return ", ".join(names)
+
+
+def write_charts(rows: Sequence[ResultRow], output: Path) -> list[Chart]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    output.mkdir(parents=True, exist_ok=True)
+    rows = latest(rows)
+    single = [r for r in rows if r.gpus <= 1 and r.precision in FP32_LIKE]
+    frameworks = sorted({r.framework for r in rows})
+    charts: list[Chart] = []
+
+    for mode, title in (("train", "Training"), ("infer", "Inference")):
+        sel = [r for r in single if r.mode == mode and r.samples_per_s is not None]
+        if not sel:
+            continue
+        models = _models(sel)
+        series: list[tuple[str, list[float | None], bool]] = []
+        for fw in frameworks:
+            series.append(
+                (
+                    _fw(fw),
+                    [_value(sel, "samples_per_s", workload=m, framework=fw) for m in models],
+                    False,
+                )
+            )
+            published = [_anchor_value(sel, m, fw) for m in models]
+            if any(v is not None for v in published):
+                series.append((f"{_fw(fw)} (published)", published, True))
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        _bars(ax, [model_name(m) for m in models], series, "samples/s")
+        ax.set_title(f"{title} throughput, 1 GPU, FP32 ({_gpu_label(sel)})")
+        _save(
+            fig,
+            output / f"throughput_{mode}.png",
+            f"{title.lower()} throughput (samples/s) per model and framework, one GPU, FP32"
+            + (", published figures hatched" if any(s[2] for s in series) else ""),
+            charts,
+        )
+
+    _scaling(rows, output, charts, plt)
+    _per_model(
+        single, output, charts, plt, "phase:measure:gpu_util_mean", "gpu_util.png",
+        "GPU utilization (%)", "GPU utilization per model, training vs inference (measured window)",
+        by_mode=True,
+    )  # fmt: skip
+    _per_model(
+        [r for r in single if r.mode == "train"], output, charts, plt,
+        "phase:measure:gpu_mem_peak_bytes", "gpu_memory.png", "GPU memory (GiB)",
+        "peak GPU memory per model during training", scale=1 / GIB, fmt="{:.1f}",
+    )  # fmt: skip
+    _per_model(
+        single, output, charts, plt, "phase:measure:cpu_util_mean", "cpu_util.png",
+        "CPU utilization (% of one core)", "CPU utilization of the runner per model and mode",
+        by_mode=True,
+    )  # fmt: skip
+    _speedup(rows, output, charts, plt)
+    return charts
+
+
+def _anchor_value(rows: Sequence[ResultRow], workload: str, framework: str) -> float | None:
+    for r in rows:
+        if (r.workload, r.framework) == (workload, framework):
+            anchor = anchor_for(r)
+            if anchor is not None:
+                return anchor.samples_per_s
+    return None
+
+
+def _per_model(
+    rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: Any, attr: str,
+    filename: str, ylabel: str, description: str, *, by_mode: bool = False,
+    scale: float = 1.0, fmt: str = "{:,.0f}",
+) -> None:  # fmt: skip
+    models = _models(rows)
+    series: list[tuple[str, list[float | None], bool]] = []
+    modes = ("train", "infer") if by_mode else ("train",)
+    for fw in sorted({r.framework for r in rows}):
+        for mode in modes:
+            values = [_value(rows, attr, workload=m, framework=fw, mode=mode) for m in models]
+            scaled = [None if v is None else v * scale for v in values]
+            if any(v is not None for v in scaled):
+                name = f"{_fw(fw)} {mode}" if by_mode else _fw(fw)
+                series.append((name, scaled, False))
+    if not series:
+        return
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    _bars(ax, [model_name(m) for m in models], series, ylabel, fmt)
+    ax.set_title(f"{description[0].upper()}{description[1:]} ({_gpu_label(rows)})")
+    _save(fig, output / filename, description, charts)
+
+
+def _scaling(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: Any) -> None:
+    sel = [
+        r for r in rows
+        if r.workload == "resnet50" and r.mode == "train" and r.precision in FP32_LIKE
+        and r.gpus >= 1 and r.samples_per_s
+    ]  # fmt: skip
+    groups: list[str] = []
+    one: list[float | None] = []
+    many: list[float | None] = []
+    notes = []
+    for fw in sorted({r.framework for r in sel}):
+        runs = {r.gpus: float(r.samples_per_s or 0) for r in sel if r.framework == fw}
+        n = max(runs)
+        if 1 not in runs or n < 2:
+            continue
+        groups.append(_fw(fw))
+        one.append(runs[1])
+        many.append(runs[n])
+        notes.append(f"{_fw(fw)}: {runs[n] / runs[1]:.2f}x on {n} GPUs, "
+                     f"{100 * runs[n] / (n * runs[1]):.0f}% efficiency")  # fmt: skip
+    if not groups:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    _bars(ax, groups, [("1 GPU", one, False), ("all GPUs", many, False)], "images/s")
+    ax.set_title("ResNet-50 training: 1 GPU vs all GPUs\n" + "; ".join(notes), fontsize=9)
+    _save(fig, output / "scaling.png", "ResNet-50 training on 1 vs all GPUs: " +
+          "; ".join(notes), charts)  # fmt: skip
+
+
+def _speedup(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: Any) -> None:
+    base = {
+        (r.workload, r.framework, r.mode, r.gpus, r.gpu_name): r
+        for r in rows if r.precision == "fp32" and r.samples_per_s
+    }  # fmt: skip
+    groups: list[str] = []
+    used: list[ResultRow] = []
+    series: dict[str, list[float | None]] = {"TF32": [], "FP16": [], "BF16": [], "published": []}
+    for key, ref in sorted(base.items(), key=lambda kv: str(kv[0])):
+        others = {
+            r.precision: float(r.samples_per_s or 0) / float(ref.samples_per_s or 1)
+            for r in rows
+            if (r.workload, r.framework, r.mode, r.gpus, r.gpu_name) == key
+            and r.precision in ("tf32", "fp16", "bf16") and r.samples_per_s
+        }  # fmt: skip
+        if not others:
+            continue
+        groups.append(f"{model_name(ref.workload)}\n{_fw(ref.framework)} {ref.mode}")
+        used.append(ref)
+        for prec in ("tf32", "fp16", "bf16"):
+            series[prec.upper()].append(others.get(prec))
+        series["published"].append(_published_speedup(ref))
+    if not groups:
+        return
+    plotted = [(k if k != "published" else "FP16 published", v, k == "published")
+               for k, v in series.items() if any(x is not None for x in v)]  # fmt: skip
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    _bars(ax, groups, plotted, "speedup over FP32 (x)", "{:.2f}")
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_title(f"Mixed-precision speedup over FP32 ({_gpu_label(used)})")
+    _save(fig, output / "precision_speedup.png",
+          "TF32/FP16/BF16 throughput over FP32 per model, framework and mode", charts)  # fmt: skip
+
+
+def _published_speedup(ref: ResultRow) -> float | None:
+    fp32: Anchor | None = find_anchor(
+        ref.gpu_name, ref.gpus, ref.workload, ref.framework, ref.mode, "fp32"
+    )
+    fp16 = find_anchor(ref.gpu_name, ref.gpus, ref.workload, ref.framework, ref.mode, "fp16")
+    if fp32 is None or fp16 is None or fp32.source != fp16.source:
+        return None
+    return fp16.samples_per_s / fp32.samples_per_s

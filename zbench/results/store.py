@@ -1,0 +1,359 @@
+"""The results database: SQLite in WAL mode, the only place in zbench where SQL lives.
+
+Several processes write at once (the job supervisor, ``zbench`` commands, the TUI), so every method
+opens a short transaction, and a write that finds the database busy is retried with a growing pause
+on top of SQLite's own ``busy_timeout``. Schema changes are appended to ``MIGRATIONS``; the applied
+version is kept in ``schema_version``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# Each entry moves the schema one version up; never edit an entry that has shipped.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        suite TEXT,
+        workload TEXT NOT NULL,
+        framework TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        precision TEXT,
+        config TEXT NOT NULL,
+        requested_gpus TEXT,
+        gpu_ids TEXT,
+        share_gpus INTEGER NOT NULL DEFAULT 0,
+        timeout_s REAL,
+        state TEXT NOT NULL,
+        phase TEXT,
+        step INTEGER,
+        total INTEGER,
+        samples_per_s REAL,
+        reason TEXT,
+        log_tail TEXT,
+        created REAL NOT NULL,
+        started REAL,
+        ended REAL,
+        pid INTEGER,
+        log_path TEXT,
+        events_path TEXT,
+        run_id INTEGER,
+        cancel_grace REAL
+    );
+    CREATE INDEX jobs_state ON jobs(state);
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        job_id INTEGER,
+        created REAL NOT NULL,
+        workload TEXT NOT NULL,
+        framework TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        precision TEXT,
+        batch_size INTEGER,
+        gpus INTEGER NOT NULL,
+        gpu_name TEXT,
+        samples_per_s REAL,
+        config TEXT NOT NULL,
+        env TEXT NOT NULL,
+        result TEXT NOT NULL
+    );
+    CREATE INDEX runs_created ON runs(created);
+    CREATE TABLE phase_aggregates (
+        job_id INTEGER NOT NULL,
+        run_id INTEGER,
+        phase TEXT NOT NULL,
+        metrics TEXT NOT NULL,
+        PRIMARY KEY (job_id, phase)
+    );
+    CREATE TABLE samples (
+        job_id INTEGER NOT NULL,
+        t REAL NOT NULL,
+        phase TEXT,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX samples_job ON samples(job_id, t);
+    CREATE TABLE supervisor (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        pid INTEGER NOT NULL,
+        host TEXT NOT NULL,
+        started REAL NOT NULL,
+        heartbeat REAL NOT NULL
+    );
+    """,
+)
+
+BUSY_RETRIES = 8
+FINISHED_STATES = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
+JOB_COLUMNS = [
+    "suite",
+    "workload",
+    "framework",
+    "mode",
+    "precision",
+    "config",
+    "requested_gpus",
+    "gpu_ids",
+    "share_gpus",
+    "timeout_s",
+    "state",
+    "phase",
+    "step",
+    "total",
+    "samples_per_s",
+    "reason",
+    "log_tail",
+    "created",
+    "started",
+    "ended",
+    "pid",
+    "log_path",
+    "events_path",
+    "run_id",
+    "cancel_grace",
+]
+_JSON_COLUMNS = {"config", "requested_gpus", "gpu_ids", "env", "result", "metrics", "data"}
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _decode(row: sqlite3.Row) -> dict[str, Any]:
+    out = {}
+    for key in row.keys():  # noqa: SIM118 (sqlite3.Row is not a mapping)
+        value = row[key]
+        out[key] = json.loads(value) if key in _JSON_COLUMNS and value is not None else value
+    return out
+
+
+class Store:
+    """The results database at ``path`` (created and migrated on first use)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._retry(self._migrate)
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA busy_timeout = 10000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction; BEGIN IMMEDIATE takes the write lock up front so two
+        writers never deadlock upgrading read locks."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _retry(self, fn: Callable[[], T]) -> T:
+        for attempt in range(BUSY_RETRIES):
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or attempt == BUSY_RETRIES - 1:
+                    raise
+                time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        def attempt() -> T:
+            with self._tx() as conn:
+                return fn(conn)
+
+        return self._retry(attempt)
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return self._retry(lambda: [_decode(r) for r in self._conn().execute(sql, params)])
+
+    def _migrate(self) -> None:
+        with self._tx() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            row = conn.execute("SELECT version FROM schema_version").fetchone()
+            version = row[0] if row else 0
+            for sql in MIGRATIONS[version:]:
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+            if row is None:
+                conn.execute("INSERT INTO schema_version VALUES (?)", (len(MIGRATIONS),))
+            elif version != len(MIGRATIONS):
+                conn.execute("UPDATE schema_version SET version = ?", (len(MIGRATIONS),))
+
+    def schema_version(self) -> int:
+        return int(self._read("SELECT version FROM schema_version")[0]["version"])
+
+    # --- jobs --------------------------------------------------------------------------------
+
+    def add_jobs(self, jobs: Iterable[dict[str, Any]]) -> list[int]:
+        rows = list(jobs)
+
+        def insert(conn: sqlite3.Connection) -> list[int]:
+            ids = []
+            for job in rows:
+                cols = [c for c in JOB_COLUMNS if c in job]
+                values = [_encode(c, job[c]) for c in cols]
+                sql = f"INSERT INTO jobs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+                cur = conn.execute(sql, values)
+                ids.append(int(cur.lastrowid or 0))
+            return ids
+
+        return self._write(insert)
+
+    def update_job(self, job_id: int, *, only_if_state: Sequence[str] = (), **fields: Any) -> bool:
+        """Set ``fields``; with ``only_if_state`` only while the job is in one of those states.
+        True when a row changed."""
+        unknown = set(fields) - set(JOB_COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown job fields: {sorted(unknown)}")
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        params: list[Any] = [_encode(k, v) for k, v in fields.items()] + [job_id]
+        sql = f"UPDATE jobs SET {sets} WHERE id = ?"
+        if only_if_state:
+            sql += f" AND state IN ({', '.join('?' * len(only_if_state))})"
+            params += list(only_if_state)
+        return self._write(lambda conn: conn.execute(sql, params).rowcount > 0)
+
+    def get_job(self, job_id: int) -> dict[str, Any] | None:
+        rows = self._read("SELECT * FROM jobs WHERE id = ?", (job_id,))
+        return rows[0] if rows else None
+
+    def jobs(self, states: Sequence[str] = (), since: float | None = None) -> list[dict[str, Any]]:
+        """Jobs in ``states`` (all when empty), or created at/after ``since``, oldest first."""
+        where: list[str] = []
+        params: list[Any] = []
+        if states:
+            where.append(f"state IN ({', '.join('?' * len(states))})")
+            params += list(states)
+        if since is not None:
+            where.append("created >= ?")
+            params.append(since)
+        sql = "SELECT * FROM jobs"
+        if where:
+            sql += " WHERE " + " OR ".join(where)
+        return self._read(sql + " ORDER BY id", params)
+
+    # --- runs, aggregates, samples -------------------------------------------------------------
+
+    def add_run(self, run: dict[str, Any]) -> int:
+        cols = list(run)
+        sql = f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+        values = [_encode(c, run[c]) for c in cols]
+        return self._write(lambda conn: int(conn.execute(sql, values).lastrowid or 0))
+
+    def runs(self, where: str = "", params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Runs matching a WHERE clause built by ``results.api`` (columns of ``runs``)."""
+        sql = "SELECT * FROM runs" + (f" WHERE {where}" if where else "") + " ORDER BY id"
+        return self._read(sql, params)
+
+    def get_run(self, run_id: int) -> dict[str, Any] | None:
+        rows = self._read("SELECT * FROM runs WHERE id = ?", (run_id,))
+        return rows[0] if rows else None
+
+    def set_phase_aggregates(
+        self, job_id: int, run_id: int | None, phases: dict[str, dict[str, Any]]
+    ) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            for phase, metrics in phases.items():
+                conn.execute(
+                    "INSERT OR REPLACE INTO phase_aggregates VALUES (?, ?, ?, ?)",
+                    (job_id, run_id, phase, json.dumps(metrics)),
+                )
+
+        self._write(write)
+
+    def phase_aggregates(self, job_ids: Sequence[int]) -> dict[int, dict[str, dict[str, Any]]]:
+        if not job_ids:
+            return {}
+        marks = ", ".join("?" * len(job_ids))
+        rows = self._read(f"SELECT * FROM phase_aggregates WHERE job_id IN ({marks})", job_ids)
+        out: dict[int, dict[str, dict[str, Any]]] = {}
+        for r in rows:
+            out.setdefault(r["job_id"], {})[r["phase"]] = r["metrics"]
+        return out
+
+    def add_samples(self, job_id: int, samples: Sequence[dict[str, Any]]) -> None:
+        rows = [(job_id, s["t"], s.get("phase"), json.dumps(s)) for s in samples]
+        if rows:
+            self._write(lambda conn: conn.executemany("INSERT INTO samples VALUES (?,?,?,?)", rows))
+
+    def replace_samples(self, job_id: int, samples: Sequence[dict[str, Any]]) -> None:
+        rows = [(job_id, s["t"], s.get("phase"), json.dumps(s)) for s in samples]
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM samples WHERE job_id = ?", (job_id,))
+            conn.executemany("INSERT INTO samples VALUES (?,?,?,?)", rows)
+
+        self._write(write)
+
+    def samples(self, job_id: int) -> list[dict[str, Any]]:
+        rows = self._read("SELECT data FROM samples WHERE job_id = ? ORDER BY t", (job_id,))
+        return [r["data"] for r in rows]
+
+    # --- supervisor ----------------------------------------------------------------------------
+
+    def set_supervisor(self, pid: int, host: str, started: float) -> None:
+        self._write(
+            lambda conn: conn.execute(
+                "INSERT OR REPLACE INTO supervisor VALUES (1, ?, ?, ?, ?)",
+                (pid, host, started, time.time()),
+            )
+        )
+
+    def heartbeat(self, pid: int) -> None:
+        self._write(
+            lambda conn: conn.execute(
+                "UPDATE supervisor SET heartbeat = ? WHERE pid = ?", (time.time(), pid)
+            )
+        )
+
+    def clear_supervisor(self, pid: int | None = None) -> None:
+        if pid is None:
+            self._write(lambda conn: conn.execute("DELETE FROM supervisor"))
+        else:
+            self._write(lambda conn: conn.execute("DELETE FROM supervisor WHERE pid = ?", (pid,)))
+
+    def supervisor(self) -> dict[str, Any] | None:
+        rows = self._read("SELECT * FROM supervisor")
+        return rows[0] if rows else None
+
+
+def _encode(column: str, value: Any) -> Any:
+    if column in _JSON_COLUMNS and value is not None:
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return int(value)
+    return value
