@@ -131,9 +131,17 @@ def write_charts(rows: Sequence[ResultRow], output: Path) -> list[Chart]:
                     False,
                 )
             )
-            published = [_anchor_value(sel, m, fw) for m in models]
-            if any(v is not None for v in published):
-                series.append((f"{_fw(fw)} (published)", published, True))
+            anchors = [_anchor(sel, m, fw) for m in models]
+            if any(a is not None for a in anchors):
+                # Name the published precision: a TF32 figure sold as "FP32" must not pass for ours.
+                precs = sorted({a.precision.upper() for a in anchors if a is not None})
+                series.append(
+                    (
+                        f"{_fw(fw)} (published, {'/'.join(precs)})",
+                        [None if a is None else a.samples_per_s for a in anchors],
+                        True,
+                    )
+                )
         fig, ax = plt.subplots(figsize=(9, 4.5))
         _bars(ax, [model_name(m) for m in models], series, "samples/s")
         ax.set_title(f"{title} throughput, 1 GPU, FP32 ({_gpu_label(sel)})")
@@ -165,12 +173,12 @@ def write_charts(rows: Sequence[ResultRow], output: Path) -> list[Chart]:
     return charts
 
 
-def _anchor_value(rows: Sequence[ResultRow], workload: str, framework: str) -> float | None:
+def _anchor(rows: Sequence[ResultRow], workload: str, framework: str) -> Anchor | None:
     for r in rows:
         if (r.workload, r.framework) == (workload, framework):
             anchor = anchor_for(r)
             if anchor is not None:
-                return anchor.samples_per_s
+                return anchor
     return None
 
 

@@ -218,7 +218,7 @@ def _run(
     total = cfg.steps * cfg.repeat
     for r in range(cfg.repeat):
         local = _window(
-            step, cfg.steps, device, distributed, cfg.batch_size, out, r * cfg.steps, total
+            step, cfg.steps, device, distributed, cfg.batch_size, out, r * cfg.steps, total, world
         )
         windows.append(_global(local, device, distributed, world))
     result = measure.combine_repeats(windows)
@@ -251,6 +251,7 @@ def _window(
     out: Any,
     done: int,
     total: int,
+    world: int = 1,
 ) -> dict[str, Any]:
     _sync(device)
     if distributed:
@@ -265,7 +266,9 @@ def _window(
         times.append(now - s)
         if now - last >= PROGRESS_EVERY_S or i == steps - 1:
             last = now
-            out.progress(done + i + 1, total, (i + 1) * batch / (now - t0))
+            # Live rate for the whole job: ranks step in lockstep under DDP, so rank 0's rate times
+            # the world size is the global rate (the result event reports the exact all-reduced one).
+            out.progress(done + i + 1, total, (i + 1) * batch * world / (now - t0))
     _sync(device)
     window_s = time.perf_counter() - t0
     return measure.window_stats(times, batch, window_s)
