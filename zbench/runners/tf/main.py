@@ -128,7 +128,7 @@ def _run(r: Resolved, writer: EventWriter) -> int:
     source = _data_source(cfg)
     num_classes, next_batch = _make_data(r, strategy, source)
     with strategy.scope():
-        model = workload.build(num_classes, r.image_size)
+        model = workload.build(num_classes, r.image_size, xla=r.xla)
         step = _make_step(r, strategy, workload, model)
     measured = measure(
         step,

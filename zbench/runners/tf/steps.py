@@ -49,7 +49,7 @@ def make_train_step(
                 objective = optimizer.scale_loss(objective)
         return loss, tape.gradient(objective, variables)
 
-    if xla:
+    if xla and workload.kind != "detection":  # the detector compiles its own dense parts
         grads_fn = tf.function(grads_fn, jit_compile=True)
 
     def replica_step(batch: Any) -> tf.Tensor:
@@ -73,7 +73,7 @@ def make_infer_step(
     def replica_step(batch: Any) -> tf.Tensor:
         return infer_fn(workload, model, batch)
 
-    if xla:
+    if xla and workload.kind != "detection":
         replica_step = tf.function(replica_step, jit_compile=True)
 
     @tf.function

@@ -36,7 +36,7 @@ class Workload:
     def input_shape(self, image_size: int) -> tuple[int, ...]:
         return (image_size,) * self.spatial_dims + (self.in_channels,)
 
-    def build(self, num_classes: int, image_size: int) -> keras.Model:
+    def build(self, num_classes: int, image_size: int, xla: bool = False) -> keras.Model:
         builders: dict[str, Callable[..., keras.Model]] = {
             "resnet50": models.resnet50,
             "vgg16": models.vgg16,
@@ -46,7 +46,7 @@ class Workload:
         if self.name == "fasterrcnn":
             from zbench.runners.tf.fasterrcnn import FasterRCNN
 
-            return FasterRCNN(num_classes=num_classes, image_size=image_size)
+            return FasterRCNN(num_classes=num_classes, image_size=image_size, xla=xla)
         return builders[self.name](num_classes=num_classes, image_size=image_size)
 
 
