@@ -1,0 +1,72 @@
+"""Running the runner (in-process or as a subprocess) and checking its event stream."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from zbench.runners.protocol import ERROR_KINDS, PHASES, SCHEMA_VERSION, read_events
+
+REPO = Path(__file__).resolve().parents[2]
+RESULT_FIELDS = (
+    "samples_per_s", "samples_per_s_per_gpu", "step_time_median_ms", "step_time_p90_ms", "steps",
+    "samples", "window_s", "batch_size", "global_batch", "gpus", "unit", "compile_s",
+    "peak_mem_allocated_bytes", "peak_mem_reserved_bytes", "repeats", "samples_per_s_spread_pct",
+    "precision_detail", "data", "scaling",
+)  # fmt: skip
+
+
+def run_in_process(argv: list[str], events: Path) -> tuple[int, list[dict[str, Any]]]:
+    from zbench.runners.__main__ import main
+
+    rc = main([*argv, "--events", str(events)])
+    return rc, list(read_events(events))
+
+
+def run_subprocess(
+    argv: list[str], events: Path, timeout: float = 300
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "2"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "zbench.runners", *argv, "--events", str(events)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=timeout,
+    )
+    return proc, list(read_events(events))
+
+
+def check_stream(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """A finished run's stream follows the protocol; returns its result event."""
+    assert all(e["v"] == SCHEMA_VERSION and isinstance(e["t"], float) for e in events)
+    types = [e["type"] for e in events]
+    assert types[0] == "start", types
+    phases = [e["phase"] for e in events if e["type"] == "phase"]
+    assert phases == list(PHASES), phases
+    assert types.count("result") == 1 and "error" not in types, types
+    assert types.index("result") < len(types) - 1  # "done" comes after the result
+    start = events[0]
+    assert {"config", "environment", "data", "precision_detail"} <= start.keys()
+    assert start["environment"]["torch"]
+    progress = [e for e in events if e["type"] == "progress"]
+    assert progress and progress[-1]["step"] == progress[-1]["total"]
+    assert [p["step"] for p in progress] == sorted(p["step"] for p in progress)
+    result = next(e for e in events if e["type"] == "result")
+    missing = [f for f in RESULT_FIELDS if f not in result]
+    assert not missing, missing
+    assert result["samples_per_s"] > 0
+    assert result["samples"] == result["steps"] * result["global_batch"]
+    return result
+
+
+def the_error(events: list[dict[str, Any]]) -> dict[str, Any]:
+    errors = [e for e in events if e["type"] == "error"]
+    assert len(errors) == 1, errors
+    assert errors[0]["kind"] in ERROR_KINDS
+    assert "\n" not in errors[0]["message"]
+    return errors[0]

@@ -1,0 +1,110 @@
+"""``zbench monitor`` through the real CLI (typer's CliRunner, fixed width) and as a process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.fakes.fake_nvml import FakeNvml
+from zbench.cli import app
+from zbench.telemetry.trace import read_header, read_trace
+
+runner = CliRunner(env={"COLUMNS": "120"})
+
+
+def test_json_from_replay_one_object_per_sample(synthetic_trace: Path) -> None:
+    res = runner.invoke(
+        app,
+        [
+            "monitor",
+            "--replay",
+            str(synthetic_trace),
+            "--count",
+            "3",
+            "--interval",
+            "0.05",
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.strip().splitlines()
+    assert len(lines) == 3
+    objs = [json.loads(line) for line in lines]
+    assert [len(o["gpus"]) for o in objs] == [2, 2, 2]
+    assert objs[0]["gpus"][0]["nvlink"]["active_links"] == 18
+
+
+def test_table_with_fake_nvml(fake: FakeNvml) -> None:
+    fake.gpus[0].util_gpu = 93
+    fake.gpus[1].gpm_supported = False
+    res = runner.invoke(app, ["monitor", "--count", "2", "--interval", "0.05", "--gpus", "0,1"])
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    assert "NVLink TX GB/s" in out and "0 H200" in out and "93%" in out
+    assert "host CPU" in out
+    assert max(len(line) for line in out.splitlines()) <= 120
+
+
+def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeNvml(init_error=FakeNvml.DRIVER_NOT_LOADED)
+    monkeypatch.setitem(sys.modules, "pynvml", fake.module)
+    res = runner.invoke(app, ["monitor", "--count", "1", "--json"])
+    assert res.exit_code == 0
+    snap = json.loads(res.stdout)
+    assert snap["gpus"] == [] and snap["notice"].endswith("host-only mode")
+    res = runner.invoke(app, ["monitor", "--count", "1"])
+    assert "host-only mode" in res.stdout and "host CPU" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gpus", "0,x"], "--gpus: 'x' is not a GPU index"),
+        (["--gpus", "5"], "GPU 5 does not exist"),
+        (["--replay", "missing.jsonl"], "trace file not found: missing.jsonl"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(fake: FakeNvml, args: list[str], message: str) -> None:
+    res = runner.invoke(app, ["monitor", "--count", "1", *args])
+    assert res.exit_code == 2
+    assert message in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_record_then_replay(fake: FakeNvml, tmp_path: Path) -> None:
+    out = tmp_path / "rec.jsonl"
+    res = runner.invoke(
+        app, ["monitor", "--count", "3", "--interval", "0.05", "--record", str(out), "--json"]
+    )
+    assert res.exit_code == 0
+    assert read_header(out)["gpus"] == ["NVIDIA H200", "NVIDIA H200"]
+    assert len(list(read_trace(out))) == 3
+    res = runner.invoke(app, ["monitor", "--replay", str(out), "--interval", "0.05", "--json"])
+    assert res.exit_code == 0  # ends by itself when the trace runs out
+    assert 1 <= len(res.stdout.strip().splitlines()) <= 4
+
+
+def test_ctrl_c_exits_0_with_complete_trace(synthetic_trace: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rec.jsonl"
+    cmd = [sys.executable, "-m", "zbench", "monitor", "--replay", str(synthetic_trace)]
+    cmd += ["--interval", "0.05", "--json", "--record", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    for _ in range(3):
+        proc.stdout.readline()
+    time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    lines = out.read_text().splitlines()
+    assert len(lines) >= 4 and all(line.endswith("}") for line in lines)
+    assert len(list(read_trace(out))) == len(lines) - 1

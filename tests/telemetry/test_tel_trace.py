@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from zbench.telemetry.snapshot import NA, GpuSnapshot, NvLinkSnapshot, Snapshot
+from zbench.telemetry.trace import ReplayBackend, TraceWriter, read_header, read_trace
+
+
+def _snap(i: float, t0: float = 1000.0) -> Snapshot:
+    gpu = GpuSnapshot(index=0, name="G", util_gpu=float(i), nvlink=NvLinkSnapshot(tx_bytes_s=NA))
+    return Snapshot(t=t0 + i, seq=int(i) + 1, gpus=(gpu,))
+
+
+@pytest.mark.parametrize("name", ["t.jsonl", "t.jsonl.gz"])
+def test_round_trip(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    snaps = [_snap(i) for i in range(3)]
+    with TraceWriter(path, interval=1.0) as w:
+        for s in snaps:
+            w.write(s)
+    assert read_header(path)["gpus"] == ["G"]
+    assert list(read_trace(path)) == snaps
+    if name.endswith(".gz"):
+        with gzip.open(path) as fh:
+            assert fh.read(1) == b"{"
+
+
+def test_each_line_is_flushed_and_torn_line_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    w = TraceWriter(path)
+    w.write(_snap(0))
+    w.write(_snap(1))
+    # Without close (a killed recorder), both samples are already on disk.
+    assert len(list(read_trace(path))) == 2
+    with open(path, "a") as fh:
+        fh.write('{"t": 12, "gpus": [')  # torn last line
+    assert len(list(read_trace(path))) == 2
+    w.close()
+
+
+def test_not_a_trace(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_text('{"hello": 1}\n')
+    with pytest.raises(ValueError, match="not a zbench trace"):
+        list(read_trace(path))
+
+
+def test_nan_written_as_null(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path) as w:
+        w.write(Snapshot(t=1.0, gpus=(GpuSnapshot(index=0, power_w=float("nan")),)))
+    assert next(read_trace(path)).gpus[0].power_w is NA
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_replay_honours_timestamps(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path) as w:
+        for i in (0.0, 0.1, 0.2, 0.5):
+            w.write(_snap(i))
+    clock = Clock()
+    rb = ReplayBackend(path, clock=clock, wall=lambda: 99.0)
+    seen = []
+    for now in (0.0, 0.05, 0.15, 0.3, 0.49, 0.5, 2.0):
+        clock.now = now
+        s = rb.sample()
+        seen.append(s.gpus[0].util_gpu)
+        assert s.t == 99.0  # moved to the present
+    assert seen == [0.0, 0.0, 0.1, 0.2, 0.2, 0.5, 0.5]
+    assert rb.finished
+
+
+def test_replay_loops(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path) as w:
+        for i in (0.0, 1.0):
+            w.write(_snap(i))
+    clock = Clock()
+    rb = ReplayBackend(path, loop=True, clock=clock)
+    clock.now = 1.0
+    assert rb.sample().gpus[0].util_gpu == 1.0
+    clock.now = 2.1  # period is 2 s: back at the start
+    assert rb.sample().gpus[0].util_gpu == 0.0
+    assert not rb.finished
+
+
+def test_replay_of_synthetic_fixture(synthetic_trace: Path) -> None:
+    header = read_header(synthetic_trace)
+    assert header["synthetic"] is True
+    snaps = list(read_trace(synthetic_trace))
+    assert len(snaps) == 40
+    copying = [s for s in snaps if s.notice == "synthetic: copy"]
+    tx = copying[-1].gpus[0].nvlink.tx_bytes_s
+    assert tx == pytest.approx(267e9, rel=0.01)
+    assert copying[-1].gpus[1].nvlink.rx_bytes_s == pytest.approx(267e9, rel=0.01)
+
+
+def test_replay_gpu_filter(synthetic_trace: Path) -> None:
+    rb = ReplayBackend(synthetic_trace, gpus=[1])
+    assert [g.index for g in rb.sample().gpus] == [1]
+    with pytest.raises(ValueError, match="GPU 7 is not in the trace"):
+        ReplayBackend(synthetic_trace, gpus=[7])

@@ -1,0 +1,30 @@
+"""The table ``zbench probe`` prints: each figure beside its theoretical peak and the ratio."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _n(v: Any, digits: int = 1) -> str:
+    return "n/a" if v is None else f"{v:,.{digits}f}"
+
+
+def print_rows(rows: list[dict[str, Any]], console: Console | None = None) -> None:
+    t = Table(box=None, header_style="bold")
+    for col, justify in (("GPU", "left"), ("test", "left"), ("measured", "right"),
+                         ("peak", "right"), ("ratio", "right"), ("NVLink TX seen", "right")):  # fmt: skip
+        t.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for r in rows:
+        nvl = r.get("nvlink_tx_gb_s")
+        t.add_row(
+            str(r["gpu"]),
+            r["name"],
+            f"{_n(r['value'])} {r['unit']}",
+            f"{_n(r['peak'])} {r['unit']}" if r["peak"] else "n/a",
+            "n/a" if r["ratio"] is None else f"{100 * r['ratio']:.0f}%",
+            "" if r["test"] != "p2p" else f"{_n(nvl)} GB/s",
+        )
+    (console or Console()).print(t)

@@ -1,0 +1,82 @@
+"""``python -m zbench.runners <workload> [options] --events <path|fd:N>``: one benchmark run.
+
+Exit status: 0 done, 1 the work failed (an ``error`` event says why), 2 bad options or input (one
+line on stderr, and an ``error`` event of kind ``config`` when an events target was given).
+"""
+
+from __future__ import annotations
+
+import importlib
+import signal
+import sys
+from types import FrameType
+
+from zbench.runners.config import RunConfig, UsageError, parse_args
+from zbench.runners.protocol import EventWriter
+
+RUNNERS = {"torch": "zbench.runners.torch.main", "tf": "zbench.runners.tf.main"}
+EXTRAS = {"torch": "torch", "tf": "tf (or tf-cpu)"}
+FRAMEWORK_MODULES = {"torch": "torch", "tf": "tensorflow"}
+
+
+def _events_target(argv: list[str]) -> str | None:
+    """``--events`` read by hand, for reporting options the parser rejected."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--events" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--events="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _open_writer(target: str | None) -> EventWriter:
+    return EventWriter(target if target is not None else "fd:2")
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # the runner reports an "interrupted" error and exits
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        config, target = parse_args(argv)
+    except UsageError as exc:
+        print(f"zbench.runners: {exc}", file=sys.stderr)
+        target = _events_target(argv)
+        if target is not None:
+            try:
+                with _open_writer(target) as writer:
+                    writer.error("config", str(exc))
+            except OSError:
+                pass  # the events target itself is what is wrong; stderr said it
+        return 2
+    try:
+        writer = _open_writer(target)
+    except OSError as exc:
+        print(f"zbench.runners: cannot open events target {target}: {exc}", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    with writer:
+        return _dispatch(config, writer)
+
+
+def _dispatch(config: RunConfig, writer: EventWriter) -> int:
+    fw = config.framework
+    try:
+        importlib.import_module(FRAMEWORK_MODULES[fw])
+    except ImportError:
+        message = (
+            f"the {fw} runners need {FRAMEWORK_MODULES[fw]}: pip install 'zbench[{EXTRAS[fw]}]'"
+        )
+        print(f"zbench.runners: {message}", file=sys.stderr)
+        writer.error("unavailable", message)
+        return 1
+    module = importlib.import_module(RUNNERS[fw])
+    return int(module.run(config, writer))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Micro-benchmarks for ``zbench probe``, as a runner-protocol subprocess (needs PyTorch).
+
+    python -m zbench.runners.probe --events PATH [--gpus 0,1] [--quick] [--p2p-seconds S]
+
+Events: ``start``; ``progress`` (step/total and a ``label``); one ``result`` per figure with ``test``
+in matmul | memcpy | h2d | d2h | p2p; ``phase`` ``measure`` with ``test="p2p"``, ``src``, ``dst`` just
+before each sustained GPU-to-GPU copy (so a supervisor can read NVLink counters during it); ``error``.
+Timing: warm-up excluded, CUDA events on one device, host wall clock with both devices synchronized
+for GPU-to-GPU copies; each figure is the median of several timed repeats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from zbench.runners.protocol import EventWriter
+
+MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16")
+
+
+def _events_timed(fn: Callable[[], None], inner: int, repeats: int, warmup: int) -> float:
+    """Median seconds per call of ``fn`` (on the current device), timed with CUDA events."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(inner):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1000.0 / inner)
+    return statistics.median(times)
+
+
+def matmul_tflops(gpu: int, dtype: str, n: int, repeats: int) -> float:
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    torch_dtype = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+                   "bf16": torch.bfloat16}[dtype]  # fmt: skip
+    with torch.cuda.device(gpu):
+        a = torch.randn(n, n, device=f"cuda:{gpu}", dtype=torch_dtype)
+        b = torch.randn(n, n, device=f"cuda:{gpu}", dtype=torch_dtype)
+        c = torch.empty(n, n, device=f"cuda:{gpu}", dtype=torch_dtype)
+        t = _events_timed(lambda: torch.matmul(a, b, out=c), inner=10, repeats=repeats, warmup=3)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return 2 * n**3 / t / 1e12
+
+
+def memcpy_bytes_s(gpu: int, nbytes: int, repeats: int) -> float:
+    """Device-to-device copy on one GPU: bytes read + bytes written per second."""
+    with torch.cuda.device(gpu):
+        src = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{gpu}")
+        dst = torch.empty_like(src)
+        t = _events_timed(lambda: dst.copy_(src), inner=5, repeats=repeats, warmup=2)
+    return 2 * nbytes / t
+
+
+def host_copy_bytes_s(gpu: int, nbytes: int, repeats: int, to_device: bool) -> float:
+    with torch.cuda.device(gpu):
+        host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+        dev = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{gpu}")
+        if to_device:
+            t = _events_timed(lambda: dev.copy_(host, non_blocking=True), 3, repeats, 1)
+        else:
+            t = _events_timed(lambda: host.copy_(dev, non_blocking=True), 3, repeats, 1)
+    return nbytes / t
+
+
+def p2p_copy(src: int, dst: int, nbytes: int, seconds: float, ev: EventWriter) -> dict[str, Any]:
+    """Copies ``src`` -> ``dst`` back to back for about ``seconds``; returns the sustained rate."""
+    a = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{src}")
+    b = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{dst}")
+
+    def sync() -> None:
+        torch.cuda.synchronize(src)
+        torch.cuda.synchronize(dst)
+
+    with torch.cuda.device(src):
+        for _ in range(3):  # warm-up, and enables peer access inside the copy path
+            b.copy_(a)
+        sync()
+        t0 = time.perf_counter()
+        b.copy_(a)
+        sync()
+        one = max(time.perf_counter() - t0, 1e-6)
+        n = max(3, int(seconds / one))
+        ev.phase("measure", test="p2p", src=src, dst=dst, copies=n)
+        wall0 = time.time()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            b.copy_(a)
+        sync()
+        elapsed = time.perf_counter() - t0
+        wall1 = time.time()
+    del a, b
+    return {"bytes_s": n * nbytes / elapsed, "copies": n, "t_start": wall0, "t_end": wall1}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m zbench.runners.probe")
+    p.add_argument("--events", required=True)
+    p.add_argument("--gpus", default=None, help="e.g. 0,1 (default: all visible)")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--p2p-seconds", type=float, default=3.0)
+    args = p.parse_args(argv)
+    ev = EventWriter(args.events)
+    if not torch.cuda.is_available():
+        ev.error("unavailable", "PyTorch sees no CUDA GPU")
+        return 1
+    count = torch.cuda.device_count()
+    gpus = list(range(count)) if not args.gpus else [int(x) for x in args.gpus.split(",")]
+    if any(not 0 <= g < count for g in gpus):
+        ev.error("config", f"--gpus {args.gpus}: PyTorch sees {count} GPU(s)")
+        return 2
+    n = 4096 if args.quick else 8192
+    repeats = 5 if args.quick else 10
+    nbytes = (256 if args.quick else 1024) * 2**20
+    pairs = [(s, d) for s in gpus for d in gpus if s != d]
+    ev.emit("start", config=vars(args), env={
+        "torch": torch.__version__, "cuda": torch.version.cuda,
+        "gpus": [torch.cuda.get_device_name(g) for g in gpus]})  # fmt: skip
+    steps: list[tuple[str, Callable[[], dict[str, Any]]]] = []
+    for g in gpus:
+        for dt in MATMUL_DTYPES:
+            steps.append((f"matmul {dt} GPU {g}", lambda g=g, dt=dt: {
+                "test": "matmul", "dtype": dt, "gpu": g, "n": n,
+                "tflops": matmul_tflops(g, dt, n, repeats)}))  # fmt: skip
+        steps.append((f"memory copy GPU {g}", lambda g=g: {
+            "test": "memcpy", "gpu": g, "bytes": nbytes,
+            "bytes_s": memcpy_bytes_s(g, nbytes, repeats)}))  # fmt: skip
+        for to_dev, name in ((True, "h2d"), (False, "d2h")):
+            steps.append((f"pinned {name} GPU {g}", lambda g=g, t=to_dev, name=name: {
+                "test": name, "gpu": g, "bytes": nbytes,
+                "bytes_s": host_copy_bytes_s(g, nbytes, repeats, t)}))  # fmt: skip
+    for s, d in pairs:
+        steps.append((f"GPU {s} -> GPU {d}", lambda s=s, d=d: {
+            "test": "p2p", "src": s, "dst": d, "bytes": nbytes,
+            "peer_access": torch.cuda.can_device_access_peer(s, d),
+            **p2p_copy(s, d, nbytes, args.p2p_seconds, ev)}))  # fmt: skip
+    ev.phase("measure")
+    try:
+        for i, (label, step) in enumerate(steps):
+            ev.progress(i, len(steps), label=label)
+            ev.emit("result", **step())
+        ev.progress(len(steps), len(steps), label="done")
+        ev.phase("done")
+    except torch.cuda.OutOfMemoryError as exc:
+        ev.error("oom", str(exc).splitlines()[0])
+        return 1
+    except KeyboardInterrupt:
+        ev.error("interrupted", "interrupted")
+        return 1
+    finally:
+        ev.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Several GPUs: re-launch this runner under torchrun, one process per GPU (weak scaling).
+
+The launcher imports no framework. Rank 0 writes the events to a file of the launcher's; the launcher
+forwards them to the caller's target as they come, so an inherited ``fd:N`` (which torchrun's children
+do not inherit) works too, and a run whose ranks died without a word still ends with an ``error``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from zbench.runners.config import RunConfig
+from zbench.runners.protocol import EventTail, EventWriter
+
+ENV_RANK = "LOCAL_RANK"  # set by torchrun in every child
+
+
+def is_child() -> bool:
+    return ENV_RANK in os.environ and "WORLD_SIZE" in os.environ
+
+
+def torchrun_argv(cfg: RunConfig, events: str) -> list[str]:
+    """``python -m torch.distributed.run ... -m zbench.runners <argv>``; with no rendezvous options
+    after ``--``, a single-node ``--standalone`` run."""
+    launcher = [sys.executable, "-m", "torch.distributed.run"]
+    launcher += list(cfg.extra) if cfg.extra else ["--standalone", "--nnodes", "1"]
+    launcher += ["--nproc-per-node", str(cfg.gpus)]
+    inner = RunConfig(**{**cfg.as_dict(), "extra": ()}).to_argv(events=events)
+    return [*launcher, "-m", "zbench.runners", *inner]
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast off: some hosts hang with it on
+    env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's default, said explicitly
+    return env
+
+
+def launch(cfg: RunConfig, writer: EventWriter) -> int:
+    with tempfile.TemporaryDirectory(prefix="zbench-ddp-") as tmp:
+        events = Path(tmp) / "events.jsonl"
+        events.touch()
+        tail = EventTail(events)
+        seen: set[str] = set()
+        done = threading.Event()
+
+        def forward() -> None:
+            while True:
+                finished = done.is_set()
+                for event in tail.poll():
+                    seen.add(str(event["type"]))
+                    kind = str(event.pop("type"))
+                    writer.emit(kind, **event)  # type: ignore[arg-type]
+                if finished:
+                    return
+                done.wait(0.2)
+
+        thread = threading.Thread(target=forward, name="zbench-events", daemon=True)
+        thread.start()
+        try:
+            rc = subprocess.call(torchrun_argv(cfg, str(events)), env=child_env())
+        except KeyboardInterrupt:
+            rc = 130
+        done.set()
+        thread.join()
+    if rc != 0 and "error" not in seen:
+        kind = "interrupted" if rc in (130, -2) else "crash"
+        writer.error(kind, f"torchrun exited with status {rc}; see the log for each rank")
+    if rc == 0 and "result" not in seen:
+        writer.error("crash", "torchrun finished but rank 0 reported no result")
+        return 1
+    return 0 if rc == 0 else (rc if rc == 2 else 1)

@@ -1,0 +1,80 @@
+"""Where snapshots come from: NVML (with a driver), host-only (without), or a recorded trace.
+
+``open_backend`` picks one. Every backend has ``sample(trees=()) -> Snapshot``, ``close()`` and
+``notice`` (one line saying why the view is host-only or replayed; ``None`` when live on NVML).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from zbench.telemetry.host import HostReader
+from zbench.telemetry.sampler import Backend
+from zbench.telemetry.snapshot import Snapshot
+
+
+class HostOnlyBackend:
+    """Host CPU/RAM and process trees only, for machines without a usable NVIDIA driver."""
+
+    def __init__(self, notice: str) -> None:
+        self.notice: str | None = notice
+        self._host = HostReader()
+        self._seq = 0
+
+    def sample(self, trees: Sequence[int] = ()) -> Snapshot:
+        self._seq += 1
+        return Snapshot(
+            t=time.time(),
+            seq=self._seq,
+            host=self._host.read(),
+            trees=self._host.read_trees(trees),
+            notice=self.notice,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def parse_gpus(text: str | None) -> list[int] | None:
+    """``"0,1"`` -> ``[0, 1]``; ``None``/empty -> ``None`` (all GPUs). Raises ``ValueError`` with a
+    one-line reason for anything else."""
+    if text is None or not text.strip():
+        return None
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise ValueError(f"--gpus: {part!r} is not a GPU index (expected e.g. 0,1)")
+        if int(part) not in out:
+            out.append(int(part))
+    return out
+
+
+def open_backend(
+    replay: str | os.PathLike[str] | None = None, gpus: Sequence[int] | None = None
+) -> Backend:
+    """A replay backend for ``replay``; else NVML when a driver answers; else host-only.
+
+    Raises ``FileNotFoundError``/``ValueError`` for a bad trace and ``ValueError`` for a GPU index
+    that does not exist (callers turn these into one-line errors, exit 2).
+    """
+    if replay is not None:
+        from zbench.telemetry.trace import ReplayBackend
+
+        path = Path(replay)
+        if not path.is_file():
+            raise FileNotFoundError(f"trace file not found: {path}")
+        return ReplayBackend(path, gpus=gpus)
+    try:
+        import pynvml
+    except ImportError:
+        return HostOnlyBackend("nvidia-ml-py is not installed: host-only mode")
+    from zbench.telemetry.nvml import NvmlBackend, NvmlUnavailable
+
+    try:
+        return NvmlBackend(pynvml, gpus=gpus)
+    except NvmlUnavailable as exc:
+        return HostOnlyBackend(f"{exc}: host-only mode")

@@ -1,0 +1,122 @@
+"""``zbench doctor``: what the machine is and what could skew a benchmark.
+
+Frameworks are found with ``importlib`` metadata only; whether each sees the GPUs is asked of a
+*subprocess* with a timeout, so the doctor never pays for (or hangs in) a torch/TensorFlow import.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import platform
+import subprocess
+import sys
+from typing import Any
+
+import psutil
+
+from zbench.telemetry.snapshot import NA, to_dict
+
+FRAMEWORK_PROBES = {
+    "torch": "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)",
+    "tensorflow": (
+        "import os; os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3'); import tensorflow as tf; "
+        "print(len(tf.config.list_physical_devices('GPU')))"
+    ),
+}
+FRAMEWORK_TIMEOUT_S = 90.0
+
+
+def framework_status() -> dict[str, dict[str, Any]]:
+    """For torch and tensorflow: installed version, and how many GPUs a fresh process sees."""
+    out: dict[str, dict[str, Any]] = {}
+    procs: dict[str, subprocess.Popen[str]] = {}
+    for name, code in FRAMEWORK_PROBES.items():
+        if importlib.util.find_spec(name) is None:
+            out[name] = {"installed": False, "version": None, "gpus": None}
+            continue
+        version = _dist_version(name, f"{name}-cpu")
+        out[name] = {"installed": True, "version": version, "gpus": None}
+        procs[name] = subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+    for name, proc in procs.items():
+        try:
+            stdout, stderr = proc.communicate(timeout=FRAMEWORK_TIMEOUT_S)
+            lines = stdout.strip().splitlines()
+            if proc.returncode == 0 and lines and lines[-1].isdigit():
+                out[name]["gpus"] = int(lines[-1])
+            else:
+                tail = (stderr.strip().splitlines() or ["failed"])[-1]
+                out[name]["error"] = tail[:200]
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            out[name]["error"] = f"no answer within {FRAMEWORK_TIMEOUT_S:.0f} s"
+    return out
+
+
+def _dist_version(*dists: str) -> str | None:
+    for dist in dists:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def host_info() -> dict[str, Any]:
+    vm = psutil.virtual_memory()
+    return {
+        "hostname": platform.node(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_cores": psutil.cpu_count(logical=False),
+        "cpu_threads": psutil.cpu_count(logical=True),
+        "ram_bytes": vm.total,
+    }
+
+
+def collect() -> dict[str, Any]:
+    """Everything the doctor reports, as JSON-ready data."""
+    report: dict[str, Any] = {"host": host_info(), "nvml": None, "gpus": [], "topology": None}
+    report["frameworks"] = framework_status()
+    report["warnings"] = []
+    try:
+        import pynvml
+    except ImportError:
+        report["notice"] = "nvidia-ml-py is not installed: no GPU information"
+        return report
+    from zbench.telemetry.nvml import NvmlBackend, NvmlUnavailable
+
+    try:
+        backend = NvmlBackend(pynvml)
+    except NvmlUnavailable as exc:
+        report["notice"] = f"{exc}: host information only"
+        return report
+    try:
+        from zbench.telemetry.doctor_gpus import gpu_report
+
+        report.update(gpu_report(backend))
+    finally:
+        backend.close()
+    return report
+
+
+def run_doctor(json_out: bool = False) -> int:
+    report = collect()
+    if json_out:
+        print(json.dumps(to_dict(report), indent=2, default=_json_default))
+        return 0
+    from zbench.telemetry.doctor_view import print_report
+
+    print_report(report)
+    return 0
+
+
+def _json_default(obj: Any) -> Any:
+    if obj is NA:
+        return None
+    return str(obj)

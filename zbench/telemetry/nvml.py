@@ -1,0 +1,85 @@
+"""The NVML backend: every GPU (or the chosen ones) plus the host, one ``Snapshot`` per ``sample()``.
+
+One backend owns NVML in a process (design.md: one sampler owns NVML). ``NvmlUnavailable`` means there
+is no usable driver; ``open_backend`` then falls back to host-only mode with its message as notice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Sequence
+from types import ModuleType
+
+from zbench.telemetry.host import HostReader
+from zbench.telemetry.nvml_device import DeviceReader
+from zbench.telemetry.nvml_util import lost_codes, text
+from zbench.telemetry.snapshot import NA, NAType, Snapshot
+
+
+class NvmlUnavailable(Exception):
+    """No NVIDIA driver, library, or GPU."""
+
+
+class NvmlBackend:
+    def __init__(
+        self,
+        nv: ModuleType,
+        gpus: Sequence[int] | None = None,
+        host: HostReader | None = None,
+    ) -> None:
+        self.nv = nv
+        try:
+            nv.nvmlInit()
+        except nv.NVMLError as exc:
+            raise NvmlUnavailable(f"no NVIDIA driver ({exc})") from exc
+        except OSError as exc:  # a broken libnvidia-ml install
+            raise NvmlUnavailable(f"no NVIDIA driver ({exc})") from exc
+        try:
+            count = int(nv.nvmlDeviceGetCount())
+            if count == 0:
+                raise NvmlUnavailable("no NVIDIA GPU found")
+            indices = list(range(count)) if gpus is None else list(gpus)
+            bad = [i for i in indices if not 0 <= i < count]
+            if bad:
+                noun = "GPU" if count == 1 else "GPUs"
+                raise ValueError(f"GPU {bad[0]} does not exist ({count} {noun}: 0-{count - 1})")
+            lost = lost_codes(nv)
+            self.devices = [DeviceReader(nv, i, lost) for i in indices]
+            self.driver_version: str | NAType = _safe_text(nv, nv.nvmlSystemGetDriverVersion)
+        except BaseException:
+            nv.nvmlShutdown()
+            raise
+        self.host = host or HostReader()
+        self.notice: str | None = None
+        self._seq = 0
+
+    def sample(self, trees: Sequence[int] = ()) -> Snapshot:
+        self._seq += 1
+        gpus = tuple(d.read() for d in self.devices)
+        lost = [g.index for g in gpus if g.lost]
+        notice = self.notice
+        if lost:
+            notice = "GPU " + ", ".join(map(str, lost)) + " lost (not answering NVML)"
+        return Snapshot(
+            t=time.time(),
+            seq=self._seq,
+            host=self.host.read(),
+            gpus=gpus,
+            driver_version=self.driver_version,
+            notice=notice,
+            trees=self.host.read_trees(trees),
+        )
+
+    def close(self) -> None:
+        for d in self.devices:
+            d.close()
+        with contextlib.suppress(self.nv.NVMLError):
+            self.nv.nvmlShutdown()
+
+
+def _safe_text(nv: ModuleType, fn: object) -> str | NAType:
+    try:
+        return text(fn())  # type: ignore[operator]
+    except nv.NVMLError:
+        return NA

@@ -1,0 +1,159 @@
+"""One GPU read through NVML into a frozen ``GpuSnapshot``.
+
+Every metric goes through ``nvml_util.call``: unsupported -> ``NA``; "GPU lost" -> the whole GPU is
+marked ``lost`` and never asked again (the other GPUs keep sampling).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import psutil
+
+from zbench.telemetry.gpm import GpmReader
+from zbench.telemetry.nvlink import NvLinkReader
+from zbench.telemetry.nvml_util import GpuLost, call, text
+from zbench.telemetry.snapshot import NA, GpuProcess, GpuSnapshot, Metric, NAType
+
+# Clock event ("throttle") reason bits, stable across NVML versions (nvml.h nvmlClocksEventReason*).
+THROTTLE_BITS = (
+    (0x1, "idle"),
+    (0x2, "app_clocks"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal"),
+    (0x40, "hw_thermal"),
+    (0x80, "hw_power_brake"),
+    (0x100, "display_clocks"),
+)
+KIB = 1024
+
+
+def decode_throttle(mask: int) -> tuple[str, ...]:
+    return tuple(name for bit, name in THROTTLE_BITS if mask & bit)
+
+
+def _scaled(value: Any, factor: float) -> Metric:
+    return NA if value is NA else float(value) * factor
+
+
+class DeviceReader:
+    def __init__(self, nv: ModuleType, index: int, lost: frozenset[int]) -> None:
+        self.nv = nv
+        self.index = index
+        self.lost_codes = lost
+        self.lost = False
+        self.handle = nv.nvmlDeviceGetHandleByIndex(index)
+        self.name = text(self._call(nv.nvmlDeviceGetName) or "")
+        self.uuid = text(self._call(nv.nvmlDeviceGetUUID) or "")
+        pci = self._call(nv.nvmlDeviceGetPciInfo)
+        self.bus_id = "" if pci is NA else text(pci.busId)
+        self.nvlink = NvLinkReader(nv, self.handle, lost)
+        self.gpm = GpmReader(nv, self.handle, lost)
+        self._proc_ts = 0
+        self._names: dict[int, str] = {}
+
+    def _call(self, fn: Any, *args: Any) -> Any:
+        return call(self.nv, self.lost_codes, fn, self.handle, *args)
+
+    def read(self) -> GpuSnapshot:
+        ident: dict[str, Any] = {
+            "index": self.index,
+            "name": self.name,
+            "uuid": self.uuid,
+            "bus_id": self.bus_id,
+        }
+        if self.lost:
+            return GpuSnapshot(**ident, lost=True)
+        try:
+            return self._read(ident)
+        except GpuLost:
+            self.lost = True
+            return GpuSnapshot(**ident, lost=True)
+
+    def _read(self, ident: dict[str, Any]) -> GpuSnapshot:
+        nv = self.nv
+        util = self._call(nv.nvmlDeviceGetUtilizationRates)
+        mem = self._call(nv.nvmlDeviceGetMemoryInfo)
+        return GpuSnapshot(
+            **ident,
+            util_gpu=NA if util is NA else float(util.gpu),
+            util_mem=NA if util is NA else float(util.memory),
+            mem_used_bytes=NA if mem is NA else int(mem.used),
+            mem_total_bytes=NA if mem is NA else int(mem.total),
+            temperature_c=_scaled(
+                self._call(nv.nvmlDeviceGetTemperature, nv.NVML_TEMPERATURE_GPU), 1
+            ),
+            power_w=_scaled(self._call(nv.nvmlDeviceGetPowerUsage), 1e-3),
+            power_limit_w=_scaled(self._call(nv.nvmlDeviceGetEnforcedPowerLimit), 1e-3),
+            sm_clock_mhz=_scaled(self._call(nv.nvmlDeviceGetClockInfo, nv.NVML_CLOCK_SM), 1),
+            mem_clock_mhz=_scaled(self._call(nv.nvmlDeviceGetClockInfo, nv.NVML_CLOCK_MEM), 1),
+            fan_pct=_scaled(self._call(nv.nvmlDeviceGetFanSpeed), 1),
+            # NVML reports PCIe throughput in KB/s (1024 bytes) over a 20 ms window.
+            pcie_tx_bytes_s=_scaled(
+                self._call(nv.nvmlDeviceGetPcieThroughput, nv.NVML_PCIE_UTIL_TX_BYTES), KIB
+            ),
+            pcie_rx_bytes_s=_scaled(
+                self._call(nv.nvmlDeviceGetPcieThroughput, nv.NVML_PCIE_UTIL_RX_BYTES), KIB
+            ),
+            nvlink=self.nvlink.read(),
+            gpm=self.gpm.read(),
+            throttle_reasons=self._throttle(),
+            ecc_errors=self._ecc(),
+            processes=self._processes(),
+        )
+
+    def _throttle(self) -> tuple[str, ...] | NAType:
+        nv = self.nv
+        fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
+        mask: Any = self._call(fn) if fn is not None else NA
+        if mask is NA:
+            mask = self._call(nv.nvmlDeviceGetCurrentClocksThrottleReasons)
+        return NA if mask is NA else decode_throttle(int(mask))
+
+    def _ecc(self) -> int | NAType:
+        nv = self.nv
+        v = self._call(
+            nv.nvmlDeviceGetTotalEccErrors,
+            nv.NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+            nv.NVML_VOLATILE_ECC,
+        )
+        return NA if v is NA else int(v)
+
+    def _processes(self) -> tuple[GpuProcess, ...]:
+        nv = self.nv
+        procs = self._call(nv.nvmlDeviceGetComputeRunningProcesses)
+        if procs is NA or not procs:
+            return ()
+        sm: dict[int, float] = {}
+        samples = self._call(nv.nvmlDeviceGetProcessUtilization, self._proc_ts)
+        if samples is not NA:  # NotFound (no sample in the window) reads as NA
+            for s in samples:
+                sm[int(s.pid)] = float(s.smUtil)
+                self._proc_ts = max(self._proc_ts, int(s.timeStamp))
+        out = []
+        for p in procs:
+            pid = int(p.pid)
+            used = getattr(p, "usedGpuMemory", None)
+            out.append(
+                GpuProcess(
+                    pid=pid,
+                    name=self._proc_name(pid),
+                    used_memory_bytes=NA if used is None else int(used),
+                    sm_util=sm.get(pid, NA),
+                )
+            )
+        return tuple(out)
+
+    def _proc_name(self, pid: int) -> str:
+        if pid not in self._names:
+            try:
+                self._names[pid] = psutil.Process(pid).name()
+            except (psutil.Error, OSError):
+                self._names[pid] = "?"
+        return self._names[pid]
+
+    def close(self) -> None:
+        self.gpm.close()

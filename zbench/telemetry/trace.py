@@ -1,0 +1,195 @@
+"""Trace files: record snapshots to JSONL, read them back, and replay them as if live.
+
+Format (docs/traces.md): the first line is a header object ``{"format": "zbench-trace", "version": 1,
+...}``; every following line is one :func:`~zbench.telemetry.snapshot.to_dict` snapshot. A path ending
+in ``.gz`` is gzip-compressed. Readers skip lines they cannot parse (a torn last line).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import os
+import platform
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from zbench.telemetry.snapshot import Snapshot, from_dict, to_dict
+
+FORMAT = "zbench-trace"
+VERSION = 1
+
+
+def _open(path: Path, mode: str) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]
+    return open(path, mode, encoding="utf-8")
+
+
+class TraceWriter:
+    """Appends snapshots to a trace file, one line each, flushed per line so that an interrupted
+    recording is complete up to its last sample. The header is written with the first snapshot (it
+    names the GPUs that snapshot saw)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        interval: float | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.interval = interval
+        self.meta = dict(meta or {})
+        self._fh: IO[str] | None = _open(self.path, "w")
+        self._lock = threading.Lock()
+        self._header_written = False
+        self.count = 0
+
+    def _header(self, first: Snapshot | None) -> dict[str, Any]:
+        header = {
+            "format": FORMAT,
+            "version": VERSION,
+            "host": platform.node(),
+            "created": time.time(),
+            "interval": self.interval,
+            "gpus": [g.name for g in first.gpus] if first else [],
+            "driver_version": to_dict(first.driver_version) if first else None,
+        }
+        header.update(self.meta)
+        header["format"], header["version"] = FORMAT, VERSION
+        return header
+
+    def _write_line(self, obj: dict[str, Any]) -> None:
+        assert self._fh is not None
+        self._fh.write(json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n")
+        self._fh.flush()
+
+    def write(self, snapshot: Snapshot) -> None:
+        with self._lock:
+            if self._fh is None:
+                raise ValueError("trace is closed")
+            if not self._header_written:
+                self._write_line(self._header(snapshot))
+                self._header_written = True
+            self._write_line(_clean(to_dict(snapshot)))
+            self.count += 1
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fh is None:
+                return
+            if not self._header_written:
+                self._write_line(self._header(None))
+                self._header_written = True
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _clean(obj: Any) -> Any:
+    """JSON has no NaN/inf: write them as null (read back as NA)."""
+    if isinstance(obj, float) and (obj != obj or obj in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The trace's header; raises ``ValueError`` if the file is not a zbench trace."""
+    with _open(Path(path), "r") as fh:
+        first = fh.readline()
+    try:
+        header = json.loads(first)
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValueError(f"{path} is not a zbench trace (no header line)")
+    return header
+
+
+def read_trace(path: str | os.PathLike[str]) -> Iterator[Snapshot]:
+    """Every snapshot of a trace, in order. Raises ``FileNotFoundError`` / ``ValueError`` for a missing
+    file or one that is not a trace; skips lines it cannot parse."""
+    read_header(path)
+    with _open(Path(path), "r") as fh:
+        fh.readline()
+        for line in fh:
+            try:
+                data = json.loads(line)
+                if isinstance(data, dict) and "t" in data:
+                    yield from_dict(Snapshot, data)
+            except (ValueError, TypeError):
+                continue
+
+
+class ReplayBackend:
+    """Plays a trace back as if it were live.
+
+    Time is mapped, not stepped: ``sample()`` returns the newest recorded snapshot whose offset from the
+    trace's first sample is at most the (``speed``-scaled) time elapsed since the replay started, with
+    its ``t`` moved to the present. So a sampler polling every 0.5 s over a 0.1 s trace sees every fifth
+    record, exactly as it would have live. At the end the last snapshot is repeated and ``finished``
+    is set, or with ``loop=True`` playback starts again.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        loop: bool = False,
+        speed: float = 1.0,
+        gpus: Sequence[int] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path)
+        self.header = read_header(self.path)
+        self.records = list(read_trace(self.path))
+        if not self.records:
+            raise ValueError(f"{path} holds no samples")
+        if gpus is not None:
+            known = {g.index for g in self.records[0].gpus}
+            missing = [i for i in gpus if i not in known]
+            if missing:
+                raise ValueError(f"GPU {missing[0]} is not in the trace (it has {sorted(known)})")
+        self.gpus = None if gpus is None else tuple(gpus)
+        self.loop = loop
+        self.speed = speed
+        self._clock = clock
+        self._wall = wall
+        self._t0 = self.records[0].t
+        self._start = clock()
+        self._i = 0
+        self.finished = False
+        self.notice: str | None = f"replaying {self.path.name}"
+
+    def sample(self, trees: Sequence[int] = ()) -> Snapshot:
+        elapsed = (self._clock() - self._start) * self.speed
+        span = self.records[-1].t - self._t0
+        if self.loop and span > 0 and elapsed > span:
+            # Restart; the gap between the last and first record counts as one median step.
+            period = span + span / max(len(self.records) - 1, 1)
+            elapsed %= period
+            self._i = 0
+        while self._i + 1 < len(self.records) and self.records[self._i + 1].t - self._t0 <= elapsed:
+            self._i += 1
+        self.finished = not self.loop and self._i == len(self.records) - 1
+        rec = self.records[self._i]
+        gpus = rec.gpus if self.gpus is None else tuple(g for g in rec.gpus if g.index in self.gpus)
+        return dataclasses.replace(rec, t=self._wall(), gpus=gpus, notice=self.notice)
+
+    def close(self) -> None:
+        pass
