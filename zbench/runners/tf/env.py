@@ -43,7 +43,11 @@ class Devices:
 
 
 class DeviceError(RuntimeError):
-    """The job asked for devices this process cannot see (reported as a config error)."""
+    """The job asked for more devices than this process can see (reported as a config error)."""
+
+
+class NoGpuError(RuntimeError):
+    """No GPU is visible to TensorFlow (reported as ``unavailable``)."""
 
 
 def select_devices(device: str, gpus: int, cpu_replicas: int = 1) -> Devices:
@@ -58,9 +62,9 @@ def select_devices(device: str, gpus: int, cpu_replicas: int = 1) -> Devices:
     multi_worker = bool(os.environ.get("TF_CONFIG"))
     if device == "cpu" or not physical:
         if device != "cpu":
-            raise DeviceError(
-                "no GPU visible to TensorFlow (is a CUDA build installed? "
-                "pip install 'zbench[tf]'); use --device cpu to run on the CPU"
+            raise NoGpuError(
+                f"no GPU is visible to TensorFlow {tf.__version__} (a CUDA build comes with "
+                "pip install 'zbench[tf]'); use --device cpu"
             )
         tf.config.set_visible_devices([], "GPU")
         cpus = tf.config.list_physical_devices("CPU")
@@ -71,7 +75,7 @@ def select_devices(device: str, gpus: int, cpu_replicas: int = 1) -> Devices:
         names = tuple(d.name for d in tf.config.list_logical_devices("CPU"))[: max(1, cpu_replicas)]
         return Devices("cpu", names, (), multi_worker)
     if gpus > len(physical):
-        raise DeviceError(f"--gpus {gpus} asked for, but only {len(physical)} GPU(s) visible")
+        raise DeviceError(f"--gpus asks for {gpus} GPUs, {len(physical)} visible")
     chosen = physical[:gpus]
     tf.config.set_visible_devices(chosen, "GPU")
     for gpu in chosen:

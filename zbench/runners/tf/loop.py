@@ -11,6 +11,8 @@ from zbench.runners.measure import window_stats
 from zbench.runners.protocol import EventWriter
 from zbench.runners.tf.steps import Step
 
+PROGRESS_EVERY_S = 0.5  # as the PyTorch runner
+
 
 @dataclass(frozen=True)
 class Measured:
@@ -28,42 +30,38 @@ def measure(
     samples_per_step: int,
     writer: EventWriter,
 ) -> Measured:
-    """Run the first step (tracing, XLA compilation) apart, the remaining warm-up steps, then
-    ``repeat`` measured windows of ``steps`` steps.
+    """The first step (tracing, XLA compilation) timed apart as ``compile_s``; then ``warmup``
+    steps; then ``repeat`` measured windows of ``steps`` steps.
 
     ``.numpy()`` copies the step's scalar to the host, which waits for every kernel the step
-    enqueued: the device is idle at both edges of each window, so samples / window wall time is the
-    real rate. Per-step times are host-side; the last one includes the closing fetch.
+    enqueued: the devices are idle at both edges of each window, so samples / window wall time is
+    the real rate. Per-step times are host-side.
     """
-    writer.phase("warmup", steps=max(warmup, 1))
     t0 = time.perf_counter()
     step(next_batch()).numpy()
-    compile_s = time.perf_counter() - t0  # the trace + compile, plus one step
+    compile_s = time.perf_counter() - t0
+    writer.phase("warmup", steps=warmup)
     out = None
-    for _ in range(warmup - 1):
+    for _ in range(warmup):
         out = step(next_batch())
     if out is not None:
         out.numpy()
-
+    writer.phase("measure", steps=steps, repeats=repeat)
     windows = []
-    every = max(1, steps // 10)
+    total = steps * repeat
     for r in range(repeat):
-        writer.phase("measure", repeat=r + 1, of=repeat, steps=steps)
         times: list[float] = []
-        start = last = time.perf_counter()
-        for i in range(1, steps + 1):
+        t0 = last = time.perf_counter()
+        for i in range(steps):
+            s = time.perf_counter()
             out = step(next_batch())
             now = time.perf_counter()
-            times.append(now - last)
-            last = now
-            if i % every == 0 and i < steps:
-                # Host-side rate so far (no device sync: the steps may still be queued).
-                writer.progress(i, steps, samples_per_step * i / (now - start), repeat=r + 1)
+            times.append(now - s)
+            if now - last >= PROGRESS_EVERY_S or i == steps - 1:
+                last = now
+                # Host-side rate so far (no device sync: the last steps may still be queued).
+                writer.progress(r * steps + i + 1, total, (i + 1) * samples_per_step / (now - t0))
         assert out is not None
         out.numpy()
-        end = time.perf_counter()
-        times[-1] += end - last
-        stats = window_stats(times, samples_per_step, end - start)
-        writer.progress(steps, steps, stats["samples_per_s"], repeat=r + 1)
-        windows.append(stats)
+        windows.append(window_stats(times, samples_per_step, time.perf_counter() - t0))
     return Measured(windows, compile_s)

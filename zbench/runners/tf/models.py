@@ -36,9 +36,7 @@ def vgg16(num_classes: int, image_size: int) -> keras.Model:
 
 def _double_conv_2d(x: keras.KerasTensor, filters: int, name: str) -> keras.KerasTensor:
     for i in (1, 2):
-        x = layers.Conv2D(filters, 3, padding="same", use_bias=False, name=f"{name}_conv{i}")(x)
-        x = layers.BatchNormalization(epsilon=1e-5, momentum=0.9, name=f"{name}_bn{i}")(x)
-        x = layers.ReLU(name=f"{name}_relu{i}")(x)
+        x = layers.Conv2D(filters, 3, padding="same", activation="relu", name=f"{name}_conv{i}")(x)
     return x
 
 
@@ -48,10 +46,11 @@ def unet2d(
     in_channels: int = 1,
     widths: tuple[int, ...] = (64, 128, 256, 512, 1024),
 ) -> keras.Model:
-    """Ronneberger et al.'s U-Net: four 2x2 max-pool steps down, 2x2 transposed convolutions up,
-    skip connections by concatenation, two 3x3 convolutions per level, a 1x1 output convolution.
-    As the PyTorch version: 'same' padding (the paper crops unpadded maps) and batch norm after each
-    convolution (the paper predates batch norm), so input and output sizes match."""
+    """Ronneberger et al.'s U-Net, as the PyTorch version (torch/unet2d.py): four levels of two
+    3x3 convolutions + ReLU and a 2x2 max pool down, 2x2 transposed convolutions that halve the
+    channels up, skips concatenated, dropout 0.5 at the end of the contracting path, a 1x1 output
+    convolution, no normalization. Like the PyTorch version and unlike the paper, the convolutions
+    are padded, so the output has the input's size (multiples of 16)."""
     inputs = keras.Input((image_size, image_size, in_channels), name="image")
     x = inputs
     skips = []
@@ -60,6 +59,7 @@ def unet2d(
         skips.append(x)
         x = layers.MaxPool2D(2, name=f"pool{level}")(x)
     x = _double_conv_2d(x, widths[-1], "bottom")
+    x = layers.SpatialDropout2D(0.5, name="bottom_dropout")(x)
     for level in reversed(range(len(widths) - 1)):
         x = layers.Conv2DTranspose(widths[level], 2, strides=2, name=f"up{level}_tconv")(x)
         x = layers.Concatenate(name=f"up{level}_cat")([skips[level], x])

@@ -14,8 +14,8 @@ Step = Callable[[Any], tf.Tensor]
 
 
 def make_optimizer(precision: str) -> keras.optimizers.Optimizer:
-    """SGD with momentum, as the PyTorch side; FP16 wraps it in dynamic loss scaling."""
-    optimizer: keras.optimizers.Optimizer = keras.optimizers.SGD(learning_rate=0.01, momentum=0.9)
+    """SGD (lr 1e-4, momentum 0.9), as the PyTorch side; FP16 wraps it in dynamic loss scaling."""
+    optimizer: keras.optimizers.Optimizer = keras.optimizers.SGD(learning_rate=1e-4, momentum=0.9)
     if precision == "fp16":
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
     return optimizer
