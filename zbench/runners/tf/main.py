@@ -173,6 +173,8 @@ def _run(cfg: RunConfig, choices: dict[str, str], writer: EventWriter) -> int:
         global_batch=global_batch,
         gpus=replicas,
         samples_per_s_per_gpu=result["samples_per_s"] / replicas,
+        # One process drives every local replica; the rate is already the whole job's.
+        samples_per_s_rank0=result["samples_per_s"],
         scaling={"mode": "weak", "world_size": replicas, "per_gpu_batch": cfg.batch_size},
         compile_s=measured.compile_s,
         warmup_steps=cfg.warmup,
