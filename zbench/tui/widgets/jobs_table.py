@@ -20,6 +20,10 @@ COLUMNS = (
     ("speed", "samples/s"),
 )
 
+# Fixed widths: DataTable sizes auto columns from the first rows, so "queued" would later clip
+# "running:measure". Sized for the longest value each column can hold.
+WIDTHS = {"workload": 10, "framework": 5, "gpus": 7, "precision": 5, "state": 15, "progress": 18}
+
 STATE_STYLE = {
     "running": "bold",
     "queued": "dim",
@@ -64,7 +68,7 @@ class JobsTable(DataTable[object]):
         self.cursor_type = "row"
         self.zebra_stripes = True
         for key, label in COLUMNS:
-            self.add_column(label, key=key)
+            self.add_column(label, key=key, width=WIDTHS.get(key))
 
     def show(self, jobs: Sequence[JobLike]) -> None:
         """Newest first; existing rows are updated cell by cell so the cursor stays put."""
