@@ -104,10 +104,7 @@ class FakeGpu:
     )  # pid, mem, sm
     arch: int = 9
     remote_bus_id: str = ""
-    nvswitch: bool = False
-    pcie_counters: bool = True  # cumulative PCIe byte counters (fields 197/198); they advance
-    pcie_tx_bytes: float = 0.0  # at pcie_tx_kb / pcie_rx_kb KiB/s on ``advance``
-    pcie_rx_bytes: float = 0.0  # links end at an NVSwitch (HGX), not at the peer GPU
+    nvswitch: bool = False  # links end at an NVSwitch (HGX), not at the peer GPU
 
     def __post_init__(self) -> None:
         if not self.tx_kib:
@@ -156,8 +153,6 @@ class FakeNvml:
     def advance(self, seconds: float) -> None:
         self.now_us += int(seconds * 1e6)
         for g in self.gpus:
-            g.pcie_tx_bytes += g.pcie_tx_kb * 1024 * seconds
-            g.pcie_rx_bytes += g.pcie_rx_kb * 1024 * seconds
             for i in range(g.nvlinks):
                 g.tx_kib[i] += g.tx_rate * seconds / 1024
                 g.rx_kib[i] += g.rx_rate * seconds / 1024
@@ -269,8 +264,6 @@ class FakeNvml:
                         val = int(counters[scope])
                     else:
                         ret = CODES["INVALID_ARGUMENT"]
-                elif fid in (197, 198) and g.pcie_counters:
-                    val = int(g.pcie_tx_bytes if fid == 197 else g.pcie_rx_bytes)
                 else:
                     ret = CODES["NOT_SUPPORTED"]
                 out.append(

@@ -167,21 +167,7 @@ def test_process_tree_cpu_and_rss() -> None:
     assert tree[1].cpu_pct is NA and tree[1].n_procs == 0  # no such process
 
 
-def test_pcie_rates_come_from_cumulative_counters(fake: FakeNvml) -> None:
-    fake.gpus[0].pcie_tx_kb, fake.gpus[0].pcie_rx_kb = 2000, 500
-    backend = NvmlBackend(fake.module)
-    assert backend.sample().gpus[0].pcie_tx_bytes_s is NA  # no interval yet
-    fake.advance(0.5)
-    g = backend.sample().gpus[0]
-    assert g.pcie_tx_bytes_s == pytest.approx(2000 * 1024)
-    assert g.pcie_rx_bytes_s == pytest.approx(500 * 1024)
-    # The blocking 20 ms throughput call is never made when counters exist.
-    assert "nvmlDeviceGetPcieThroughput" not in fake.calls
-
-
-def test_pcie_fallback_calls_the_slow_api_at_most_every_period(fake: FakeNvml) -> None:
-    for g in fake.gpus:
-        g.pcie_counters = False
+def test_pcie_slow_api_is_called_at_most_every_period(fake: FakeNvml) -> None:
     fake.gpus[0].pcie_tx_kb = 1000
     backend = NvmlBackend(fake.module)
     for _ in range(5):
@@ -189,3 +175,18 @@ def test_pcie_fallback_calls_the_slow_api_at_most_every_period(fake: FakeNvml) -
     assert snap.gpus[0].pcie_tx_bytes_s == 1000 * 1024
     slow_calls = fake.calls.count("nvmlDeviceGetPcieThroughput")
     assert slow_calls == 2 * len(fake.gpus)  # tx + rx, once per GPU in the first period
+
+
+def test_pcie_value_refreshes_after_the_period(fake: FakeNvml) -> None:
+    from zbench.telemetry.pcie import PERIOD_S, PcieReader
+
+    now = [100.0]
+    nv = fake.module
+    reader = PcieReader(nv, nv.nvmlDeviceGetHandleByIndex(0), frozenset(), clock=lambda: now[0])
+    fake.gpus[0].pcie_tx_kb = 10
+    assert reader.read()[0] == 10 * 1024
+    fake.gpus[0].pcie_tx_kb = 20
+    now[0] += PERIOD_S / 2
+    assert reader.read()[0] == 10 * 1024  # reused: the 20 ms call is not made yet
+    now[0] += PERIOD_S / 2
+    assert reader.read()[0] == 20 * 1024
