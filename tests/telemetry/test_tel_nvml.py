@@ -184,9 +184,13 @@ def test_pcie_value_refreshes_after_the_period(fake: FakeNvml) -> None:
     nv = fake.module
     reader = PcieReader(nv, nv.nvmlDeviceGetHandleByIndex(0), frozenset(), clock=lambda: now[0])
     fake.gpus[0].pcie_tx_kb = 10
+    assert reader.read() == (NA, NA)  # nothing measured yet
+    reader.refresh()
     assert reader.read()[0] == 10 * 1024
     fake.gpus[0].pcie_tx_kb = 20
     now[0] += PERIOD_S / 2
+    reader.refresh()
     assert reader.read()[0] == 10 * 1024  # reused: the 20 ms call is not made yet
     now[0] += PERIOD_S / 2
+    reader.refresh()
     assert reader.read()[0] == 20 * 1024

@@ -14,6 +14,7 @@ from types import ModuleType
 from zbench.telemetry.host import HostReader
 from zbench.telemetry.nvml_device import DeviceReader
 from zbench.telemetry.nvml_util import lost_codes, text
+from zbench.telemetry.pcie import PciePoller
 from zbench.telemetry.snapshot import NA, NAType, Snapshot
 
 
@@ -53,8 +54,14 @@ class NvmlBackend:
         self.host = host or HostReader()
         self.notice: str | None = None
         self._seq = 0
+        self._pcie: PciePoller | None = None  # started by the first sample
 
     def sample(self, trees: Sequence[int] = ()) -> Snapshot:
+        if self._pcie is None:
+            self._pcie = PciePoller([d.pcie for d in self.devices])
+        return self._sample(trees)
+
+    def _sample(self, trees: Sequence[int]) -> Snapshot:
         self._seq += 1
         gpus = tuple(d.read() for d in self.devices)
         lost = [g.index for g in gpus if g.lost]
@@ -72,6 +79,8 @@ class NvmlBackend:
         )
 
     def close(self) -> None:
+        if self._pcie is not None:
+            self._pcie.stop()
         for d in self.devices:
             d.close()
         with contextlib.suppress(self.nv.NVMLError):
