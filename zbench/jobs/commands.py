@@ -248,7 +248,11 @@ def _spec_label(spec: JobSpec) -> str:
 
 
 def _when(t: float | None) -> str:
-    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else ""
+    """Time of day for today, the date too for older jobs: keeps the table inside 80 columns."""
+    if not t:
+        return ""
+    when = dt.datetime.fromtimestamp(t)
+    return when.strftime("%H:%M:%S" if when.date() == dt.date.today() else "%Y-%m-%d %H:%M")
 
 
 def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
@@ -263,16 +267,26 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
     if not jobs:
         console.print("No jobs" + ("" if all_jobs else " today (--all shows every job)") + ".")
         return 0
-    table = Table("ID", "State", "Job", "GPUs", "Phase", "Step", "Samples/s", "Started", "Reason")
+    table = Table()
+    reasons = any(j.reason for j in jobs)
+    names = ["ID", "State", "Job", "GPUs", "Phase", "Step", "Samples/s", "Started"]
+    for name in [*names, "Reason"] if reasons else names:
+        # Only the free-text columns may wrap; the rest stay readable at 80 columns.
+        table.add_column(
+            name,
+            no_wrap=name not in ("Job", "Reason"),
+            justify="right" if name in ("ID", "Samples/s") else "left",
+        )
     for j in jobs:
         gpus = ",".join(str(g) for g in j.gpu_ids) if j.gpu_ids else ""
         gpus = "cpu" if j.gpu_ids == () and j.state != "queued" else gpus
         step = f"{j.step}/{j.total}" if j.step is not None else ""
         sps = f"{j.samples_per_s:,.1f}" if j.samples_per_s else ""
-        table.add_row(
+        cells = [
             str(j.id), j.state, label(j)[len(f"#{j.id} ") :], gpus, j.phase or "", step, sps,
-            _when(j.started), j.reason or "",
-        )  # fmt: skip
+            _when(j.started),
+        ]  # fmt: skip
+        table.add_row(*cells, *([j.reason or ""] if reasons else []))
     console.print(table)
     return 0
 
