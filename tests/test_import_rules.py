@@ -47,7 +47,14 @@ def test_ui_never_imports_frameworks(module: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["zbench.runners", "zbench.runners.protocol", "zbench.runners.config"]
+    "module",
+    [
+        "zbench.runners",
+        "zbench.runners.protocol",
+        "zbench.runners.config",
+        "zbench.runners.measure",
+        "zbench.runners.resolve",
+    ],
 )
 def test_runner_contract_is_framework_free(module: str) -> None:
     assert not _loaded_after_import(module) & set(FRAMEWORKS)

@@ -51,7 +51,7 @@ def test_default_precision_is_strict_fp32(tmp_path: Path) -> None:
 
 
 def test_review_and_max_presets_resolve() -> None:
-    from zbench.runners.torch.resolve import resolve
+    from zbench.runners.resolve import resolve
 
     review = resolve(RunConfig(workload="resnet50")).config
     assert (review.precision, review.batch_size, review.steps, review.warmup) == (

@@ -10,8 +10,8 @@ from typing import Any
 import tensorflow as tf
 
 from zbench.runners.config import RunConfig
+from zbench.runners.resolve import NUM_CLASSES
 from zbench.runners.tf.workloads import Workload, synthetic_numpy
-from zbench.runners.torch.resolve import NUM_CLASSES
 
 # Distinct samples behind the host-side synthetic stream, per global batch (it repeats them).
 HOST_BATCHES = 2

@@ -1,6 +1,6 @@
 """The TensorFlow runner: ``python -m zbench.runners <workload> --framework tf ...`` ends up here.
 
-Defaults, shape rules and the result record are the PyTorch runner's (``runners.torch.resolve`` is
+Defaults, shape rules and the result record are the PyTorch runner's (``runners.resolve`` is
 framework-free and shared), so a torch row and a tf row of the same config compare directly.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 from zbench.runners.config import WORKLOADS as WORKLOAD_INFO
 from zbench.runners.config import RunConfig
 from zbench.runners.protocol import EventWriter
-from zbench.runners.torch.resolve import (
+from zbench.runners.resolve import (
     DEFAULT_STEPS,
     DEFAULT_WARMUP,
     IMAGE_SIZE,

@@ -24,9 +24,9 @@ from zbench.runners import measure
 from zbench.runners.config import WORKLOADS, RunConfig
 from zbench.runners.datasets import DatasetError
 from zbench.runners.protocol import EventWriter
+from zbench.runners.resolve import NUM_CLASSES, check_shape, resolve, workload_info
 from zbench.runners.torch import env as envinfo
 from zbench.runners.torch.models import build_model
-from zbench.runners.torch.resolve import NUM_CLASSES, check_shape, resolve, workload_info
 from zbench.runners.torch.tasks import Shape, Task
 
 COMPILE_STEPS = 2  # steps timed apart as compile time: forward+backward graphs, then a recompile
