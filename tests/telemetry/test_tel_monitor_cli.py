@@ -62,6 +62,10 @@ def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     assert snap["gpus"] == [] and snap["notice"].endswith("host-only mode")
     res = runner.invoke(app, ["monitor", "--count", "1"])
     assert "host-only mode" in res.stdout and "host CPU" in res.stdout
+    # Asking for a GPU by index on a machine without a driver is bad input, not a host-only view.
+    res = runner.invoke(app, ["monitor", "--count", "1", "--gpus", "0"])
+    assert res.exit_code == 2
+    assert "GPU 0 does not exist (no NVIDIA driver" in res.output
 
 
 @pytest.mark.parametrize(

@@ -71,10 +71,16 @@ def open_backend(
     try:
         import pynvml
     except ImportError:
-        return HostOnlyBackend("nvidia-ml-py is not installed: host-only mode")
+        return _host_only("nvidia-ml-py is not installed", gpus)
     from zbench.telemetry.nvml import NvmlBackend, NvmlUnavailable
 
     try:
         return NvmlBackend(pynvml, gpus=gpus)
     except NvmlUnavailable as exc:
-        return HostOnlyBackend(f"{exc}: host-only mode")
+        return _host_only(str(exc), gpus)
+
+
+def _host_only(reason: str, gpus: Sequence[int] | None) -> HostOnlyBackend:
+    if gpus:  # asked for GPUs by index: an error, not a silent host-only view
+        raise ValueError(f"GPU {gpus[0]} does not exist ({reason})")
+    return HostOnlyBackend(f"{reason}: host-only mode")
