@@ -21,8 +21,11 @@ COLUMNS = (
 )
 
 # Fixed widths: DataTable sizes auto columns from the first rows, so "queued" would later clip
-# "running:measure". Sized for the longest value each column can hold.
-WIDTHS = {"workload": 10, "framework": 5, "gpus": 7, "precision": 5, "state": 15, "progress": 18}
+# "▶ measure". Sized for the longest usual value; all eight columns fit in 80 terminal columns.
+WIDTHS = {
+    "id": 3, "workload": 10, "framework": 5, "gpus": 5, "precision": 4, "state": 9,
+    "progress": 14, "speed": 9,
+}  # fmt: skip
 
 STATE_STYLE = {
     "running": "bold",
@@ -37,7 +40,7 @@ STATE_STYLE = {
 }
 
 
-def progress_text(job: JobLike, width: int = 10) -> str:
+def progress_text(job: JobLike, width: int = 6) -> str:
     if not job.total:
         return job.phase or "-"
     step = job.step or 0
@@ -48,7 +51,8 @@ def progress_text(job: JobLike, width: int = 10) -> str:
 def cells(job: JobLike) -> dict[str, object]:
     gpus = ",".join(str(g) for g in job.gpu_ids) if job.gpu_ids else "-"
     speed = f"{job.samples_per_s:,.1f}" if job.samples_per_s else "-"
-    state = job.state if job.state != "running" or not job.phase else f"{job.state}:{job.phase}"
+    # A running job shows its phase (setup, warmup, measure): the one thing worth knowing about it.
+    state = f"▶ {job.phase}" if job.state == "running" and job.phase else job.state
     return {
         "id": str(job.id),
         "workload": job.workload,
