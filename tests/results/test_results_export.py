@@ -65,3 +65,28 @@ def test_json_round_trip_keeps_full_config(filled: Path) -> None:
 def test_unknown_format() -> None:
     with pytest.raises(FormatError, match="unknown format 'xml'"):
         render([], "xml")
+
+
+def test_review_order_groups_by_model_then_train_before_infer() -> None:
+    from zbench.results.api import ResultRow, review_order
+
+    def row(workload: str, mode: str, gpus: int = 1, framework: str = "torch", t: float = 0.0):  # type: ignore[no-untyped-def]
+        return ResultRow(workload, framework, mode, gpus, "H200", "fp32", 8, 1.0, created=t)
+
+    rows = [
+        row("unet2d", "infer", t=1),
+        row("resnet50", "train", gpus=2, t=2),
+        row("resnet50", "infer", t=3),
+        row("resnet50", "train", framework="tf", t=4),
+        row("resnet50", "train", t=5),
+        row("unet2d", "train", t=6),
+    ]
+    got = [(r.workload, r.framework, r.gpus, r.mode) for r in review_order(rows)]
+    assert got == [
+        ("resnet50", "torch", 1, "train"),
+        ("resnet50", "torch", 1, "infer"),
+        ("resnet50", "torch", 2, "train"),
+        ("resnet50", "tf", 1, "train"),
+        ("unet2d", "torch", 1, "train"),
+        ("unet2d", "torch", 1, "infer"),
+    ]

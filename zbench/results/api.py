@@ -89,6 +89,31 @@ def query_results(
     return [row_from_run(r, phases.get(r["job_id"], {})) for r in runs]
 
 
+_FRAMEWORKS = ("torch", "tf")
+_MODES = ("train", "infer")
+_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+
+
+def review_order(rows: list[ResultRow]) -> list[ResultRow]:
+    """The review's reading order: model, framework, GPU count, train before infer, precision,
+    then oldest first."""
+    from zbench.runners.config import WORKLOADS  # framework-free
+
+    order = list(WORKLOADS)
+
+    def key(r: ResultRow) -> tuple[Any, ...]:
+        return (
+            order.index(r.workload) if r.workload in order else len(order),
+            _FRAMEWORKS.index(r.framework) if r.framework in _FRAMEWORKS else len(_FRAMEWORKS),
+            r.gpus,
+            _MODES.index(r.mode) if r.mode in _MODES else len(_MODES),
+            _PRECISIONS.index(r.precision) if r.precision in _PRECISIONS else len(_PRECISIONS),
+            r.created or 0.0,
+        )
+
+    return sorted(rows, key=key)
+
+
 def row_from_run(run: dict[str, Any], phases: dict[str, dict[str, Any]]) -> ResultRow:
     m = phases.get(MEASURE, {})
     return ResultRow(

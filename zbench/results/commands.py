@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from zbench.results.anchors import anchor_for
-from zbench.results.api import ResultRow, query_results, rows_from_json
+from zbench.results.api import ResultRow, query_results, review_order, rows_from_json
 from zbench.results.export import FORMATS, FormatError, render
 from zbench.results.format import COLUMNS, cells, published_cell
 
@@ -54,7 +54,9 @@ def show_results(
     json_out: bool,
 ) -> int:
     try:
-        rows = query_results(db, workload=workload, framework=framework, gpu=gpu, since=since)
+        rows = review_order(
+            query_results(db, workload=workload, framework=framework, gpu=gpu, since=since)
+        )
     except ValueError as exc:
         _err(str(exc))
         return 2
@@ -74,7 +76,7 @@ def export_results(
     if fmt not in FORMATS:
         _err(f"unknown format {fmt!r} (choose md, csv or json)")
         return 2
-    rows = query_results(db, workload=workload, framework=framework)
+    rows = review_order(query_results(db, workload=workload, framework=framework))
     try:
         text = render(rows, fmt)
     except FormatError as exc:
