@@ -120,3 +120,13 @@ def test_topology_through_nvswitch_counts_links_from_p2p_status(fake: FakeNvml) 
         g.nvswitch = False
     rep = json.loads(runner.invoke(app, ["doctor", "--json"]).stdout)
     assert rep["topology"]["matrix"] == [["X", "NODE"], ["NODE", "X"]]
+
+
+def test_gpu_lost_while_opening_is_reported_not_a_crash(fake: FakeNvml) -> None:
+    fake.fail("nvmlDeviceGetHandleByIndex", FakeNvml.GPU_IS_LOST, gpu=1)
+    res = runner.invoke(app, ["doctor"])
+    assert res.exit_code == 0, res.output
+    assert "lost: not answering NVML" in res.stdout and "GPU 1: not answering NVML" in res.stdout
+    rep = json.loads(runner.invoke(app, ["doctor", "--json"]).stdout)
+    assert rep["gpus"][1] == {"index": 1, "name": "", "lost": True}
+    assert rep["topology"]["labels"] == ["GPU0"]

@@ -194,3 +194,15 @@ def test_pcie_value_refreshes_after_the_period(fake: FakeNvml) -> None:
     now[0] += PERIOD_S / 2
     reader.refresh()
     assert reader.read()[0] == 20 * 1024
+
+
+@pytest.mark.parametrize("fn", ["nvmlDeviceGetHandleByIndex", "nvmlDeviceGetName"])
+def test_gpu_lost_at_start_is_shown_lost_not_a_crash(fake: FakeNvml, fn: str) -> None:
+    fake.fail(fn, FakeNvml.GPU_IS_LOST, gpu=1)
+    fake.gpus[0].util_gpu = 42
+    backend = NvmlBackend(fake.module)
+    snap = backend.sample()
+    assert snap.gpus[1].lost and snap.gpus[1].util_gpu is NA
+    assert snap.gpus[0].util_gpu == 42.0
+    assert snap.notice == "GPU 1 lost (not answering NVML)"
+    backend.close()

@@ -56,7 +56,12 @@ def gpu_report(backend: NvmlBackend) -> dict[str, Any]:
     snap = backend.sample()
     gpus = []
     warnings: list[str] = []
+    opened = [d for d in backend.devices if d.opened]
     for dev, g in zip(backend.devices, snap.gpus, strict=True):
+        if not dev.opened:  # lost while opening: nothing more can be read from it
+            gpus.append({"index": g.index, "name": g.name, "lost": True})
+            warnings += warnings_for(nv, dev.handle, g)
+            continue
         specs = read_specs(nv, dev.handle)
         gpus.append({
             "index": g.index,
@@ -72,13 +77,13 @@ def gpu_report(backend: NvmlBackend) -> dict[str, Any]:
         warnings += warnings_for(nv, dev.handle, g)
     topo = matrix(
         nv,
-        [d.handle for d in backend.devices],
-        [d.bus_id for d in backend.devices],
-        [d.nvlink.links for d in backend.devices],
+        [d.handle for d in opened],
+        [d.bus_id for d in opened],
+        [d.nvlink.links for d in opened],
     )
     return {
         "nvml": versions(nv),
         "gpus": gpus,
-        "topology": {"labels": [f"GPU{g['index']}" for g in gpus], "matrix": topo},
+        "topology": {"labels": [f"GPU{d.index}" for d in opened], "matrix": topo},
         "warnings": warnings,
     }

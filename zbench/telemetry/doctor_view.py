@@ -40,6 +40,9 @@ def print_report(report: dict[str, Any], console: Console | None = None) -> None
     )
     for g in report["gpus"]:
         name = f"{g['index']} {g['name'].removeprefix('NVIDIA ')}"
+        if g.get("lost"):
+            ident.add_row(name or str(g["index"]), "lost: not answering NVML", *[""] * 5)
+            continue
         links = g["nvlink_links"]
         link_bw = g["nvlink_link_bytes_s"] and g["nvlink_link_bytes_s"] / 1e9
         ident.add_row(

@@ -58,7 +58,7 @@ class NvmlBackend:
 
     def sample(self, trees: Sequence[int] = ()) -> Snapshot:
         if self._pcie is None:
-            self._pcie = PciePoller([d.pcie for d in self.devices])
+            self._pcie = PciePoller([d.pcie for d in self.devices if d.pcie is not None])
         return self._sample(trees)
 
     def _sample(self, trees: Sequence[int]) -> Snapshot:

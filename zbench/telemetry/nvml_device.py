@@ -45,16 +45,26 @@ class DeviceReader:
         self.index = index
         self.lost_codes = lost
         self.lost = False
-        self.handle = nv.nvmlDeviceGetHandleByIndex(index)
-        self.name = text(self._call(nv.nvmlDeviceGetName) or "")
-        self.uuid = text(self._call(nv.nvmlDeviceGetUUID) or "")
-        pci = self._call(nv.nvmlDeviceGetPciInfo)
-        self.bus_id = "" if pci is NA else text(pci.busId)
-        self.nvlink = NvLinkReader(nv, self.handle, lost)
-        self.gpm = GpmReader(nv, self.handle, lost)
-        self.pcie = PcieReader(nv, self.handle, lost)
+        self.opened = False  # every per-GPU reader was set up (False: lost while opening)
+        self.handle: Any = None
+        self.name = self.uuid = self.bus_id = ""
+        self.pcie: PcieReader | None = None
+        self._gpm: GpmReader | None = None
         self._proc_ts = 0
         self._names: dict[int, str] = {}
+        try:
+            self.handle = nv.nvmlDeviceGetHandleByIndex(index)
+            self.name = text(self._call(nv.nvmlDeviceGetName) or "")
+            self.uuid = text(self._call(nv.nvmlDeviceGetUUID) or "")
+            pci = self._call(nv.nvmlDeviceGetPciInfo)
+            self.bus_id = "" if pci is NA else text(pci.busId)
+            self.nvlink = NvLinkReader(nv, self.handle, lost)
+            self.gpm = self._gpm = GpmReader(nv, self.handle, lost)
+            self.pcie = PcieReader(nv, self.handle, lost)
+            self.opened = True
+        except (GpuLost, nv.NVMLError):
+            # A GPU that fails while being opened is shown lost; the others keep sampling.
+            self.lost = True
 
     def _call(self, fn: Any, *args: Any) -> Any:
         return call(self.nv, self.lost_codes, fn, self.handle, *args)
@@ -78,7 +88,7 @@ class DeviceReader:
         nv = self.nv
         util = self._call(nv.nvmlDeviceGetUtilizationRates)
         mem = self._call(nv.nvmlDeviceGetMemoryInfo)
-        pcie_tx, pcie_rx = self.pcie.read()
+        pcie_tx, pcie_rx = self.pcie.read() if self.pcie is not None else (NA, NA)
         return GpuSnapshot(
             **ident,
             util_gpu=NA if util is NA else float(util.gpu),
@@ -153,4 +163,5 @@ class DeviceReader:
         return self._names[pid]
 
     def close(self) -> None:
-        self.gpm.close()
+        if self._gpm is not None:
+            self._gpm.close()
