@@ -296,7 +296,13 @@ def plot(
 
 
 def main() -> None:
-    app()
+    from zbench.errors import ZbenchError
+
+    try:
+        app()
+    except ZbenchError as exc:
+        typer.echo(f"zbench: {exc}", err=True)
+        raise SystemExit(exc.exit_code) from None
 
 
 if __name__ == "__main__":

@@ -67,3 +67,41 @@ def test_plot_writes_pngs_and_says_what_each_shows(filled: Path, tmp_path: Path)
 def test_plot_without_results_is_exit_1(home: Path, tmp_path: Path) -> None:
     result = CLI.invoke(app, ["plot", "-o", str(tmp_path / "c")])
     assert result.exit_code == 1 and "no results to plot" in result.output
+
+
+def test_gpu_filter_is_a_plain_substring(filled: Path) -> None:
+    # "_" and "%" are SQL LIKE wildcards; typed by a user they mean themselves.
+    for text in ("_", "%", "h_00"):
+        result = CLI.invoke(app, ["results", "--gpu", text, "--json"])
+        assert json.loads(result.output)["results"] == [], text
+    assert json.loads(CLI.invoke(app, ["results", "--gpu", "h200", "--json"]).output)["results"]
+
+
+def test_export_to_a_missing_folder_is_one_line_exit_2(filled: Path, tmp_path: Path) -> None:
+    result = CLI.invoke(app, ["export", "-o", str(tmp_path / "no" / "such" / "r.md")])
+    assert result.exit_code == 2
+    assert "cannot write" in result.output and "Traceback" not in result.output
+
+
+def test_compare_rejects_json_that_is_not_an_export(filled: Path, tmp_path: Path) -> None:
+    odd = tmp_path / "odd.json"
+    odd.write_text("[1]")
+    result = CLI.invoke(app, ["compare", str(odd), str(odd)])
+    assert result.exit_code == 2 and "not a run id or a zbench JSON export" in result.output
+
+
+def test_a_db_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("this is not SQLite\n" * 100)
+    for cmd in (["results"], ["jobs"], ["export"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "zbench", *cmd, "--db", str(bogus)],
+            capture_output=True,
+            text=True,
+        )
+        assert out.returncode == 2, (cmd, out.stderr)
+        assert out.stderr.startswith("zbench: ") and "not a usable zbench database" in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1

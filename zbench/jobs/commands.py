@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
@@ -286,7 +287,8 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
             str(j.id), j.state, label(j)[len(f"#{j.id} ") :], gpus, j.phase or "", step, sps,
             _when(j.started),
         ]  # fmt: skip
-        table.add_row(*cells, *([j.reason or ""] if reasons else []))
+        # Text, not markup: reasons quote runner errors such as "[rank0]: ..." verbatim.
+        table.add_row(*(Text(c) for c in [*cells, *([j.reason or ""] if reasons else [])]))
     console.print(table)
     return 0
 

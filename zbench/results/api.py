@@ -74,8 +74,10 @@ def query_results(
             where.append(f"{column} = ?")
             params.append(value)
     if gpu:
-        where.append("LOWER(COALESCE(gpu_name, '')) LIKE ?")
-        params.append(f"%{gpu.lower()}%")
+        where.append("LOWER(COALESCE(gpu_name, '')) LIKE ? ESCAPE '\\'")
+        # A plain substring: % and _ in what the user typed are not wildcards.
+        literal = gpu.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        params.append(f"%{literal}%")
     start = _since(since)
     if start is not None:
         where.append("created >= ?")
@@ -144,5 +146,7 @@ def rows_from_json(text: str) -> list[ResultRow]:
     """Rows from ``zbench export --format json`` output (possibly from another machine)."""
     data = json.loads(text)
     items = data.get("results", []) if isinstance(data, dict) else data
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise ValueError("expected a list of result objects")
     fields = ResultRow.__dataclass_fields__
     return [ResultRow(**{k: v for k, v in item.items() if k in fields}) for item in items]

@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from zbench.results.anchors import anchor_for
 from zbench.results.api import ResultRow, query_results, review_order, rows_from_json
@@ -40,7 +41,8 @@ def results_table(rows: Sequence[ResultRow]) -> Table:
         table.add_column("Published")
     for row, anchor in zip(rows, anchors, strict=True):
         extra = [published_cell(anchor)] if any(anchors) else []
-        table.add_row(str(row.run_id or ""), *cells(row), *extra)
+        # Text, not markup: GPU names and published sources are data, never Rich markup.
+        table.add_row(*(Text(str(c)) for c in [row.run_id or "", *cells(row), *extra]))
     return table
 
 
@@ -85,7 +87,11 @@ def export_results(
     if output is None:
         sys.stdout.write(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _err(f"cannot write {output}: {exc.strerror or exc}")
+            return 2
         print(f"Wrote {len(rows)} result(s) to {output}", file=sys.stderr)
     return 0
 
@@ -118,7 +124,7 @@ def _load_side(ref: str, db: Db) -> ResultRow:
     path = Path(path_text)
     try:
         rows = rows_from_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, TypeError) as exc:
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
         raise CompareError(f"{ref}: not a run id or a zbench JSON export ({exc})") from None
     if pick:
         rows = [r for r in rows if str(r.run_id) == pick]

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from zbench.errors import ZbenchError
+
 T = TypeVar("T")
 
 # Each entry moves the schema one version up; never edit an entry that has shipped.
@@ -138,14 +140,22 @@ def _decode(row: sqlite3.Row) -> dict[str, Any]:
     return out
 
 
+class StoreError(ZbenchError):
+    """The database file cannot be opened as a zbench store (exit status 2)."""
+
+
 class Store:
     """The results database at ``path`` (created and migrated on first use)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._retry(self._migrate)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._retry(self._migrate)
+        except (sqlite3.DatabaseError, OSError) as exc:
+            self.close()
+            raise StoreError(f"{self.path}: not a usable zbench database ({exc})") from None
 
     # --- plumbing ----------------------------------------------------------------------------
 
