@@ -54,6 +54,16 @@ def test_run_detach_returns_the_id(cli: CliRunner) -> None:
     assert json.loads(result.output) == {"job_id": 1}
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-5"])
+def test_run_rejects_a_timeout_that_would_never_fire(
+    cli: CliRunner, jobenv: Path, value: str
+) -> None:
+    result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", f"--timeout={value}"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "zbench: --timeout must be a finite number of seconds above 0"
+    assert not jobenv.exists()
+
+
 def test_cancel_unknown_job_is_one_line_exit_2(cli: CliRunner) -> None:
     result = cli.invoke(app, ["cancel", "999"])
     assert result.exit_code == 2

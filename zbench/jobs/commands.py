@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import math
 import os
 import sys
 import time
@@ -143,8 +144,8 @@ def run_job(
     except UsageError as exc:
         _err(str(exc))
         return 2
-    if timeout is not None and timeout <= 0:
-        _err("--timeout must be more than 0 seconds")
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        _err("--timeout must be a finite number of seconds above 0")
         return 2
     if config.device == "cuda" and not visible_gpus():
         _err("no GPU found: add --device cpu to run on the CPU")
