@@ -90,6 +90,7 @@ class Supervisor:
                 time.sleep(TICK_S)
         finally:
             self.sampler.stop()
+            self.sampler.close()
 
     def _nothing_queued(self) -> bool:
         return not self.store.jobs(("queued",))
@@ -226,10 +227,15 @@ def main(argv: list[str] | None = None) -> int:
         sup = Supervisor(db, open_sampler(SAMPLE_INTERVAL_S), visible_gpus())
         signal.signal(signal.SIGTERM, sup.request_stop)
         log.info("started; GPUs %s", sup.gpus or "none (CPU jobs run one at a time)")
-        sup.run()
-        store.clear_supervisor(os.getpid())
-        lock.close()
-        lock = None
+        try:
+            sup.run()
+        except Exception:
+            log.exception("failed; its running jobs are left for the next supervisor")
+            return 1
+        finally:
+            store.clear_supervisor(os.getpid())
+            lock.close()
+            lock = None
         # A job queued after our last look saw the lock held and started no supervisor: look again.
         if not sup.stopping and store.jobs(("queued",)):
             lock = liveness.try_lock(db)
