@@ -229,4 +229,27 @@ def test_sigterm_to_the_supervisor_cancels_its_jobs(jobenv: Path) -> None:
     os.kill(int(sup["pid"]), signal.SIGTERM)
     info = wait_for(first, jobenv, ("cancelled", "lost", "crashed"))
     assert (info.state, info.reason) == ("cancelled", "the supervisor was stopped")
-    assert api.get_job(second, jobenv).state == "queued"  # left for the next supervisor
+    # Left queued by the stopped supervisor; the next look starts a new one that runs it.
+    assert wait_for(second, jobenv, ("done", "cancelled")).state == "done"
+    new = Store(jobenv).supervisor()
+    assert new is None or new["pid"] != sup["pid"]
+
+
+@pytest.mark.parametrize("look", ["list_jobs", "get_job"])
+def test_queued_jobs_left_without_a_supervisor_are_picked_up(
+    jobenv: Path, monkeypatch: pytest.MonkeyPatch, look: str
+) -> None:
+    """A supervisor that stopped (SIGTERM, reboot) leaves queued jobs; the next look starts one."""
+    with monkeypatch.context() as m:
+        m.setattr(liveness, "ensure_supervisor", lambda db: None)
+        [jid] = api.submit([fake_spec("ok")], db=jobenv)
+    store = Store(jobenv)
+    assert not liveness.lock_held(jobenv) and (store.get_job(jid) or {})["state"] == "queued"
+    if look == "list_jobs":
+        api.list_jobs(jobenv)
+    else:
+        api.get_job(jid, jobenv)
+    deadline = time.monotonic() + 30
+    while (store.get_job(jid) or {})["state"] != "done" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert (store.get_job(jid) or {})["state"] == "done"

@@ -126,18 +126,26 @@ def submit(
     return ids
 
 
+def _look(store: Store) -> None:
+    """Before reading jobs: mark a dead supervisor's jobs lost, and start a supervisor when jobs
+    wait with none alive (the last one was stopped, crashed, or the machine rebooted)."""
+    liveness.detect_lost(store)
+    if store.jobs(("queued",)):
+        liveness.ensure_supervisor(store.path)
+
+
 def list_jobs(
     db: str | os.PathLike[str] | None = None, *, include_finished: bool = True
 ) -> list[JobInfo]:
     store = _store(db)
-    liveness.detect_lost(store)
+    _look(store)
     states = () if include_finished else ("queued", "running")
     return [_info(r) for r in store.jobs(states)]
 
 
 def get_job(job_id: int, db: str | os.PathLike[str] | None = None) -> JobInfo:
     store = _store(db)
-    liveness.detect_lost(store)
+    _look(store)
     row = store.get_job(job_id)
     if row is None:
         raise JobNotFound(f"no job {job_id}")
