@@ -253,3 +253,36 @@ def test_queued_jobs_left_without_a_supervisor_are_picked_up(
     while (store.get_job(jid) or {})["state"] != "done" and time.monotonic() < deadline:
         time.sleep(0.1)
     assert (store.get_job(jid) or {})["state"] == "done"
+
+
+def test_a_late_heartbeat_of_a_live_supervisor_is_not_death(jobenv: Path) -> None:
+    [jid] = api.submit([fake_spec("slow", steps=200)], db=jobenv)
+    _wait_running(jid, jobenv)
+    store = Store(jobenv)
+    sup = store.supervisor()
+    assert sup is not None
+    store._write(lambda c: c.execute("UPDATE supervisor SET heartbeat = heartbeat - 31"))
+    assert liveness.detect_lost(store) == []
+    assert api.get_job(jid, jobenv).state == "running"
+    store.clear_supervisor()  # even a row deleted by mistake comes back with the next heartbeat
+    deadline = time.monotonic() + 5
+    while store.supervisor() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    again = store.supervisor()
+    assert again is not None and again["pid"] == sup["pid"]
+    assert time.time() - again["heartbeat"] < 5
+
+
+def test_a_held_supervisor_lock_means_alive(jobenv: Path) -> None:
+    store = Store(jobenv)
+    [jid] = store.add_jobs(
+        [{"workload": "resnet50", "framework": "torch", "mode": "train", "config": {},
+          "state": "running", "created": time.time()}]
+    )  # fmt: skip
+    lock = liveness.try_lock(jobenv)  # a supervisor starting up: the lock, no row yet
+    assert lock is not None
+    try:
+        assert liveness.detect_lost(store) == []
+    finally:
+        lock.close()
+    assert liveness.detect_lost(store) == [jid]

@@ -2,8 +2,9 @@
 
 One supervisor runs per database: it holds an exclusive ``flock`` on ``<db>.supervisor.lock`` for its
 whole life (the kernel drops the lock when the process dies, even by SIGKILL) and writes its pid and a
-heartbeat to the ``supervisor`` table every second. A supervisor is dead when its pid is gone (or a
-zombie) or its heartbeat is older than ``STALE_S``.
+heartbeat to the ``supervisor`` table every second. On the same host a supervisor is alive while its
+process runs or the lock is held, however late its heartbeat; for another host (a database on a
+shared disk), it is dead when its heartbeat is older than ``STALE_S``.
 """
 
 from __future__ import annotations
@@ -57,21 +58,36 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
-def supervisor_alive(store: Store) -> bool:
-    sup = store.supervisor()
-    if sup is None:
+def looks_like_supervisor(pid: int) -> bool:
+    """A live process running ``zbench.jobs.supervisor`` (not some other process that reused the
+    pid)."""
+    if not pid_alive(pid):
         return False
-    if sup["host"] != socket.gethostname():
-        return time.time() - sup["heartbeat"] < STALE_S
-    return pid_alive(int(sup["pid"])) and time.time() - sup["heartbeat"] < STALE_S
+    try:
+        return any("zbench.jobs.supervisor" in arg for arg in psutil.Process(pid).cmdline())
+    except psutil.Error:
+        return False
 
 
-def detect_lost(store: Store) -> list[int]:
-    """Mark the running jobs of a dead supervisor ``lost`` (with the reason and their log tail) and
-    stop their orphaned runners. Returns the ids marked."""
+def supervisor_alive(store: Store, *, ignore_lock: bool = False) -> bool:
+    """On this host, a live supervisor process or a held supervisor lock is alive however late its
+    heartbeat (a loaded machine can stall it); the heartbeat's age decides only for another host.
+    ``ignore_lock``: the caller holds the lock itself."""
     sup = store.supervisor()
-    if sup is not None and supervisor_alive(store):
+    if sup is not None and sup["host"] != socket.gethostname():
+        return time.time() - sup["heartbeat"] < STALE_S
+    if sup is not None and looks_like_supervisor(int(sup["pid"])):
+        return True
+    return not ignore_lock and lock_held(store.path)
+
+
+def detect_lost(store: Store, *, ignore_lock: bool = False) -> list[int]:
+    """Mark the running jobs of a dead supervisor ``lost`` (with the reason and their log tail) and
+    stop their orphaned runners. Returns the ids marked. ``ignore_lock``: the caller is the new
+    supervisor and holds the lock."""
+    if supervisor_alive(store, ignore_lock=ignore_lock):
         return []
+    sup = store.supervisor()
     running = store.jobs(("running",))
     if sup is None and not running:
         return []

@@ -72,7 +72,7 @@ class Supervisor:
             while True:
                 now = time.time()
                 if now - last_beat >= HEARTBEAT_S:
-                    self.store.heartbeat(os.getpid())
+                    self.store.heartbeat(os.getpid(), socket.gethostname())
                     last_beat = now
                 if self.stopping:
                     for job in self.running.values():
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     while lock is not None:
         store = Store(db)
-        liveness.detect_lost(store)  # we hold the lock: any "running" job is an orphan
+        liveness.detect_lost(store, ignore_lock=True)  # we hold it: "running" jobs are orphans
         store.set_supervisor(os.getpid(), socket.gethostname(), time.time())
         sup = Supervisor(db, open_sampler(SAMPLE_INTERVAL_S), visible_gpus())
         signal.signal(signal.SIGTERM, sup.request_stop)
