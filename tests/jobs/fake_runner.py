@@ -1,7 +1,8 @@
 """A runner that speaks the runner protocol without a framework, for supervisor tests.
 
 Takes the real runner options (parsed by ``zbench.runners.config.parse_args``); what it does comes
-after ``--``: ``behave=ok|crash|hang|oom|slow|noresult|selfkill``, ``step_s=SECONDS``.
+after ``--``: ``behave=ok|crash|hang|oom|slow|noresult|selfkill|resulthang``
+(``resulthang``: reports its result, then hangs), ``step_s=SECONDS``.
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ def main(argv: list[str]) -> int:
             precision=config.precision or "fp32",
             step_time_median_ms=1000 * window / steps,
         )
+    if behave == "resulthang":
+        print("result written; hanging", flush=True)
+        while True:
+            time.sleep(1)
     print("done", flush=True)
     return 0
 

@@ -29,6 +29,14 @@ def _wait_running(job_id: int, db: Path) -> api.JobInfo:
     return info
 
 
+def _wait_dead(pid: int, db: Path) -> None:
+    """Until a killed supervisor is gone and its lock free (its other threads can hold the lock a
+    moment after the main one is a zombie)."""
+    deadline = time.monotonic() + 10
+    while (liveness.pid_alive(pid) or liveness.lock_held(db)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def _pid(job_id: int, db: Path) -> int:
     row = Store(db).get_job(job_id)
     assert row is not None
@@ -36,7 +44,7 @@ def _pid(job_id: int, db: Path) -> int:
 
 
 def test_successful_job_records_run_and_phase_aggregates(jobenv: Path) -> None:
-    [jid] = api.submit([fake_spec("ok", steps=15)], db=jobenv)
+    [jid] = api.submit([fake_spec("ok", steps=15, step_s=0.05)], db=jobenv)
     info = wait_for(jid, jobenv, ("done", "failed", "crashed"))
     assert info.state == "done", info.reason
     assert info.run_id is not None and info.step == 15 and info.total == 15
@@ -111,9 +119,7 @@ def test_killed_supervisor_is_detected_and_its_jobs_marked_lost(jobenv: Path) ->
     assert sup is not None
     runner = _pid(jid, jobenv)
     os.kill(int(sup["pid"]), signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while liveness.pid_alive(int(sup["pid"])) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _wait_dead(int(sup["pid"]), jobenv)
     info = api.get_job(jid, jobenv)  # any zbench call notices
     assert info.state == "lost"
     assert f"supervisor (pid {sup['pid']}) died" in (info.reason or "")
@@ -286,3 +292,32 @@ def test_a_held_supervisor_lock_means_alive(jobenv: Path) -> None:
     finally:
         lock.close()
     assert liveness.detect_lost(store) == [jid]
+
+
+def test_a_result_written_before_the_supervisor_died_is_stored(jobenv: Path) -> None:
+    from zbench.runners.protocol import read_events
+
+    [jid] = api.submit([fake_spec("resulthang", steps=5)], db=jobenv)
+    _wait_running(jid, jobenv)
+    store = Store(jobenv)
+    events = Path((store.get_job(jid) or {})["events_path"])
+    deadline = time.monotonic() + 20
+    while not any(e["type"] == "result" for e in read_events(events)):
+        assert time.monotonic() < deadline, "the runner never wrote its result"
+        time.sleep(0.05)
+    sup = store.supervisor()
+    assert sup is not None
+    runner = _pid(jid, jobenv)
+    os.kill(int(sup["pid"]), signal.SIGKILL)
+    _wait_dead(int(sup["pid"]), jobenv)
+    info = api.get_job(jid, jobenv)
+    assert info.state == "done" and info.run_id is not None
+    assert f"supervisor (pid {sup['pid']}) died" in (info.reason or "")
+    run = store.get_run(info.run_id)
+    assert run is not None and run["samples_per_s"] > 0 and run["job_id"] == jid
+    assert run["env"]["framework"] == "fake 1.0"  # the same record the supervisor writes
+    assert liveness.detect_lost(store) == [] and len(store.runs("job_id = ?", (jid,))) == 1
+    deadline = time.monotonic() + 10
+    while liveness.pid_alive(runner) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not liveness.pid_alive(runner)

@@ -107,13 +107,21 @@ def detect_lost(store: Store, *, ignore_lock: bool = False) -> list[int]:
                 reason += f"; its runner (pid {job['pid']}) was stopped"
             except (ProcessLookupError, PermissionError):
                 pass
+        # The runner may have reported its result before the supervisor died: keep it, and the
+        # job counts as done (runjob imports this module, hence the late import).
+        from zbench.jobs.runjob import stored_result
+
+        run_id = stored_result(store, job)
+        if run_id is not None:
+            reason += "; its result was already written and is stored"
         changed = store.update_job(
             job["id"],
             only_if_state=("running",),
-            state="lost",
+            state="lost" if run_id is None else "done",
             reason=reason,
             ended=time.time(),
             log_tail=_log_tail(job.get("log_path")),
+            run_id=run_id,
         )
         if changed:
             marked.append(job["id"])
@@ -151,18 +159,41 @@ def child_env() -> dict[str, str]:
 
 
 def ensure_supervisor(db_path: Path) -> int | None:
-    """Start a detached supervisor unless one holds the lock. Returns the new pid, or None."""
-    if lock_held(db_path):
+    """Start a detached supervisor unless one holds the lock. Returns the new pid, or None.
+
+    The lock is taken here and handed to the new supervisor (an inherited descriptor shares the
+    lock), so from now on it is held without a gap: a second look while the supervisor is still
+    starting sees it alive and starts no other."""
+    lock = try_lock(db_path)
+    if lock is None:
         return None
     log = open(paths.home() / "supervisor.log", "ab")  # noqa: SIM115
-    with log:
+    with lock, log:
+        fd = lock.fileno()
+        cmd = [sys.executable, "-m", "zbench.jobs.supervisor", "--db", str(db_path)]
         proc = subprocess.Popen(
-            [sys.executable, "-m", "zbench.jobs.supervisor", "--db", str(db_path)],
+            [*cmd, "--lock-fd", str(fd)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # no SIGHUP from the terminal, no Ctrl-C from the shell
             close_fds=True,
+            pass_fds=(fd,),
             env=child_env(),
         )
     return proc.pid
+
+
+def adopt_lock(fd: int) -> IO[str] | None:
+    """The supervisor lock handed over as descriptor ``fd`` by :func:`ensure_supervisor`."""
+    try:
+        fh = open(fd, "a+", encoding="utf-8")  # noqa: SIM115
+    except OSError:
+        return None
+    os.set_inheritable(fd, False)
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # already ours: this only confirms it
+    except OSError:
+        fh.close()
+        return None
+    return fh

@@ -208,6 +208,7 @@ class Supervisor:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m zbench.jobs.supervisor")
     parser.add_argument("--db", type=Path, default=None)
+    parser.add_argument("--lock-fd", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO,
@@ -215,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
         format=f"%(asctime)s supervisor[{os.getpid()}] %(levelname)s %(message)s",
     )
     db = paths.db_path(args.db)
-    lock: IO[str] | None = liveness.try_lock(db)
+    lock: IO[str] | None = (
+        liveness.try_lock(db) if args.lock_fd is None else liveness.adopt_lock(args.lock_fd)
+    )
     if lock is None:
         log.info("another supervisor holds %s; exiting", liveness.lock_path(db))
         return 0
