@@ -9,7 +9,6 @@ by the next ``zbench`` and its jobs end as ``lost`` instead of "running" forever
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import time
@@ -183,17 +182,13 @@ def cancel(job_id: int, db: str | os.PathLike[str] | None = None, grace: float =
 
 
 def _stop_group(pgid: int, grace: float) -> None:
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
+    liveness.signal_tree(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         if not liveness.pid_alive(pgid):
             return
         time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
+    liveness.signal_tree(pgid, signal.SIGKILL)
 
 
 def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int = 50) -> list[str]:

@@ -9,6 +9,7 @@ shared disk), it is dead when its heartbeat is older than ``STALE_S``.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -102,11 +103,8 @@ def detect_lost(store: Store, *, ignore_lock: bool = False) -> list[int]:
     for job in running:
         reason = why
         if job["pid"] and pid_alive(int(job["pid"])):
-            try:
-                os.killpg(int(job["pid"]), signal.SIGTERM)
-                reason += f"; its runner (pid {job['pid']}) was stopped"
-            except (ProcessLookupError, PermissionError):
-                pass
+            signal_tree(int(job["pid"]), signal.SIGTERM)
+            reason += f"; its runner (pid {job['pid']}) was stopped"
         # The runner may have reported its result before the supervisor died: keep it, and the
         # job counts as done (runjob imports this module, hence the late import).
         from zbench.jobs.runjob import stored_result
@@ -128,6 +126,20 @@ def detect_lost(store: Store, *, ignore_lock: bool = False) -> list[int]:
     if sup is not None:
         store.clear_supervisor(int(sup["pid"]))
     return marked
+
+
+def signal_tree(pid: int, sig: int) -> None:
+    """``sig`` to the process group led by ``pid`` and to every descendant of ``pid``, including
+    those in sessions of their own (torchrun's workers)."""
+    try:
+        procs = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        procs = []
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(sig)
 
 
 def _log_tail(log_path: str | None) -> str | None:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from zbench import paths
 from zbench.jobs.liveness import child_env
 from zbench.results.aggregate import Sample, aggregate, compact_sample
@@ -77,6 +79,11 @@ class RunningJob:
     phase_marks: list[tuple[float, str]] = field(default_factory=list)  # (event time, phase)
     unsaved: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Every process the runner started, recorded while it runs: torchrun starts each worker in a
+    # session of its own, out of reach of a signal to the runner's process group, and a dead
+    # runner's children can no longer be found from it.
+    descendants: dict[int, psutil.Process] = field(default_factory=dict)
+    reap_deadline: float | None = None
 
     @property
     def id(self) -> int:
@@ -121,6 +128,7 @@ class RunningJob:
     # --- telemetry (called from the sampler thread) ---------------------------------------------
 
     def on_snapshot(self, snap: Snapshot) -> None:
+        self.track_descendants()
         if not self.gpu_names:
             wanted = set(self.gpu_ids)
             self.gpu_names = tuple(g.name for g in snap.gpus if g.index in wanted)
@@ -176,8 +184,30 @@ class RunningJob:
 
     # --- stopping ---------------------------------------------------------------------------
 
+    def track_descendants(self) -> None:
+        try:
+            children = psutil.Process(self.pid).children(recursive=True)
+        except psutil.Error:
+            return
+        with self.lock:
+            for child in children:
+                self.descendants.setdefault(child.pid, child)
+
+    def leftovers(self) -> list[psutil.Process]:
+        """Recorded descendants still running (psutil checks each one's start time, so a reused
+        pid is never taken for one of ours)."""
+        with self.lock:
+            known = list(self.descendants.values())
+        alive = []
+        for proc in known:
+            with contextlib.suppress(psutil.Error):
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(proc)
+        return alive
+
     def stop(self, kind: str, grace: float) -> None:
-        """SIGTERM to the process group now, SIGKILL after ``grace`` seconds."""
+        """SIGTERM to the process group and every descendant now, SIGKILL after ``grace``
+        seconds."""
         if self.stop_kind is None:
             self.stop_kind = kind
         self.kill_at = time.time() + grace
@@ -188,9 +218,27 @@ class RunningJob:
             self._signal(signal.SIGKILL)
             self.kill_at = None
 
+    def reaped(self, grace: float) -> bool:
+        """True once no descendant of the exited runner is left; until then SIGTERM them, and
+        SIGKILL them after ``grace`` seconds (a job's GPUs are not free while they run). Gives up
+        5 s after the SIGKILL (a process stuck in the kernel)."""
+        left = self.leftovers()
+        now = time.time()
+        if not left or (self.reap_deadline is not None and now >= self.reap_deadline + 5.0):
+            return True
+        if self.reap_deadline is None:
+            self.reap_deadline = now + grace
+            _signal_all(left, signal.SIGTERM)
+        elif now >= self.reap_deadline:
+            _signal_all(left, signal.SIGKILL)
+        return False
+
     def _signal(self, sig: int) -> None:
+        if self.proc.poll() is None:
+            self.track_descendants()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
+        _signal_all(self.leftovers(), sig)
 
     def outcome(self, rc: int) -> Outcome:
         err = self.error_event or {}
@@ -219,6 +267,12 @@ class RunningJob:
         return run_record(
             self.row, self.gpu_ids, self.start_event, self.result_event, self.gpu_names
         )
+
+
+def _signal_all(procs: list[psutil.Process], sig: int) -> None:
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(sig)
 
 
 def stored_result(store: Store, row: dict[str, Any]) -> int | None:

@@ -120,7 +120,7 @@ class Supervisor:
                 job.stop("timeout", TIMEOUT_GRACE_S)
             job.escalate()
             rc = job.proc.poll()
-            if rc is not None:
+            if rc is not None and job.reaped(TIMEOUT_GRACE_S):
                 self._finish(job, rc)
         if time.time() - self._last_flush >= FLUSH_S:
             for job in self.running.values():
