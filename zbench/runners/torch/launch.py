@@ -91,8 +91,11 @@ def launch(cfg: RunConfig, writer: EventWriter) -> int:
         done.set()
         thread.join()
     if rc != 0 and "error" not in seen:
-        kind = "interrupted" if interrupted or rc in (130, -2) else "crash"
-        writer.error(kind, f"torchrun exited with status {rc}; see the log for each rank")
+        message = f"torchrun exited with status {rc}; see the log for each rank"
+        if interrupted or rc in (130, -2):
+            writer.error("interrupted", message)
+        else:
+            writer.error("crash", message)
     if rc == 0 and "result" not in seen:
         writer.error("crash", "torchrun finished but rank 0 reported no result")
         return 1
