@@ -1,13 +1,16 @@
 """A runner that speaks the runner protocol without a framework, for supervisor tests.
 
 Takes the real runner options (parsed by ``zbench.runners.config.parse_args``); what it does comes
-after ``--``: ``behave=ok|crash|hang|oom|slow|noresult|selfkill``, ``step_s=SECONDS``.
+after ``--``: ``behave=ok|crash|hang|oom|slow|noresult|selfkill|resulthang|sessionchild``
+(``resulthang``: reports its result, then hangs; ``sessionchild``: starts a child in its own
+session, as torchrun starts its workers, then hangs), ``step_s=SECONDS``.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -40,6 +43,13 @@ def main(argv: list[str]) -> int:
         w.error("oom", "CUDA out of memory. Tried to allocate 2.00 GiB")
         print("torch.OutOfMemoryError: CUDA out of memory", flush=True)
         return 1
+    if behave == "sessionchild":
+        child = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True
+        )
+        print(f"session child pid={child.pid}", flush=True)
+        while True:
+            time.sleep(1)
     if behave == "selfkill":
         os.kill(os.getpid(), signal.SIGKILL)
     w.phase("warmup")
@@ -66,6 +76,10 @@ def main(argv: list[str]) -> int:
             precision=config.precision or "fp32",
             step_time_median_ms=1000 * window / steps,
         )
+    if behave == "resulthang":
+        print("result written; hanging", flush=True)
+        while True:
+            time.sleep(1)
     print("done", flush=True)
     return 0
 

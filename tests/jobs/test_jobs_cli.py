@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from zbench.cli import app
+from zbench.results.store import Store
 
 WIDE = {"COLUMNS": "160", "TERM": "dumb", "NO_COLOR": "1"}
 
@@ -52,6 +53,47 @@ def test_run_detach_returns_the_id(cli: CliRunner) -> None:
     result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--detach", "--json"])
     assert result.exit_code == 0
     assert json.loads(result.output) == {"job_id": 1}
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-5"])
+def test_run_rejects_a_timeout_that_would_never_fire(
+    cli: CliRunner, jobenv: Path, value: str
+) -> None:
+    result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", f"--timeout={value}"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "zbench: --timeout must be a finite number of seconds above 0"
+    assert not jobenv.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gpu-ids", "0,0"], "--gpu-ids names GPU 0 twice"),
+        (["--gpu-ids", "7"], "--gpu-ids 7: this machine offers GPU(s) 0,1"),
+        (["--gpu-ids", "0", "--gpus", "2"], "--gpu-ids names 1 GPU(s) but --gpus asks for 2"),
+        (["--gpu-ids", "0,1", "--gpus=1"], "--gpu-ids names 2 GPU(s) but --gpus asks for 1"),
+        (["--gpu-ids", "0", "--device", "cpu"], "--gpu-ids needs --device cuda"),
+    ],
+)
+def test_run_checks_gpu_ids(
+    cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    result = cli.invoke(app, ["run", "resnet50", *args])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"zbench: {message}"
+    assert not jobenv.exists()
+
+
+def test_run_gpu_ids_set_the_gpu_count(
+    cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    result = cli.invoke(app, ["run", "resnet50", "--gpu-ids", "1,0", "--detach", "--json"])
+    assert result.exit_code == 0, result.output
+    row = Store(jobenv).get_job(json.loads(result.output)["job_id"])
+    assert row is not None
+    assert row["config"]["gpus"] == 2 and row["requested_gpus"] == [1, 0]
 
 
 def test_cancel_unknown_job_is_one_line_exit_2(cli: CliRunner) -> None:

@@ -29,6 +29,14 @@ def _wait_running(job_id: int, db: Path) -> api.JobInfo:
     return info
 
 
+def _wait_dead(pid: int, db: Path) -> None:
+    """Until a killed supervisor is gone and its lock free (its other threads can hold the lock a
+    moment after the main one is a zombie)."""
+    deadline = time.monotonic() + 10
+    while (liveness.pid_alive(pid) or liveness.lock_held(db)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def _pid(job_id: int, db: Path) -> int:
     row = Store(db).get_job(job_id)
     assert row is not None
@@ -36,7 +44,7 @@ def _pid(job_id: int, db: Path) -> int:
 
 
 def test_successful_job_records_run_and_phase_aggregates(jobenv: Path) -> None:
-    [jid] = api.submit([fake_spec("ok", steps=15)], db=jobenv)
+    [jid] = api.submit([fake_spec("ok", steps=15, step_s=0.05)], db=jobenv)
     info = wait_for(jid, jobenv, ("done", "failed", "crashed"))
     assert info.state == "done", info.reason
     assert info.run_id is not None and info.step == 15 and info.total == 15
@@ -111,9 +119,7 @@ def test_killed_supervisor_is_detected_and_its_jobs_marked_lost(jobenv: Path) ->
     assert sup is not None
     runner = _pid(jid, jobenv)
     os.kill(int(sup["pid"]), signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while liveness.pid_alive(int(sup["pid"])) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _wait_dead(int(sup["pid"]), jobenv)
     info = api.get_job(jid, jobenv)  # any zbench call notices
     assert info.state == "lost"
     assert f"supervisor (pid {sup['pid']}) died" in (info.reason or "")
@@ -229,4 +235,89 @@ def test_sigterm_to_the_supervisor_cancels_its_jobs(jobenv: Path) -> None:
     os.kill(int(sup["pid"]), signal.SIGTERM)
     info = wait_for(first, jobenv, ("cancelled", "lost", "crashed"))
     assert (info.state, info.reason) == ("cancelled", "the supervisor was stopped")
-    assert api.get_job(second, jobenv).state == "queued"  # left for the next supervisor
+    # Left queued by the stopped supervisor; the next look starts a new one that runs it.
+    assert wait_for(second, jobenv, ("done", "cancelled")).state == "done"
+    new = Store(jobenv).supervisor()
+    assert new is None or new["pid"] != sup["pid"]
+
+
+@pytest.mark.parametrize("look", ["list_jobs", "get_job"])
+def test_queued_jobs_left_without_a_supervisor_are_picked_up(
+    jobenv: Path, monkeypatch: pytest.MonkeyPatch, look: str
+) -> None:
+    """A supervisor that stopped (SIGTERM, reboot) leaves queued jobs; the next look starts one."""
+    with monkeypatch.context() as m:
+        m.setattr(liveness, "ensure_supervisor", lambda db: None)
+        [jid] = api.submit([fake_spec("ok")], db=jobenv)
+    store = Store(jobenv)
+    assert not liveness.lock_held(jobenv) and (store.get_job(jid) or {})["state"] == "queued"
+    if look == "list_jobs":
+        api.list_jobs(jobenv)
+    else:
+        api.get_job(jid, jobenv)
+    deadline = time.monotonic() + 30
+    while (store.get_job(jid) or {})["state"] != "done" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert (store.get_job(jid) or {})["state"] == "done"
+
+
+def test_a_late_heartbeat_of_a_live_supervisor_is_not_death(jobenv: Path) -> None:
+    [jid] = api.submit([fake_spec("slow", steps=200)], db=jobenv)
+    _wait_running(jid, jobenv)
+    store = Store(jobenv)
+    sup = store.supervisor()
+    assert sup is not None
+    store._write(lambda c: c.execute("UPDATE supervisor SET heartbeat = heartbeat - 31"))
+    assert liveness.detect_lost(store) == []
+    assert api.get_job(jid, jobenv).state == "running"
+    store.clear_supervisor()  # even a row deleted by mistake comes back with the next heartbeat
+    deadline = time.monotonic() + 5
+    while store.supervisor() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    again = store.supervisor()
+    assert again is not None and again["pid"] == sup["pid"]
+    assert time.time() - again["heartbeat"] < 5
+
+
+def test_a_held_supervisor_lock_means_alive(jobenv: Path) -> None:
+    store = Store(jobenv)
+    [jid] = store.add_jobs(
+        [{"workload": "resnet50", "framework": "torch", "mode": "train", "config": {},
+          "state": "running", "created": time.time()}]
+    )  # fmt: skip
+    lock = liveness.try_lock(jobenv)  # a supervisor starting up: the lock, no row yet
+    assert lock is not None
+    try:
+        assert liveness.detect_lost(store) == []
+    finally:
+        lock.close()
+    assert liveness.detect_lost(store) == [jid]
+
+
+def test_a_result_written_before_the_supervisor_died_is_stored(jobenv: Path) -> None:
+    from zbench.runners.protocol import read_events
+
+    [jid] = api.submit([fake_spec("resulthang", steps=5)], db=jobenv)
+    _wait_running(jid, jobenv)
+    store = Store(jobenv)
+    events = Path((store.get_job(jid) or {})["events_path"])
+    deadline = time.monotonic() + 20
+    while not any(e["type"] == "result" for e in read_events(events)):
+        assert time.monotonic() < deadline, "the runner never wrote its result"
+        time.sleep(0.05)
+    sup = store.supervisor()
+    assert sup is not None
+    runner = _pid(jid, jobenv)
+    os.kill(int(sup["pid"]), signal.SIGKILL)
+    _wait_dead(int(sup["pid"]), jobenv)
+    info = api.get_job(jid, jobenv)
+    assert info.state == "done" and info.run_id is not None
+    assert f"supervisor (pid {sup['pid']}) died" in (info.reason or "")
+    run = store.get_run(info.run_id)
+    assert run is not None and run["samples_per_s"] > 0 and run["job_id"] == jid
+    assert run["env"]["framework"] == "fake 1.0"  # the same record the supervisor writes
+    assert liveness.detect_lost(store) == [] and len(store.runs("job_id = ?", (jid,))) == 1
+    deadline = time.monotonic() + 10
+    while liveness.pid_alive(runner) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not liveness.pid_alive(runner)

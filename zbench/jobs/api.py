@@ -9,7 +9,6 @@ by the next ``zbench`` and its jobs end as ``lost`` instead of "running" forever
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import time
@@ -126,18 +125,26 @@ def submit(
     return ids
 
 
+def _look(store: Store) -> None:
+    """Before reading jobs: mark a dead supervisor's jobs lost, and start a supervisor when jobs
+    wait with none alive (the last one was stopped, crashed, or the machine rebooted)."""
+    liveness.detect_lost(store)
+    if store.jobs(("queued",)):
+        liveness.ensure_supervisor(store.path)
+
+
 def list_jobs(
     db: str | os.PathLike[str] | None = None, *, include_finished: bool = True
 ) -> list[JobInfo]:
     store = _store(db)
-    liveness.detect_lost(store)
+    _look(store)
     states = () if include_finished else ("queued", "running")
     return [_info(r) for r in store.jobs(states)]
 
 
 def get_job(job_id: int, db: str | os.PathLike[str] | None = None) -> JobInfo:
     store = _store(db)
-    liveness.detect_lost(store)
+    _look(store)
     row = store.get_job(job_id)
     if row is None:
         raise JobNotFound(f"no job {job_id}")
@@ -175,17 +182,13 @@ def cancel(job_id: int, db: str | os.PathLike[str] | None = None, grace: float =
 
 
 def _stop_group(pgid: int, grace: float) -> None:
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
+    liveness.signal_tree(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         if not liveness.pid_alive(pgid):
             return
         time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
+    liveness.signal_tree(pgid, signal.SIGKILL)
 
 
 def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int = 50) -> list[str]:

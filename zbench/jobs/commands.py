@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import math
 import os
 import sys
 import time
@@ -22,7 +23,7 @@ from rich.text import Text
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
-from zbench.runners.config import UsageError, parse_args
+from zbench.runners.config import RunConfig, UsageError, build_parser, parse_args
 
 Db = str | os.PathLike[str] | None
 POLL_S = 0.5
@@ -52,6 +53,35 @@ def _parse_gpu_ids(text: str | None) -> tuple[int, ...] | None:
     if not ids or any(i < 0 for i in ids):
         raise UsageError(f"--gpu-ids wants numbers like 0,1, got {text!r}")
     return ids
+
+
+def _gpus_given(runner_args: list[str]) -> bool:
+    """Whether the runner options set ``--gpus`` (parsed as the runner does, abbreviations too)."""
+    own = runner_args[: runner_args.index("--")] if "--" in runner_args else runner_args
+    parser = build_parser()
+    parser.set_defaults(gpus=None)
+    ns, _ = parser.parse_known_args(["resnet50", *own])
+    return ns.gpus is not None
+
+
+def _check_gpu_ids(ids: tuple[int, ...], config: RunConfig, gpus_given: bool) -> RunConfig:
+    """``--gpu-ids`` against the machine and ``--gpus``: the config with ``gpus`` = the number of
+    ids, or a :class:`UsageError`."""
+    if config.device != "cuda":
+        raise UsageError("--gpu-ids needs --device cuda")
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise UsageError(f"--gpu-ids names GPU {','.join(map(str, twice))} twice")
+    visible = visible_gpus()
+    missing = [i for i in ids if i not in visible]
+    if missing:
+        offers = ",".join(map(str, visible))
+        raise UsageError(
+            f"--gpu-ids {','.join(map(str, missing))}: this machine offers GPU(s) {offers}"
+        )
+    if gpus_given and config.gpus != len(ids):
+        raise UsageError(f"--gpu-ids names {len(ids)} GPU(s) but --gpus asks for {config.gpus}")
+    return dataclasses.replace(config, gpus=len(ids))
 
 
 def restore_separator(runner_args: list[str], argv: list[str]) -> list[str]:
@@ -138,18 +168,25 @@ def run_job(
 ) -> int:
     try:
         ids = _parse_gpu_ids(gpu_ids)
-        config, events = parse_args([workload, *restore_separator(runner_args, sys.argv)])
+        runner_args = restore_separator(runner_args, sys.argv)
+        config, events = parse_args([workload, *runner_args])
         if events is not None:
             raise UsageError("--events is chosen by zbench for jobs")
     except UsageError as exc:
         _err(str(exc))
         return 2
-    if timeout is not None and timeout <= 0:
-        _err("--timeout must be more than 0 seconds")
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        _err("--timeout must be a finite number of seconds above 0")
         return 2
     if config.device == "cuda" and not visible_gpus():
         _err("no GPU found: add --device cpu to run on the CPU")
         return 2
+    if ids is not None:
+        try:
+            config = _check_gpu_ids(ids, config, _gpus_given(runner_args))
+        except UsageError as exc:
+            _err(str(exc))
+            return 2
     [job_id] = api.submit([JobSpec(config, ids, timeout)], db=db)
     console = _console()
     if detach:

@@ -2,12 +2,14 @@
 
 One supervisor runs per database: it holds an exclusive ``flock`` on ``<db>.supervisor.lock`` for its
 whole life (the kernel drops the lock when the process dies, even by SIGKILL) and writes its pid and a
-heartbeat to the ``supervisor`` table every second. A supervisor is dead when its pid is gone (or a
-zombie) or its heartbeat is older than ``STALE_S``.
+heartbeat to the ``supervisor`` table every second. On the same host a supervisor is alive while its
+process runs or the lock is held, however late its heartbeat; for another host (a database on a
+shared disk), it is dead when its heartbeat is older than ``STALE_S``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -57,21 +59,36 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
-def supervisor_alive(store: Store) -> bool:
-    sup = store.supervisor()
-    if sup is None:
+def looks_like_supervisor(pid: int) -> bool:
+    """A live process running ``zbench.jobs.supervisor`` (not some other process that reused the
+    pid)."""
+    if not pid_alive(pid):
         return False
-    if sup["host"] != socket.gethostname():
-        return time.time() - sup["heartbeat"] < STALE_S
-    return pid_alive(int(sup["pid"])) and time.time() - sup["heartbeat"] < STALE_S
+    try:
+        return any("zbench.jobs.supervisor" in arg for arg in psutil.Process(pid).cmdline())
+    except psutil.Error:
+        return False
 
 
-def detect_lost(store: Store) -> list[int]:
-    """Mark the running jobs of a dead supervisor ``lost`` (with the reason and their log tail) and
-    stop their orphaned runners. Returns the ids marked."""
+def supervisor_alive(store: Store, *, ignore_lock: bool = False) -> bool:
+    """On this host, a live supervisor process or a held supervisor lock is alive however late its
+    heartbeat (a loaded machine can stall it); the heartbeat's age decides only for another host.
+    ``ignore_lock``: the caller holds the lock itself."""
     sup = store.supervisor()
-    if sup is not None and supervisor_alive(store):
+    if sup is not None and sup["host"] != socket.gethostname():
+        return time.time() - sup["heartbeat"] < STALE_S
+    if sup is not None and looks_like_supervisor(int(sup["pid"])):
+        return True
+    return not ignore_lock and lock_held(store.path)
+
+
+def detect_lost(store: Store, *, ignore_lock: bool = False) -> list[int]:
+    """Mark the running jobs of a dead supervisor ``lost`` (with the reason and their log tail) and
+    stop their orphaned runners. Returns the ids marked. ``ignore_lock``: the caller is the new
+    supervisor and holds the lock."""
+    if supervisor_alive(store, ignore_lock=ignore_lock):
         return []
+    sup = store.supervisor()
     running = store.jobs(("running",))
     if sup is None and not running:
         return []
@@ -86,24 +103,43 @@ def detect_lost(store: Store) -> list[int]:
     for job in running:
         reason = why
         if job["pid"] and pid_alive(int(job["pid"])):
-            try:
-                os.killpg(int(job["pid"]), signal.SIGTERM)
-                reason += f"; its runner (pid {job['pid']}) was stopped"
-            except (ProcessLookupError, PermissionError):
-                pass
+            signal_tree(int(job["pid"]), signal.SIGTERM)
+            reason += f"; its runner (pid {job['pid']}) was stopped"
+        # The runner may have reported its result before the supervisor died: keep it, and the
+        # job counts as done (runjob imports this module, hence the late import).
+        from zbench.jobs.runjob import stored_result
+
+        run_id = stored_result(store, job)
+        if run_id is not None:
+            reason += "; its result was already written and is stored"
         changed = store.update_job(
             job["id"],
             only_if_state=("running",),
-            state="lost",
+            state="lost" if run_id is None else "done",
             reason=reason,
             ended=time.time(),
             log_tail=_log_tail(job.get("log_path")),
+            run_id=run_id,
         )
         if changed:
             marked.append(job["id"])
     if sup is not None:
         store.clear_supervisor(int(sup["pid"]))
     return marked
+
+
+def signal_tree(pid: int, sig: int) -> None:
+    """``sig`` to the process group led by ``pid`` and to every descendant of ``pid``, including
+    those in sessions of their own (torchrun's workers)."""
+    try:
+        procs = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        procs = []
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(sig)
 
 
 def _log_tail(log_path: str | None) -> str | None:
@@ -135,18 +171,41 @@ def child_env() -> dict[str, str]:
 
 
 def ensure_supervisor(db_path: Path) -> int | None:
-    """Start a detached supervisor unless one holds the lock. Returns the new pid, or None."""
-    if lock_held(db_path):
+    """Start a detached supervisor unless one holds the lock. Returns the new pid, or None.
+
+    The lock is taken here and handed to the new supervisor (an inherited descriptor shares the
+    lock), so from now on it is held without a gap: a second look while the supervisor is still
+    starting sees it alive and starts no other."""
+    lock = try_lock(db_path)
+    if lock is None:
         return None
     log = open(paths.home() / "supervisor.log", "ab")  # noqa: SIM115
-    with log:
+    with lock, log:
+        fd = lock.fileno()
+        cmd = [sys.executable, "-m", "zbench.jobs.supervisor", "--db", str(db_path)]
         proc = subprocess.Popen(
-            [sys.executable, "-m", "zbench.jobs.supervisor", "--db", str(db_path)],
+            [*cmd, "--lock-fd", str(fd)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # no SIGHUP from the terminal, no Ctrl-C from the shell
             close_fds=True,
+            pass_fds=(fd,),
             env=child_env(),
         )
     return proc.pid
+
+
+def adopt_lock(fd: int) -> IO[str] | None:
+    """The supervisor lock handed over as descriptor ``fd`` by :func:`ensure_supervisor`."""
+    try:
+        fh = open(fd, "a+", encoding="utf-8")  # noqa: SIM115
+    except OSError:
+        return None
+    os.set_inheritable(fd, False)
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # already ours: this only confirms it
+    except OSError:
+        fh.close()
+        return None
+    return fh

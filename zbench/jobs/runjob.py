@@ -16,11 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from zbench import paths
 from zbench.jobs.liveness import child_env
-from zbench.results.aggregate import Sample, compact_sample
+from zbench.results.aggregate import Sample, aggregate, compact_sample
+from zbench.results.store import Store
 from zbench.runners.config import RunConfig
-from zbench.runners.protocol import EventTail
+from zbench.runners.protocol import EventTail, read_events
 from zbench.telemetry.snapshot import Snapshot
 
 ENV_RUNNER = "ZBENCH_RUNNER_MODULE"  # a module name, or a .py file (tests use a fake runner)
@@ -76,6 +79,11 @@ class RunningJob:
     phase_marks: list[tuple[float, str]] = field(default_factory=list)  # (event time, phase)
     unsaved: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Every process the runner started, recorded while it runs: torchrun starts each worker in a
+    # session of its own, out of reach of a signal to the runner's process group, and a dead
+    # runner's children can no longer be found from it.
+    descendants: dict[int, psutil.Process] = field(default_factory=dict)
+    reap_deadline: float | None = None
 
     @property
     def id(self) -> int:
@@ -120,6 +128,7 @@ class RunningJob:
     # --- telemetry (called from the sampler thread) ---------------------------------------------
 
     def on_snapshot(self, snap: Snapshot) -> None:
+        self.track_descendants()
         if not self.gpu_names:
             wanted = set(self.gpu_ids)
             self.gpu_names = tuple(g.name for g in snap.gpus if g.index in wanted)
@@ -175,8 +184,30 @@ class RunningJob:
 
     # --- stopping ---------------------------------------------------------------------------
 
+    def track_descendants(self) -> None:
+        try:
+            children = psutil.Process(self.pid).children(recursive=True)
+        except psutil.Error:
+            return
+        with self.lock:
+            for child in children:
+                self.descendants.setdefault(child.pid, child)
+
+    def leftovers(self) -> list[psutil.Process]:
+        """Recorded descendants still running (psutil checks each one's start time, so a reused
+        pid is never taken for one of ours)."""
+        with self.lock:
+            known = list(self.descendants.values())
+        alive = []
+        for proc in known:
+            with contextlib.suppress(psutil.Error):
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(proc)
+        return alive
+
     def stop(self, kind: str, grace: float) -> None:
-        """SIGTERM to the process group now, SIGKILL after ``grace`` seconds."""
+        """SIGTERM to the process group and every descendant now, SIGKILL after ``grace``
+        seconds."""
         if self.stop_kind is None:
             self.stop_kind = kind
         self.kill_at = time.time() + grace
@@ -187,9 +218,27 @@ class RunningJob:
             self._signal(signal.SIGKILL)
             self.kill_at = None
 
+    def reaped(self, grace: float) -> bool:
+        """True once no descendant of the exited runner is left; until then SIGTERM them, and
+        SIGKILL them after ``grace`` seconds (a job's GPUs are not free while they run). Gives up
+        5 s after the SIGKILL (a process stuck in the kernel)."""
+        left = self.leftovers()
+        now = time.time()
+        if not left or (self.reap_deadline is not None and now >= self.reap_deadline + 5.0):
+            return True
+        if self.reap_deadline is None:
+            self.reap_deadline = now + grace
+            _signal_all(left, signal.SIGTERM)
+        elif now >= self.reap_deadline:
+            _signal_all(left, signal.SIGKILL)
+        return False
+
     def _signal(self, sig: int) -> None:
+        if self.proc.poll() is None:
+            self.track_descendants()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
+        _signal_all(self.leftovers(), sig)
 
     def outcome(self, rc: int) -> Outcome:
         err = self.error_event or {}
@@ -215,32 +264,76 @@ class RunningJob:
 
     def run_record(self) -> dict[str, Any]:
         """The ``runs`` row for this job's result: full config and environment."""
-        result = {k: v for k, v in (self.result_event or {}).items() if k not in ("v", "type")}
-        start = self.start_event or {}
-        config = dict(self.row["config"])
-        resolved = start.get("config") or result.get("config") or {}
-        if isinstance(resolved, dict):
-            config.update(resolved)
-        env = dict(start.get("env") or start.get("environment") or {})
-        if not env.get("gpu_names"):
-            env["gpu_names"] = list(self.gpu_names)
-        env["host"] = socket.gethostname()
-        env["gpu_ids"] = list(self.gpu_ids)
-        env["cuda_visible_devices"] = ",".join(str(g) for g in self.gpu_ids)
-        names = env.get("gpu_names") or []
-        gpus = len(self.gpu_ids) if self.gpu_ids else 0
-        return {
-            "job_id": self.id,
-            "created": time.time(),
-            "workload": config.get("workload", self.row["workload"]),
-            "framework": config.get("framework", self.row["framework"]),
-            "mode": config.get("mode", self.row["mode"]),
-            "precision": result.get("precision") or config.get("precision"),
-            "batch_size": result.get("batch_size") or config.get("batch_size"),
-            "gpus": int(result.get("gpus") or gpus) if config.get("device") != "cpu" else 0,
-            "gpu_name": names[0] if names else ("CPU" if not gpus else None),
-            "samples_per_s": result.get("samples_per_s"),
-            "config": config,
-            "env": env,
-            "result": result,
-        }
+        return run_record(
+            self.row, self.gpu_ids, self.start_event, self.result_event, self.gpu_names
+        )
+
+
+def _signal_all(procs: list[psutil.Process], sig: int) -> None:
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(sig)
+
+
+def stored_result(store: Store, row: dict[str, Any]) -> int | None:
+    """For a job whose supervisor died: store the result its runner already wrote to its events
+    file, as the supervisor would have (run, then phase aggregates of the samples saved so far).
+    Returns the run id; None when there is no result (or it is already stored)."""
+    if row.get("run_id") or not row.get("events_path"):
+        return None
+    start: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    for ev in read_events(row["events_path"]):
+        if ev["type"] == "start":
+            start = ev
+        elif ev["type"] == "result":
+            result = ev
+    if result is None:
+        return None
+    already = store.runs("job_id = ?", (row["id"],))
+    if already:
+        return int(already[-1]["id"])
+    run_id = store.add_run(run_record(row, tuple(row["gpu_ids"] or ()), start, result))
+    samples = store.samples(row["id"])
+    if samples:
+        store.set_phase_aggregates(row["id"], run_id, aggregate(samples))
+    return run_id
+
+
+def run_record(
+    row: dict[str, Any],
+    gpu_ids: tuple[int, ...],
+    start_event: dict[str, Any] | None,
+    result_event: dict[str, Any] | None,
+    gpu_names: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The ``runs`` row for a job's result event: full config and environment."""
+    result = {k: v for k, v in (result_event or {}).items() if k not in ("v", "type")}
+    start = start_event or {}
+    config = dict(row["config"])
+    resolved = start.get("config") or result.get("config") or {}
+    if isinstance(resolved, dict):
+        config.update(resolved)
+    env = dict(start.get("env") or start.get("environment") or {})
+    if not env.get("gpu_names"):
+        env["gpu_names"] = list(gpu_names)
+    env["host"] = socket.gethostname()
+    env["gpu_ids"] = list(gpu_ids)
+    env["cuda_visible_devices"] = ",".join(str(g) for g in gpu_ids)
+    names = env.get("gpu_names") or []
+    gpus = len(gpu_ids) if gpu_ids else 0
+    return {
+        "job_id": row["id"],
+        "created": time.time(),
+        "workload": config.get("workload", row["workload"]),
+        "framework": config.get("framework", row["framework"]),
+        "mode": config.get("mode", row["mode"]),
+        "precision": result.get("precision") or config.get("precision"),
+        "batch_size": result.get("batch_size") or config.get("batch_size"),
+        "gpus": int(result.get("gpus") or gpus) if config.get("device") != "cpu" else 0,
+        "gpu_name": names[0] if names else ("CPU" if not gpus else None),
+        "samples_per_s": result.get("samples_per_s"),
+        "config": config,
+        "env": env,
+        "result": result,
+    }

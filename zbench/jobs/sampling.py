@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import psutil
 
+from zbench.telemetry.sampler import Sampler
 from zbench.telemetry.snapshot import NA, HostSnapshot, ProcessTreeSnapshot, Snapshot
 
 log = logging.getLogger(__name__)
@@ -26,6 +27,7 @@ ENV_REPLAY = "ZBENCH_TELEMETRY_REPLAY"
 class SamplerLike(Protocol):
     def start(self) -> Any: ...
     def stop(self) -> Any: ...
+    def close(self) -> Any: ...
     def subscribe(self, callback: Callable[[Snapshot], None]) -> Any: ...
     def watch_tree(self, pid: int) -> Any: ...
     def unwatch_tree(self, pid: int) -> Any: ...
@@ -35,16 +37,24 @@ def open_sampler(interval: float) -> SamplerLike:
     replay = os.environ.get(ENV_REPLAY)
     try:
         from zbench.telemetry.backends import open_backend
-        from zbench.telemetry.sampler import Sampler
 
         backend = open_backend(replay=Path(replay) if replay else None)
         if getattr(backend, "notice", None):
             log.info("telemetry: %s", backend.notice)
-        sampler: SamplerLike = Sampler(backend, interval=interval)
+        sampler: SamplerLike = JobSampler(backend, interval=interval)
         return sampler
     except Exception as exc:
         log.warning("telemetry unavailable (%s): sampling CPU and memory only", exc)
         return HostSampler(interval)
+
+
+class JobSampler(Sampler):
+    """The telemetry sampler, owning its backend: ``close()`` stops sampling and closes the backend
+    (NVML shut down, GPM buffers freed, its PCIe poller thread stopped)."""
+
+    def close(self) -> None:
+        self.stop()
+        self.backend.close()
 
 
 class HostSampler:
@@ -67,6 +77,9 @@ class HostSampler:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
+
+    def close(self) -> None:
+        self.stop()
 
     def subscribe(self, callback: Callable[[Snapshot], None]) -> None:
         self._subs.append(callback)

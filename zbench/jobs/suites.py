@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import math
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -134,7 +135,12 @@ def _spec(
     timeout = options.pop("timeout_s", None)
     gpu_ids = options.pop("gpu_ids", None)
     share = options.pop("share_gpus", False)
-    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+    if timeout is not None and not (
+        isinstance(timeout, int | float)
+        and not isinstance(timeout, bool)
+        and math.isfinite(timeout)
+        and timeout > 0
+    ):
         raise SuiteError(f"{where}: timeout_s must be a positive number")
     if gpu_ids is not None and not (
         isinstance(gpu_ids, list) and all(isinstance(g, int) and g >= 0 for g in gpu_ids)

@@ -72,7 +72,7 @@ class Supervisor:
             while True:
                 now = time.time()
                 if now - last_beat >= HEARTBEAT_S:
-                    self.store.heartbeat(os.getpid())
+                    self.store.heartbeat(os.getpid(), socket.gethostname())
                     last_beat = now
                 if self.stopping:
                     for job in self.running.values():
@@ -90,6 +90,7 @@ class Supervisor:
                 time.sleep(TICK_S)
         finally:
             self.sampler.stop()
+            self.sampler.close()
 
     def _nothing_queued(self) -> bool:
         return not self.store.jobs(("queued",))
@@ -119,7 +120,7 @@ class Supervisor:
                 job.stop("timeout", TIMEOUT_GRACE_S)
             job.escalate()
             rc = job.proc.poll()
-            if rc is not None:
+            if rc is not None and job.reaped(TIMEOUT_GRACE_S):
                 self._finish(job, rc)
         if time.time() - self._last_flush >= FLUSH_S:
             for job in self.running.values():
@@ -207,6 +208,7 @@ class Supervisor:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m zbench.jobs.supervisor")
     parser.add_argument("--db", type=Path, default=None)
+    parser.add_argument("--lock-fd", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO,
@@ -214,22 +216,29 @@ def main(argv: list[str] | None = None) -> int:
         format=f"%(asctime)s supervisor[{os.getpid()}] %(levelname)s %(message)s",
     )
     db = paths.db_path(args.db)
-    lock: IO[str] | None = liveness.try_lock(db)
+    lock: IO[str] | None = (
+        liveness.try_lock(db) if args.lock_fd is None else liveness.adopt_lock(args.lock_fd)
+    )
     if lock is None:
         log.info("another supervisor holds %s; exiting", liveness.lock_path(db))
         return 0
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     while lock is not None:
         store = Store(db)
-        liveness.detect_lost(store)  # we hold the lock: any "running" job is an orphan
+        liveness.detect_lost(store, ignore_lock=True)  # we hold it: "running" jobs are orphans
         store.set_supervisor(os.getpid(), socket.gethostname(), time.time())
         sup = Supervisor(db, open_sampler(SAMPLE_INTERVAL_S), visible_gpus())
         signal.signal(signal.SIGTERM, sup.request_stop)
         log.info("started; GPUs %s", sup.gpus or "none (CPU jobs run one at a time)")
-        sup.run()
-        store.clear_supervisor(os.getpid())
-        lock.close()
-        lock = None
+        try:
+            sup.run()
+        except Exception:
+            log.exception("failed; its running jobs are left for the next supervisor")
+            return 1
+        finally:
+            store.clear_supervisor(os.getpid())
+            lock.close()
+            lock = None
         # A job queued after our last look saw the lock held and started no supervisor: look again.
         if not sup.stopping and store.jobs(("queued",)):
             lock = liveness.try_lock(db)

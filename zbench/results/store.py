@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -343,10 +344,17 @@ class Store:
             )
         )
 
-    def heartbeat(self, pid: int) -> None:
+    def heartbeat(self, pid: int, host: str | None = None) -> None:
+        """Refresh the supervisor's heartbeat, writing its row back if something removed it (a
+        heartbeat must never silently stop being seen)."""
+        now = time.time()
         self._write(
             lambda conn: conn.execute(
-                "UPDATE supervisor SET heartbeat = ? WHERE pid = ?", (time.time(), pid)
+                "INSERT INTO supervisor (id, pid, host, started, heartbeat) VALUES (1, ?, ?, ?, ?) "
+                "ON CONFLICT(id) DO UPDATE SET pid = excluded.pid, host = excluded.host, "
+                "heartbeat = excluded.heartbeat, "
+                "started = CASE WHEN pid = excluded.pid THEN started ELSE excluded.started END",
+                (pid, host or socket.gethostname(), now, now),
             )
         )
 

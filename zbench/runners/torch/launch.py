@@ -7,7 +7,9 @@ do not inherit) works too, and a run whose ranks died without a word still ends 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -18,6 +20,7 @@ from zbench.runners.config import RunConfig
 from zbench.runners.protocol import EventTail, EventWriter
 
 ENV_RANK = "LOCAL_RANK"  # set by torchrun in every child
+STOP_GRACE_S = 8.0  # under the supervisor's 10 s: torchrun's own worker shutdown gets its time
 
 
 def is_child() -> bool:
@@ -41,6 +44,22 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def stop_torchrun(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE_S) -> int:
+    """SIGTERM to torchrun and wait for it: it stops its workers (each in its own session, out of
+    reach of a signal to our process group) before it exits. Killing it outright, as
+    ``subprocess.call`` does on an interrupt, would orphan them. SIGKILL only after ``grace``."""
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    while True:
+        try:
+            return proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            grace = 5.0
+        except KeyboardInterrupt:  # a second SIGTERM while waiting: keep waiting
+            continue
+
+
 def launch(cfg: RunConfig, writer: EventWriter) -> int:
     with tempfile.TemporaryDirectory(prefix="zbench-ddp-") as tmp:
         events = Path(tmp) / "events.jsonl"
@@ -62,15 +81,21 @@ def launch(cfg: RunConfig, writer: EventWriter) -> int:
 
         thread = threading.Thread(target=forward, name="zbench-events", daemon=True)
         thread.start()
+        proc = subprocess.Popen(torchrun_argv(cfg, str(events)), env=child_env())
+        interrupted = False
         try:
-            rc = subprocess.call(torchrun_argv(cfg, str(events)), env=child_env())
-        except KeyboardInterrupt:
-            rc = 130
+            rc = proc.wait()
+        except KeyboardInterrupt:  # SIGTERM (the runner turns it into this) or Ctrl-C
+            interrupted = True
+            rc = stop_torchrun(proc)
         done.set()
         thread.join()
     if rc != 0 and "error" not in seen:
-        kind = "interrupted" if rc in (130, -2) else "crash"
-        writer.error(kind, f"torchrun exited with status {rc}; see the log for each rank")
+        message = f"torchrun exited with status {rc}; see the log for each rank"
+        if interrupted or rc in (130, -2):
+            writer.error("interrupted", message)
+        else:
+            writer.error("crash", message)
     if rc == 0 and "result" not in seen:
         writer.error("crash", "torchrun finished but rank 0 reported no result")
         return 1
