@@ -16,7 +16,8 @@ CLI = CliRunner(env={"COLUMNS": "220", "TERM": "dumb", "NO_COLOR": "1"})
 def test_results_table_with_published_column(filled: Path) -> None:
     result = CLI.invoke(app, ["results", "--workload", "resnet50", "--framework", "torch"])
     assert result.exit_code == 0
-    assert "Published" in result.output and "2,259 (H200, TF32" in result.output
+    assert "Published" in result.output and "2,259 (TF32, H200)" in result.output
+    assert "Lambda deeplearning-benchmark" in result.output  # the caption names the source
     assert result.output.count("ResNet-50") == 5 and "VGG16" not in result.output
 
 

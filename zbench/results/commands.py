@@ -19,7 +19,7 @@ from rich.text import Text
 from zbench.results.anchors import anchor_for
 from zbench.results.api import ResultRow, query_results, review_order, rows_from_json
 from zbench.results.export import FORMATS, FormatError, render
-from zbench.results.format import COLUMNS, cells, published_cell
+from zbench.results.format import COLUMNS, cells, published_cell, published_notes
 
 Db = str | os.PathLike[str] | None
 RIGHT = {"GPUs", "Batch", "Samples/s", "GPU util %", "Mem-ctrl util %", "GPU mem GiB"}
@@ -33,7 +33,12 @@ def _err(message: str) -> None:
 def results_table(rows: Sequence[ResultRow]) -> Table:
     """The review's table; a "Published" column where a row's GPU matches a published figure."""
     anchors = [anchor_for(r) for r in rows]
-    table = Table(title="zbench results")
+    notes = published_notes(anchors)
+    table = Table(
+        title="zbench results",
+        caption=("Published: " + "; ".join(notes)) if notes else None,
+        caption_justify="left",
+    )
     table.add_column("Run", justify="right")
     for title, _, _ in COLUMNS:
         table.add_column(title, justify="right" if title in RIGHT else "left")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from zbench.results.anchors import anchor_for
 from zbench.results.api import ResultRow
-from zbench.results.format import COLUMNS, CSV_KEYS, cells, published_cell
+from zbench.results.format import COLUMNS, CSV_KEYS, cells, published_cell, published_notes
 
 FORMATS = ("md", "csv", "json")
 
@@ -45,7 +45,7 @@ def render_md(rows: Sequence[ResultRow]) -> str:
     for row, anchor in zip(rows, anchors, strict=True):
         values = cells(row) + ([published_cell(anchor)] if show_published else [])
         lines.append("| " + " | ".join(md_escape(v) for v in values) + " |")
-    notes = sorted({f"{a.gpu}: {a.source} ({a.settings})" for a in anchors if a is not None})
+    notes = published_notes(anchors)
     if notes:
         lines += ["", "Published figures: " + "; ".join(notes) + "."]
     return "\n".join(lines) + "\n"

@@ -3,7 +3,7 @@ the Markdown/CSV exports so they always agree."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from zbench.results.anchors import Anchor
@@ -71,6 +71,10 @@ def cells(row: ResultRow) -> list[str]:
 def published_cell(anchor: Anchor | None) -> str:
     if anchor is None:
         return ""
-    return (
-        f"{anchor.samples_per_s:,.0f} ({anchor.gpu}, {anchor.precision.upper()}, {anchor.source})"
-    )
+    # Short enough for a table cell; published_notes() names the source and its settings.
+    return f"{anchor.samples_per_s:,.0f} ({anchor.precision.upper()}, {anchor.gpu})"
+
+
+def published_notes(anchors: Sequence[Anchor | None]) -> list[str]:
+    """One line per published source used in a table: where the figures come from, and how."""
+    return sorted({f"{a.gpu}: {a.source} ({a.settings})" for a in anchors if a is not None})
