@@ -242,6 +242,7 @@ def _speedup(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: 
     groups: list[str] = []
     used: list[ResultRow] = []
     series: dict[str, list[float | None]] = {"TF32": [], "FP16": [], "BF16": [], "published": []}
+    bases: set[str] = set()  # what the published speedups divide by (Lambda's "FP32" is TF32)
     for key, ref in sorted(base.items(), key=lambda kv: str(kv[0])):
         others = {
             r.precision: float(r.samples_per_s or 0) / float(ref.samples_per_s or 1)
@@ -255,10 +256,14 @@ def _speedup(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: 
         used.append(ref)
         for prec in ("tf32", "fp16", "bf16"):
             series[prec.upper()].append(others.get(prec))
-        series["published"].append(_published_speedup(ref))
+        published, base_precision = _published_speedup(ref)
+        series["published"].append(published)
+        if base_precision:
+            bases.add(base_precision)
     if not groups:
         return
-    plotted = [(k if k != "published" else "FP16 published", v, k == "published")
+    published_label = "FP16 published, over " + "/".join(sorted(b.upper() for b in bases))
+    plotted = [(k if k != "published" else published_label, v, k == "published")
                for k, v in series.items() if any(x is not None for x in v)]  # fmt: skip
     fig, ax = plt.subplots(figsize=(9, 4.5))
     _bars(ax, groups, plotted, "speedup over FP32 (x)", "{:.2f}")
@@ -268,11 +273,12 @@ def _speedup(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: 
           "TF32/FP16/BF16 throughput over FP32 per model, framework and mode", charts)  # fmt: skip
 
 
-def _published_speedup(ref: ResultRow) -> float | None:
+def _published_speedup(ref: ResultRow) -> tuple[float | None, str | None]:
+    """A source's FP16 figure over its own "FP32" one, and that base's real precision."""
     fp32: Anchor | None = find_anchor(
         ref.gpu_name, ref.gpus, ref.workload, ref.framework, ref.mode, "fp32"
     )
     fp16 = find_anchor(ref.gpu_name, ref.gpus, ref.workload, ref.framework, ref.mode, "fp16")
     if fp32 is None or fp16 is None or fp32.source != fp16.source:
-        return None
-    return fp16.samples_per_s / fp32.samples_per_s
+        return None, None
+    return fp16.samples_per_s / fp32.samples_per_s, fp32.precision
