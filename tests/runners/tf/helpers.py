@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from zbench.runners.protocol import ERROR_KINDS, PHASES, read_events
+from zbench.runners.protocol import PHASES, read_events
 
 REPO = Path(__file__).resolve().parents[3]
 HAVE_TF = importlib.util.find_spec("tensorflow") is not None
@@ -59,11 +59,3 @@ def check_stream(events: list[dict[str, Any]]) -> dict[str, Any]:
     assert result["samples"] == result["steps"] * result["global_batch"]
     assert result["compile_s"] > 0
     return result
-
-
-def the_error(events: list[dict[str, Any]]) -> dict[str, Any]:
-    errors = [e for e in events if e["type"] == "error"]
-    assert len(errors) == 1, errors
-    assert errors[0]["kind"] in ERROR_KINDS
-    assert "\n" not in errors[0]["message"]
-    return errors[0]

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.datasets_fixtures import make_flowers102, make_imagefolder, make_kits19, make_voc
-from tests.runners.tf.helpers import FAST, TINY, check_stream, needs_tf, run_tf, the_error
+from tests.runners.events import the_error
+from tests.runners.tf.helpers import FAST, TINY, check_stream, needs_tf, run_tf
 
 pytestmark = [pytest.mark.tf, needs_tf]
 
