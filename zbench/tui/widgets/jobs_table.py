@@ -42,7 +42,7 @@ STATE_STYLE = {
 
 def progress_text(job: JobLike, width: int = 6) -> str:
     if not job.total:
-        return job.phase or "-"
+        return "-"  # no step counts yet (the state column already names the phase)
     step = job.step or 0
     filled = round(min(1.0, step / job.total) * width)
     return f"{'█' * filled}{'░' * (width - filled)} {step}/{job.total}"
@@ -50,6 +50,8 @@ def progress_text(job: JobLike, width: int = 6) -> str:
 
 def cells(job: JobLike) -> dict[str, object]:
     gpus = ",".join(str(g) for g in job.gpu_ids) if job.gpu_ids else "-"
+    if job.gpu_ids == () and job.state != "queued":
+        gpus = "cpu"  # allocated no GPU: a CPU job (as `zbench jobs` says)
     speed = f"{job.samples_per_s:,.1f}" if job.samples_per_s else "-"
     # A running job shows its phase (setup, warmup, measure): the one thing worth knowing about it.
     state = f"▶ {job.phase}" if job.state == "running" and job.phase else job.state
