@@ -48,6 +48,7 @@ def test_successful_job_records_run_and_phase_aggregates(jobenv: Path) -> None:
     info = wait_for(jid, jobenv, ("done", "failed", "crashed"))
     assert info.state == "done", info.reason
     assert info.run_id is not None and info.step == 15 and info.total == 15
+    assert info.precision == "fp32"  # the spec left it to the preset; the runner's start says fp32
     store = Store(jobenv)
     run = store.get_run(info.run_id)
     assert run is not None and run["samples_per_s"] > 0

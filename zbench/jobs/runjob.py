@@ -69,6 +69,7 @@ class RunningJob:
     step: int | None = None
     total: int | None = None
     samples_per_s: float | None = None
+    precision: str | None = None  # as the runner resolved it (the spec may leave it to the preset)
     start_event: dict[str, Any] | None = None
     result_event: dict[str, Any] | None = None
     error_event: dict[str, Any] | None = None
@@ -164,6 +165,10 @@ class RunningJob:
             kind = ev["type"]
             if kind == "start":
                 self.start_event = ev
+                resolved = (ev.get("config") or {}).get("precision")
+                if isinstance(resolved, str):
+                    self.precision = resolved
+                    changed = True
             elif kind == "phase" and isinstance(ev.get("phase"), str):
                 self.phase = ev["phase"]
                 self.phase_marks.append((float(ev["t"]), ev["phase"]))

@@ -106,6 +106,7 @@ class Supervisor:
                     step=job.step,
                     total=job.total,
                     samples_per_s=job.samples_per_s,
+                    **({"precision": job.precision} if job.precision else {}),
                 )
             row = rows.get(job.id)
             if row is None and job.stop_kind is None:
