@@ -30,6 +30,9 @@ def run_subprocess(
     argv: list[str], events: Path, timeout: float = 300
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "2"}
+    env.pop(
+        "TF_CONFIG", None
+    )  # a stray multi-worker config would make the tf runner wait for peers
     proc = subprocess.run(
         [sys.executable, "-m", "zbench.runners", *argv, "--events", str(events)],
         capture_output=True,
@@ -41,7 +44,7 @@ def run_subprocess(
     return proc, list(read_events(events))
 
 
-def check_stream(events: list[dict[str, Any]]) -> dict[str, Any]:
+def check_stream(events: list[dict[str, Any]], framework: str = "torch") -> dict[str, Any]:
     """A finished run's stream follows the protocol; returns its result event."""
     assert all(e["v"] == SCHEMA_VERSION and isinstance(e["t"], float) for e in events)
     types = [e["type"] for e in events]
@@ -52,7 +55,8 @@ def check_stream(events: list[dict[str, Any]]) -> dict[str, Any]:
     assert types.index("result") < len(types) - 1  # "done" comes after the result
     start = events[0]
     assert {"config", "environment", "data", "precision_detail"} <= start.keys()
-    assert start["environment"]["torch"]
+    assert start["framework"] == framework
+    assert start["environment"]["torch" if framework == "torch" else "tensorflow"]
     progress = [e for e in events if e["type"] == "progress"]
     assert progress and progress[-1]["step"] == progress[-1]["total"]
     assert [p["step"] for p in progress] == sorted(p["step"] for p in progress)
