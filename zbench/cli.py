@@ -32,6 +32,28 @@ DbOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+TagOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Only runs of jobs given this tag (`zbench run/suite --tag`).", show_default=False
+    ),
+]
+SuiteRunOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--suite-run",
+        help="Only the runs of one `zbench suite` call (any of its job ids).",
+        show_default=False,
+    ),
+]
+JobOpt = Annotated[
+    list[int] | None,
+    typer.Option("--job", help="Only the run of this job (repeatable).", show_default=False),
+]
+SinceOpt = Annotated[
+    str | None,
+    typer.Option(help="Only runs on or after this date (YYYY-MM-DD).", show_default=False),
+]
 
 
 def _exit(code: int | None) -> None:
@@ -150,6 +172,9 @@ def run(
         typer.Option(help="Cancel the job after this many seconds.", show_default=False),
     ] = None,
     detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
+    tag: Annotated[
+        str | None, typer.Option(help="A name to find this run by later (--tag on results).")
+    ] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -165,6 +190,7 @@ def run(
             detach=detach,
             db=db,
             json_out=json_out,
+            tag=tag,
         )
     )
 
@@ -177,13 +203,16 @@ def suite(
     dry_run: Annotated[
         bool, typer.Option(help="List the jobs and what would be skipped, run nothing.")
     ] = False,
+    tag: Annotated[
+        str | None, typer.Option(help="A name to find these runs by later (--tag on results).")
+    ] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Run a list of jobs unattended; it keeps running if the terminal goes away."""
     from zbench.jobs.commands import run_suite
 
-    _exit(run_suite(name, detach=detach, dry_run=dry_run, db=db, json_out=json_out))
+    _exit(run_suite(name, detach=detach, dry_run=dry_run, db=db, json_out=json_out, tag=tag))
 
 
 @app.command()
@@ -230,21 +259,18 @@ def results(
         str | None,
         typer.Option(help="Only runs on GPUs whose name contains this.", show_default=False),
     ] = None,
-    since: Annotated[
-        str | None,
-        typer.Option(help="Only runs on or after this date (YYYY-MM-DD).", show_default=False),
-    ] = None,
+    since: SinceOpt = None,
+    suite_run: SuiteRunOpt = None,
+    job: JobOpt = None,
+    tag: TagOpt = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """The review's table of results."""
-    from zbench.results.commands import show_results
+    from zbench.results.commands import Filters, show_results
 
-    _exit(
-        show_results(
-            workload=workload, framework=framework, gpu=gpu, since=since, db=db, json_out=json_out
-        )
-    )
+    filters = Filters(workload, framework, gpu, since, job or None, suite_run, tag)
+    _exit(show_results(filters=filters, db=db, json_out=json_out))
 
 
 @app.command()
@@ -259,26 +285,39 @@ def export(
         str | None, typer.Option(help="Only this workload.", show_default=False)
     ] = None,
     framework: Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)] = None,
+    since: SinceOpt = None,
+    suite_run: SuiteRunOpt = None,
+    job: JobOpt = None,
+    tag: TagOpt = None,
     db: DbOpt = None,
 ) -> None:
-    """Export results as Markdown, CSV or JSON."""
-    from zbench.results.commands import export_results
+    """Export results as Markdown, CSV or JSON, with the machine and any warnings."""
+    from zbench.results.commands import Filters, export_results
 
-    _exit(export_results(fmt=fmt, output=output, workload=workload, framework=framework, db=db))
+    filters = Filters(workload, framework, None, since, job or None, suite_run, tag)
+    _exit(export_results(fmt=fmt, output=output, filters=filters, db=db))
 
 
 @app.command()
 def compare(
-    a: Annotated[str, typer.Argument(help="A run id, or an exported JSON file.")],
-    b: Annotated[str, typer.Argument(help="A run id, or an exported JSON file.")],
+    a: Annotated[str, typer.Argument(help="A run id, or an exported JSON file (FILE:RUN).")],
+    b: Annotated[str, typer.Argument(help="A run id, or an exported JSON file (FILE:RUN).")],
     *,
+    unlike: Annotated[
+        bool, typer.Option(help="Compare runs whose setups differ, naming each difference.")
+    ] = False,
+    since: SinceOpt = None,
+    suite_run: SuiteRunOpt = None,
+    job: JobOpt = None,
+    tag: TagOpt = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Compare two runs (or two exported files from different machines) as ratios."""
-    from zbench.results.commands import compare_runs
+    """Compare two like runs (or exported files from different machines) as ratios."""
+    from zbench.results.commands import Filters, compare_runs
 
-    _exit(compare_runs(a, b, db=db, json_out=json_out))
+    filters = Filters(None, None, None, since, job or None, suite_run, tag)
+    _exit(compare_runs(a, b, db=db, json_out=json_out, unlike=unlike, filters=filters))
 
 
 @app.command()
@@ -287,12 +326,17 @@ def plot(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Folder for the PNG charts.")
     ] = Path("zbench-charts"),
+    since: SinceOpt = None,
+    suite_run: SuiteRunOpt = None,
+    job: JobOpt = None,
+    tag: TagOpt = None,
     db: DbOpt = None,
 ) -> None:
-    """PNG charts of the review's figures, with published figures beside yours."""
-    from zbench.results.commands import plot_results
+    """PNG charts of the review's figures, with published figures beside yours where they compare."""
+    from zbench.results.commands import Filters, plot_results
 
-    _exit(plot_results(output=output, db=db))
+    filters = Filters(None, None, None, since, job or None, suite_run, tag)
+    _exit(plot_results(output=output, db=db, filters=filters))
 
 
 def main() -> None:

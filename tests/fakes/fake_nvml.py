@@ -72,6 +72,8 @@ class FakeGpu:
     util_mem: int = 0
     mem_used: int = 600 * 2**20
     mem_total: int = 143771 * 2**20
+    mem_reserved: int = 0  # the driver's reservation (NVML v2 reports it apart from used)
+    mem_v2: bool = True  # False: a driver without nvmlDeviceGetMemoryInfo_v2
     temp: int = 31
     power_mw: int = 75_000
     power_limit_mw: int = 700_000
@@ -184,6 +186,7 @@ class FakeNvml:
             "NVML_TOPOLOGY_INTERNAL": 0, "NVML_TOPOLOGY_SINGLE": 10, "NVML_TOPOLOGY_MULTIPLE": 20,
             "NVML_TOPOLOGY_HOSTBRIDGE": 30, "NVML_TOPOLOGY_NODE": 40, "NVML_TOPOLOGY_SYSTEM": 50,
             "NVML_VALUE_TYPE_UNSIGNED_LONG_LONG": 3, "NVML_MAX_GPU_MEM_CLOCK": 2,
+            "nvmlMemory_v2": 0x02000028,
         }  # fmt: skip
         m.__dict__.update(consts)
         fake = self
@@ -280,6 +283,16 @@ class FakeNvml:
                 raise NVMLError(CODES["NOT_SUPPORTED"])
             return v
 
+        def memory(g: FakeGpu, version: int | None = None) -> Any:
+            # v1 counts the driver's reservation as used (as the real call does); v2 shows it apart.
+            if version is None:
+                used = g.mem_used + g.mem_reserved
+                return NS(used=used, total=g.mem_total, free=g.mem_total - used)
+            if not g.mem_v2:
+                raise NVMLError(CODES["FUNCTION_NOT_FOUND"])
+            free = g.mem_total - g.mem_used - g.mem_reserved
+            return NS(used=g.mem_used, total=g.mem_total, free=free, reserved=g.mem_reserved)
+
         def procs(g: FakeGpu) -> list[Any]:
             return [NS(pid=p, usedGpuMemory=mem) for p, mem, _ in g.processes]
 
@@ -313,7 +326,7 @@ class FakeNvml:
             "nvmlDeviceGetUUID": lambda g: g.uuid,
             "nvmlDeviceGetPciInfo": lambda g: NS(busId=g.bus_id.encode()),
             "nvmlDeviceGetUtilizationRates": lambda g: NS(gpu=g.util_gpu, memory=g.util_mem),
-            "nvmlDeviceGetMemoryInfo": lambda g: NS(used=g.mem_used, total=g.mem_total, free=g.mem_total - g.mem_used),
+            "nvmlDeviceGetMemoryInfo": memory,
             "nvmlDeviceGetTemperature": lambda g, _s: g.temp,
             "nvmlDeviceGetPowerUsage": lambda g: g.power_mw,
             "nvmlDeviceGetEnforcedPowerLimit": lambda g: g.power_limit_mw,

@@ -97,15 +97,21 @@ def _info(row: dict[str, Any]) -> JobInfo:
 
 
 def submit(
-    specs: list[JobSpec], *, db: str | os.PathLike[str] | None = None, suite: str | None = None
+    specs: list[JobSpec],
+    *,
+    db: str | os.PathLike[str] | None = None,
+    suite: str | None = None,
+    tag: str | None = None,
 ) -> list[int]:
-    """Record ``specs`` as queued jobs and start a supervisor if none is alive. Returns job ids."""
+    """Record ``specs`` as queued jobs (with the user's ``tag``, if any) and start a supervisor if
+    none is alive. Returns job ids."""
     db_path = paths.db_path(db)
     store = Store(db_path)
     now = time.time()
     rows = [
         {
             "suite": suite,
+            "tag": tag,
             "workload": s.config.workload,
             "framework": s.config.framework,
             "mode": s.config.mode,

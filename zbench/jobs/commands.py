@@ -165,6 +165,7 @@ def run_job(
     detach: bool,
     db: Db,
     json_out: bool,
+    tag: str | None = None,
 ) -> int:
     try:
         ids = _parse_gpu_ids(gpu_ids)
@@ -187,7 +188,7 @@ def run_job(
         except UsageError as exc:
             _err(str(exc))
             return 2
-    [job_id] = api.submit([JobSpec(config, ids, timeout)], db=db)
+    [job_id] = api.submit([JobSpec(config, ids, timeout)], db=db, tag=tag)
     console = _console()
     if detach:
         if json_out:
@@ -213,7 +214,9 @@ def run_job(
     return 0
 
 
-def run_suite(name: str, *, detach: bool, dry_run: bool, db: Db, json_out: bool) -> int:
+def run_suite(
+    name: str, *, detach: bool, dry_run: bool, db: Db, json_out: bool, tag: str | None = None
+) -> int:
     from zbench.jobs.suites import SuiteError, load_suite
 
     try:
@@ -241,7 +244,7 @@ def run_suite(name: str, *, detach: bool, dry_run: bool, db: Db, json_out: bool)
     if not suite.specs:
         _err(f"suite {suite.name}: nothing can run on this machine")
         return 1
-    ids = api.submit(list(suite.specs), db=db, suite=suite.name)
+    ids = api.submit(list(suite.specs), db=db, suite=suite.name, tag=tag)
     if detach:
         if json_out:
             out["job_ids"] = ids

@@ -21,6 +21,7 @@ import psutil
 from zbench import paths
 from zbench.jobs.liveness import child_env
 from zbench.results.aggregate import Sample, aggregate, compact_sample
+from zbench.results.provenance import cpu_model
 from zbench.results.store import Store
 from zbench.runners.config import RunConfig
 from zbench.runners.protocol import EventTail, read_events
@@ -133,7 +134,9 @@ class RunningJob:
         if not self.gpu_names:
             wanted = set(self.gpu_ids)
             self.gpu_names = tuple(g.name for g in snap.gpus if g.index in wanted)
-        sample = compact_sample(snap, self.gpu_ids, self.pid, self.phase)
+        with self.lock:
+            own = {self.pid, *self.descendants}
+        sample = compact_sample(snap, self.gpu_ids, self.pid, self.phase, own)
         with self.lock:
             self.samples.append(sample)
             self.unsaved += 1
@@ -323,6 +326,7 @@ def run_record(
     if not env.get("gpu_names"):
         env["gpu_names"] = list(gpu_names)
     env["host"] = socket.gethostname()
+    env.setdefault("cpu_model", cpu_model())
     env["gpu_ids"] = list(gpu_ids)
     env["cuda_visible_devices"] = ",".join(str(g) for g in gpu_ids)
     names = env.get("gpu_names") or []

@@ -9,7 +9,7 @@ never reported as 0.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from zbench.telemetry.snapshot import NA, Snapshot
@@ -23,15 +23,35 @@ def _num(value: Any) -> float | None:
     return float(value)
 
 
+def _others(g: Any, own: set[int]) -> tuple[int | None, float | None]:
+    """Processes on a GPU that are not the job's, and their memory. Unknown (None) when none of the
+    GPU's processes is recognised as the job's: in a container NVML reports the host's pids, and
+    every process would otherwise look foreign."""
+    procs = list(g.processes)
+    if not procs or not own or not any(p.pid in own for p in procs):
+        return None, None
+    foreign = [p for p in procs if p.pid not in own]
+    mem = _sum(_num(p.used_memory_bytes) for p in foreign)
+    return len(foreign), mem
+
+
 def compact_sample(
-    snap: Snapshot, gpu_ids: Sequence[int], tree_pid: int | None, phase: str | None
+    snap: Snapshot,
+    gpu_ids: Sequence[int],
+    tree_pid: int | None,
+    phase: str | None,
+    own_pids: Collection[int] = (),
 ) -> Sample:
-    """The part of ``snap`` that belongs to one job (its GPUs and its runner's process tree)."""
+    """The part of ``snap`` that belongs to one job (its GPUs and its runner's process tree).
+    ``own_pids``: the runner's process tree, so other processes on the job's GPUs can be told."""
     wanted = set(gpu_ids)
+    own = set(own_pids) | ({tree_pid} if tree_pid is not None else set())
     gpus = []
     for g in snap.gpus:
         if g.index not in wanted:
             continue
+        others, others_mem = _others(g, own)
+        throttle = g.throttle_reasons
         gpus.append(
             {
                 "i": g.index,
@@ -44,6 +64,9 @@ def compact_sample(
                 "dram": _num(g.gpm.dram_bw_util),
                 "nvl_tx": _num(g.nvlink.tx_bytes_s),
                 "nvl_rx": _num(g.nvlink.rx_bytes_s),
+                "thr": None if throttle is NA else list(throttle),
+                "others": others,
+                "others_mem": others_mem,
             }
         )
     cpu = rss = None
@@ -58,6 +81,7 @@ def compact_sample(
         "rss": rss,
         "host_cpu": _num(snap.host.cpu_pct),
         "host_ram": _num(snap.host.ram_used_bytes),
+        "ncpu": len(snap.host.per_core_pct) or None,
     }
 
 
@@ -118,7 +142,28 @@ def aggregate_phase(samples: Sequence[Sample]) -> dict[str, Any]:
         "rss_mean_bytes": _mean(s.get("rss") for s in samples),
         "rss_peak_bytes": _max(s.get("rss") for s in samples),
         "host_cpu_mean": _mean(s.get("host_cpu") for s in samples),
+        "host_cpu_max": _max(s.get("host_cpu") for s in samples),
+        "other_procs_max": _max(_across(s, "others", _sum) for s in samples),
+        "other_mem_max_bytes": _max(_across(s, "others_mem", _sum) for s in samples),
+        "throttle_frac": _throttle_fractions(samples),
     }
+
+
+def _throttle_fractions(samples: Sequence[Sample]) -> dict[str, float] | None:
+    """Per clock-event reason: the fraction of samples (with reasons read) in which any of the job's
+    GPUs reported it. None when no sample read the reasons."""
+    known = 0
+    counts: dict[str, int] = {}
+    for s in samples:
+        reasons = [g.get("thr") for g in s.get("gpus", ())]
+        if not any(r is not None for r in reasons):
+            continue
+        known += 1
+        for name in {n for r in reasons if r for n in r}:
+            counts[name] = counts.get(name, 0) + 1
+    if not known:
+        return None
+    return {name: counts[name] / known for name in sorted(counts)}
 
 
 def aggregate(samples: Sequence[Sample]) -> dict[str, dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""Published figures (``anchors.json``) shown beside a user's results where the GPU matches."""
+"""Published figures (``anchors.json``) shown beside a user's results where they compare: same GPU
+model and setup, and the same precision class, data kind and (where the source gives it) image size."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ class Anchor:
     batch_per_gpu: int | None
     source: str
     settings: str
+    data: str | None = None  # synthetic, real, or None where the source does not say
+    image_size: int | None = None
 
     def matches(
         self,
@@ -60,6 +63,8 @@ def _anchor(item: dict[str, Any]) -> Anchor:
         batch_per_gpu=item.get("batch_per_gpu"),
         source=item["source"],
         settings=item["settings"],
+        data=item.get("data"),
+        image_size=item.get("image_size"),
     )
 
 
@@ -90,3 +95,40 @@ def find_anchor(
 def anchor_for(row: Any) -> Anchor | None:
     """``find_anchor`` for a ``ResultRow``."""
     return find_anchor(row.gpu_name, row.gpus, row.workload, row.framework, row.mode, row.precision)
+
+
+@dataclass(frozen=True)
+class Published:
+    """The published figure for a row: ``anchor`` when it compares, else ``reason`` says why the one
+    found does not (both None: nothing published for this setup)."""
+
+    anchor: Anchor | None = None
+    reason: str | None = None
+    candidate: Anchor | None = None
+
+
+def comparable(row: Any, anchor: Anchor) -> str | None:
+    """None when ``anchor`` compares with ``row``; otherwise why not, in a few words."""
+    from zbench.results.provenance import data_kind  # provenance imports nothing from here
+
+    precision = (row.precision or "").lower()
+    if precision != anchor.precision:
+        ours = precision.upper() or "unrecorded precision"
+        return f"published as {anchor.precision.upper()}, this run is {ours}"
+    if anchor.data is None:
+        return "the source does not say whether its data was synthetic or real"
+    kind = data_kind(row)
+    if kind != anchor.data:
+        return f"published with {anchor.data} data, this run used {kind} data"
+    size = (getattr(row, "config", None) or {}).get("image_size")
+    if anchor.image_size is not None and size is not None and int(size) != anchor.image_size:
+        return f"published at image size {anchor.image_size}, this run used {size}"
+    return None
+
+
+def published_for(row: Any) -> Published:
+    candidate = anchor_for(row)
+    if candidate is None:
+        return Published()
+    reason = comparable(row, candidate)
+    return Published(None, reason, candidate) if reason else Published(candidate, None, candidate)

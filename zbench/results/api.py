@@ -36,6 +36,8 @@ class ResultRow:
     run_id: int | None = None
     job_id: int | None = None
     created: float | None = None
+    tag: str | None = None
+    suite: str | None = None
     config: dict[str, Any] = field(default_factory=dict, compare=False)
     env: dict[str, Any] = field(default_factory=dict, compare=False)
     result: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -45,7 +47,7 @@ class ResultRow:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
-def _since(value: str | float | None) -> float | None:
+def parse_since(value: str | float | None) -> float | None:
     if value is None or isinstance(value, float | int):
         return value
     try:
@@ -64,9 +66,13 @@ def query_results(
     since: str | float | None = None,
     mode: str | None = None,
     run_ids: list[int] | None = None,
+    job_ids: list[int] | None = None,
+    suite_run: int | None = None,
+    tag: str | None = None,
 ) -> list[ResultRow]:
     """Runs matching every filter given (``gpu``: a case-insensitive substring of the GPU name;
-    ``since``: a YYYY-MM-DD date or a timestamp), oldest first."""
+    ``since``: a YYYY-MM-DD date or a timestamp; ``suite_run``: any job id of one `zbench suite`
+    call, meaning all its jobs; ``tag``: the tag given to `zbench run/suite --tag`), oldest first."""
     where: list[str] = []
     params: list[Any] = []
     for column, value in (("workload", workload), ("framework", framework), ("mode", mode)):
@@ -78,7 +84,7 @@ def query_results(
         # A plain substring: % and _ in what the user typed are not wildcards.
         literal = gpu.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         params.append(f"%{literal}%")
-    start = _since(since)
+    start = parse_since(since)
     if start is not None:
         where.append("created >= ?")
         params.append(start)
@@ -86,9 +92,34 @@ def query_results(
         where.append(f"id IN ({', '.join('?' * len(run_ids))})")
         params += run_ids
     store = Store(paths.db_path(db))
+    jobs = _job_filter(store, job_ids, suite_run, tag)
+    if jobs is not None:
+        where.append(f"job_id IN ({', '.join('?' * len(jobs))})" if jobs else "0")
+        params += jobs
     runs = store.runs(" AND ".join(where), params)
-    phases = store.phase_aggregates([r["job_id"] for r in runs if r["job_id"] is not None])
-    return [row_from_run(r, phases.get(r["job_id"], {})) for r in runs]
+    job_list = [r["job_id"] for r in runs if r["job_id"] is not None]
+    phases = store.phase_aggregates(job_list)
+    labels = store.job_labels(job_list)
+    return [row_from_run(r, phases.get(r["job_id"], {}), labels.get(r["job_id"], {})) for r in runs]
+
+
+def _job_filter(
+    store: Store, job_ids: list[int] | None, suite_run: int | None, tag: str | None
+) -> list[int] | None:
+    """The job ids every job filter given allows (None: no job filter)."""
+    sets: list[set[int]] = []
+    if job_ids:
+        sets.append(set(job_ids))
+    if suite_run is not None:
+        jobs = store.suite_run_jobs(suite_run)
+        if not jobs:
+            raise ValueError(f"no job {suite_run} (--suite-run takes any job id of the suite run)")
+        sets.append(set(jobs))
+    if tag:
+        sets.append(set(store.tagged_jobs(tag)))
+    if not sets:
+        return None
+    return sorted(set.intersection(*sets))
 
 
 _FRAMEWORKS = ("torch", "tf")
@@ -116,8 +147,11 @@ def review_order(rows: list[ResultRow]) -> list[ResultRow]:
     return sorted(rows, key=key)
 
 
-def row_from_run(run: dict[str, Any], phases: dict[str, dict[str, Any]]) -> ResultRow:
+def row_from_run(
+    run: dict[str, Any], phases: dict[str, dict[str, Any]], job: dict[str, Any] | None = None
+) -> ResultRow:
     m = phases.get(MEASURE, {})
+    job = job or {}
     return ResultRow(
         workload=run["workload"],
         framework=run["framework"],
@@ -135,6 +169,8 @@ def row_from_run(run: dict[str, Any], phases: dict[str, dict[str, Any]]) -> Resu
         run_id=run["id"],
         job_id=run["job_id"],
         created=run["created"],
+        tag=job.get("tag"),
+        suite=job.get("suite"),
         config=run["config"],
         env=run["env"],
         result=run["result"],

@@ -1,7 +1,10 @@
 """PNG charts of the review's figures (matplotlib, Agg backend, imported only when plotting).
 
-One chart per figure, written only when the results hold what it needs. Where the run's GPU model
-matches a published figure (``anchors.json``), a hatched bar shows it beside the user's own.
+One set of charts per device (GPU model, or the CPU: CPU runs never land on a GPU's chart), each
+titled with that device. Unlike runs are never merged: each bar is the newest run of one setup
+(``identity``), and a setup that differs from the drawn one is named in the chart's description, not
+drawn over it. Scaling pairs only runs identical but for the GPU count. Where a published figure
+compares (``anchors.published_for``), a hatched bar shows it beside the user's own.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zbench.results.anchors import Anchor, anchor_for, find_anchor
+from zbench.results.anchors import Anchor, find_anchor, published_for
 from zbench.results.api import ResultRow
 from zbench.results.format import FRAMEWORK_NAMES, GIB, model_name
+from zbench.results.identity import gpu_model, identity, latest_per_identity, scaling_groups
 
 FP32_LIKE = (None, "fp32")
 MODEL_ORDER = ("resnet50", "vgg16", "fasterrcnn", "unet2d", "unet3d")
@@ -26,13 +30,25 @@ class Chart:
 
 
 def latest(rows: Sequence[ResultRow]) -> list[ResultRow]:
-    """The newest run of each setup (workload, framework, mode, GPUs, precision, GPU model)."""
+    """One run per chart slot (workload, framework, mode, GPUs, precision, device): the newest of
+    the newest setups. Other setups for the same slot are returned apart, never averaged in."""
+    picked, _ = _slots(rows)
+    return picked
+
+
+def _slots(rows: Sequence[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
     best: dict[tuple[Any, ...], ResultRow] = {}
-    for r in rows:
-        key = (r.workload, r.framework, r.mode, r.gpus, r.precision, r.gpu_name)
-        if key not in best or (r.created or 0) >= (best[key].created or 0):
-            best[key] = r
-    return list(best.values())
+    left_out: list[ResultRow] = []
+    for r in latest_per_identity(rows):
+        key = (r.workload, r.framework, r.mode, r.gpus, r.precision, gpu_model(r))
+        if key in best:
+            left_out.append(best[key])
+        best[key] = r
+    return list(best.values()), left_out
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text.lower()).strip("_")
 
 
 def _models(rows: Sequence[ResultRow]) -> list[str]:
@@ -109,13 +125,34 @@ def write_charts(rows: Sequence[ResultRow], output: Path) -> list[Chart]:
     import matplotlib
 
     matplotlib.use("Agg")
+    output.mkdir(parents=True, exist_ok=True)
+    count: dict[str, int] = {}
+    for r in rows:
+        count[gpu_model(r)] = count.get(gpu_model(r), 0) + 1
+    devices = sorted(count, key=lambda d: (d == "CPU", -count[d], d))
+    charts: list[Chart] = []
+    for n, device in enumerate(devices):
+        sel = [r for r in rows if gpu_model(r) == device]
+        # The device with most runs keeps the plain file names; the others add theirs.
+        _device_charts(sel, device, output, f"_{_slug(device)}" if n else "", charts)
+    return charts
+
+
+def _device_charts(
+    rows: Sequence[ResultRow], device: str, output: Path, tag: str, charts: list[Chart]
+) -> None:
     import matplotlib.pyplot as plt
 
-    output.mkdir(parents=True, exist_ok=True)
-    rows = latest(rows)
-    single = [r for r in rows if r.gpus <= 1 and r.precision in FP32_LIKE]
+    rows, left_out = _slots(rows)
+    cpu = device == "CPU"
+    single = [r for r in rows if (cpu or r.gpus == 1) and r.precision in FP32_LIKE]
+    where = "CPU" if cpu else "1 GPU"
     frameworks = sorted({r.framework for r in rows})
-    charts: list[Chart] = []
+    also = ""
+    if left_out:
+        also = "; other setups of the same model not drawn: runs " + ", ".join(
+            str(r.run_id) for r in left_out
+        )
 
     for mode, title in (("train", "Training"), ("infer", "Inference")):
         sel = [r for r in single if r.mode == mode and r.samples_per_s is not None]
@@ -144,41 +181,42 @@ def write_charts(rows: Sequence[ResultRow], output: Path) -> list[Chart]:
                 )
         fig, ax = plt.subplots(figsize=(9, 4.5))
         _bars(ax, [model_name(m) for m in models], series, "samples/s")
-        ax.set_title(f"{title} throughput, 1 GPU, FP32 ({_gpu_label(sel)})")
+        ax.set_title(f"{title} throughput, {where}, FP32 ({device})")
         _save(
             fig,
-            output / f"throughput_{mode}.png",
-            f"{title.lower()} throughput (samples/s) per model and framework, one GPU, FP32"
-            + (", published figures hatched" if any(s[2] for s in series) else ""),
+            output / f"throughput_{mode}{tag}.png",
+            f"{title.lower()} throughput (samples/s) per model and framework, {where}, FP32, "
+            f"{device}"
+            + (", published figures hatched" if any(s[2] for s in series) else "")
+            + also,
             charts,
         )
 
-    _scaling(rows, output, charts, plt)
+    if not cpu:
+        _scaling(rows, output, charts, plt, tag)
+        _per_model(
+            single, output, charts, plt, "phase:measure:gpu_util_mean", f"gpu_util{tag}.png",
+            "GPU utilization (%)",
+            "GPU utilization per model, training vs inference (measured window)", by_mode=True,
+        )  # fmt: skip
+        _per_model(
+            [r for r in single if r.mode == "train"], output, charts, plt,
+            "phase:measure:gpu_mem_peak_bytes", f"gpu_memory{tag}.png", "GPU memory (GiB)",
+            "peak GPU memory per model during training", scale=1 / GIB, fmt="{:.1f}",
+        )  # fmt: skip
     _per_model(
-        single, output, charts, plt, "phase:measure:gpu_util_mean", "gpu_util.png",
-        "GPU utilization (%)", "GPU utilization per model, training vs inference (measured window)",
-        by_mode=True,
-    )  # fmt: skip
-    _per_model(
-        [r for r in single if r.mode == "train"], output, charts, plt,
-        "phase:measure:gpu_mem_peak_bytes", "gpu_memory.png", "GPU memory (GiB)",
-        "peak GPU memory per model during training", scale=1 / GIB, fmt="{:.1f}",
-    )  # fmt: skip
-    _per_model(
-        single, output, charts, plt, "phase:measure:cpu_util_mean", "cpu_util.png",
+        single, output, charts, plt, "phase:measure:cpu_util_mean", f"cpu_util{tag}.png",
         "CPU utilization (% of one core)", "CPU utilization of the runner per model and mode",
         by_mode=True,
     )  # fmt: skip
-    _speedup(rows, output, charts, plt)
-    return charts
+    _speedup(rows, output, charts, plt, tag)
 
 
 def _anchor(rows: Sequence[ResultRow], workload: str, framework: str) -> Anchor | None:
+    """The published figure drawn beside a bar: only one that compares with the drawn run."""
     for r in rows:
         if (r.workload, r.framework) == (workload, framework):
-            anchor = anchor_for(r)
-            if anchor is not None:
-                return anchor
+            return published_for(r).anchor
     return None
 
 
@@ -201,53 +239,58 @@ def _per_model(
         return
     fig, ax = plt.subplots(figsize=(9, 4.5))
     _bars(ax, [model_name(m) for m in models], series, ylabel, fmt)
-    ax.set_title(f"{description[0].upper()}{description[1:]} ({_gpu_label(rows)})")
+    ax.set_title(f"{description[0].upper()}{description[1:]} ({_gpu_label(rows)})", fontsize=9)
     _save(fig, output / filename, description, charts)
 
 
-def _scaling(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: Any) -> None:
+def _scaling(
+    rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: Any, tag: str = ""
+) -> None:
+    """ResNet-50 training on 1 vs N GPUs, pairing only runs identical but for the GPU count."""
     sel = [
         r for r in rows
         if r.workload == "resnet50" and r.mode == "train" and r.precision in FP32_LIKE
-        and r.gpus >= 1 and r.samples_per_s
     ]  # fmt: skip
     groups: list[str] = []
     one: list[float | None] = []
     many: list[float | None] = []
     notes = []
-    for fw in sorted({r.framework for r in sel}):
-        runs = {r.gpus: float(r.samples_per_s or 0) for r in sel if r.framework == fw}
-        n = max(runs)
-        if 1 not in runs or n < 2:
-            continue
-        groups.append(_fw(fw))
-        one.append(runs[1])
-        many.append(runs[n])
-        notes.append(f"{_fw(fw)}: {runs[n] / runs[1]:.2f}x on {n} GPUs, "
-                     f"{100 * runs[n] / (n * runs[1]):.0f}% efficiency")  # fmt: skip
+    for g in sorted(scaling_groups(sel), key=lambda g: (g.base.framework, g.base.batch_size or 0)):
+        n = max(g.runs)
+        label = f"{_fw(g.base.framework)}, batch {g.base.batch_size}/GPU"
+        groups.append(label)
+        one.append(float(g.base.samples_per_s))
+        many.append(float(g.runs[n].samples_per_s))
+        notes.append(f"{label}: {g.speedup(n):.2f}x on {n} GPUs, "
+                     f"{100 * g.efficiency(n):.0f}% efficiency")  # fmt: skip
     if not groups:
         return
     fig, ax = plt.subplots(figsize=(7, 4.5))
     _bars(ax, groups, [("1 GPU", one, False), ("all GPUs", many, False)], "images/s")
-    ax.set_title("ResNet-50 training: 1 GPU vs all GPUs\n" + "; ".join(notes), fontsize=9)
-    _save(fig, output / "scaling.png", "ResNet-50 training on 1 vs all GPUs: " +
-          "; ".join(notes), charts)  # fmt: skip
+    ax.set_title(f"ResNet-50 training: 1 GPU vs all GPUs ({_gpu_label(sel)})\n"
+                 + "; ".join(notes), fontsize=9)  # fmt: skip
+    _save(fig, output / f"scaling{tag}.png", "ResNet-50 training on 1 vs all GPUs, like runs "
+          "only: " + "; ".join(notes), charts)  # fmt: skip
 
 
-def _speedup(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: Any) -> None:
-    base = {
-        (r.workload, r.framework, r.mode, r.gpus, r.gpu_name): r
-        for r in rows if r.precision == "fp32" and r.samples_per_s
-    }  # fmt: skip
+def _speedup(
+    rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: Any, tag: str = ""
+) -> None:
+    """Each precision over FP32, only between runs identical but for the precision."""
+
+    def key(r: ResultRow) -> Any:
+        return identity(r).without("precision", "result.precision_detail", "env.tf32")
+
+    base = {key(r): r for r in rows if r.precision == "fp32" and r.samples_per_s}
     groups: list[str] = []
     used: list[ResultRow] = []
     series: dict[str, list[float | None]] = {"TF32": [], "FP16": [], "BF16": [], "published": []}
     bases: set[str] = set()  # what the published speedups divide by (Lambda's "FP32" is TF32)
-    for key, ref in sorted(base.items(), key=lambda kv: str(kv[0])):
+    for k, ref in sorted(base.items(), key=lambda kv: str(kv[0])):
         others = {
             r.precision: float(r.samples_per_s or 0) / float(ref.samples_per_s or 1)
             for r in rows
-            if (r.workload, r.framework, r.mode, r.gpus, r.gpu_name) == key
+            if key(r) == k
             and r.precision in ("tf32", "fp16", "bf16") and r.samples_per_s
         }  # fmt: skip
         if not others:
@@ -269,7 +312,7 @@ def _speedup(rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: 
     _bars(ax, groups, plotted, "speedup over FP32 (x)", "{:.2f}")
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_title(f"Mixed-precision speedup over FP32 ({_gpu_label(used)})")
-    _save(fig, output / "precision_speedup.png",
+    _save(fig, output / f"precision_speedup{tag}.png",
           "TF32/FP16/BF16 throughput over FP32 per model, framework and mode", charts)  # fmt: skip
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +17,30 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from zbench.results.anchors import anchor_for
-from zbench.results.api import ResultRow, query_results, review_order, rows_from_json
+from zbench.results.anchors import published_for
+from zbench.results.api import ResultRow, parse_since, query_results, review_order, rows_from_json
 from zbench.results.export import FORMATS, FormatError, render
-from zbench.results.format import COLUMNS, cells, published_cell, published_notes
+from zbench.results.format import COLUMNS, NUMERIC, cells, published_cell, published_notes
+from zbench.results.identity import differences
+from zbench.results.provenance import warnings
 
 Db = str | os.PathLike[str] | None
-RIGHT = {"GPUs", "Batch", "Samples/s", "GPU util %", "Mem-ctrl util %", "GPU mem GiB"}
-RIGHT |= {"CPU util %", "CPU mem GiB"}
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which runs a command reads: one suite run, some jobs, a date, a tag (and the older ones)."""
+
+    workload: str | None = None
+    framework: str | None = None
+    gpu: str | None = None
+    since: str | None = None
+    job_ids: list[int] | None = None
+    suite_run: int | None = None
+    tag: str | None = None
+
+    def query(self, db: Db) -> list[ResultRow]:
+        return query_results(db, **self.__dict__)
 
 
 def _err(message: str) -> None:
@@ -31,41 +48,42 @@ def _err(message: str) -> None:
 
 
 def results_table(rows: Sequence[ResultRow]) -> Table:
-    """The review's table; a "Published" column where a row's GPU matches a published figure."""
-    anchors = [anchor_for(r) for r in rows]
-    notes = published_notes(anchors)
+    """The review's table; a "Published" column where a published figure exists for a row's setup
+    (its value only where it compares)."""
+    pubs = [published_for(r) for r in rows]
+    notes = published_notes(pubs, rows)
+    flagged = [f"run {r.run_id}: {text}" for r in rows for _, text in warnings(r)]
+    caption = [("Published: " + "; ".join(notes))] if notes else []
+    caption += ["Warnings: " + "; ".join(flagged)] if flagged else []
     table = Table(
         title="zbench results",
-        caption=("Published: " + "; ".join(notes)) if notes else None,
+        caption="\n".join(caption) or None,
         caption_justify="left",
     )
     table.add_column("Run", justify="right")
     for title, _, _ in COLUMNS:
-        table.add_column(title, justify="right" if title in RIGHT else "left")
-    if any(anchors):
+        table.add_column(title, justify="right" if title in NUMERIC else "left")
+    show = any(p.anchor or p.reason for p in pubs)
+    if show:
         table.add_column("Published")
-    for row, anchor in zip(rows, anchors, strict=True):
-        extra = [published_cell(anchor)] if any(anchors) else []
+    for row, pub in zip(rows, pubs, strict=True):
+        extra = [published_cell(pub)] if show else []
         # Text, not markup: GPU names and published sources are data, never Rich markup.
         table.add_row(*(Text(str(c)) for c in [row.run_id or "", *cells(row), *extra]))
     return table
 
 
-def show_results(
-    *,
-    workload: str | None,
-    framework: str | None,
-    gpu: str | None,
-    since: str | None,
-    db: Db,
-    json_out: bool,
-) -> int:
+def _query(filters: Filters, db: Db) -> list[ResultRow] | None:
     try:
-        rows = review_order(
-            query_results(db, workload=workload, framework=framework, gpu=gpu, since=since)
-        )
+        return review_order(filters.query(db))
     except ValueError as exc:
         _err(str(exc))
+        return None
+
+
+def show_results(*, filters: Filters, db: Db, json_out: bool) -> int:
+    rows = _query(filters, db)
+    if rows is None:
         return 2
     if json_out:
         print(render(rows, "json"), end="")
@@ -77,13 +95,13 @@ def show_results(
     return 0
 
 
-def export_results(
-    *, fmt: str, output: Path | None, workload: str | None, framework: str | None, db: Db
-) -> int:
+def export_results(*, fmt: str, output: Path | None, filters: Filters, db: Db) -> int:
     if fmt not in FORMATS:
         _err(f"unknown format {fmt!r} (choose md, csv or json)")
         return 2
-    rows = review_order(query_results(db, workload=workload, framework=framework))
+    rows = _query(filters, db)
+    if rows is None:
+        return 2
     try:
         text = render(rows, fmt)
     except FormatError as exc:
@@ -117,9 +135,9 @@ class CompareError(ValueError):
     pass
 
 
-def _load_side(ref: str, db: Db) -> ResultRow:
-    """A run id from the store, or an exported JSON file (its first result, or ``file.json:N``
-    for the result with run id N)."""
+def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
+    """A run id from the store, or an exported JSON file: ``file.json:N`` for the result with run
+    id N, or the one result left after ``filters`` (tag, job ids, since)."""
     if ref.isdigit():
         rows = query_results(db, run_ids=[int(ref)])
         if not rows:
@@ -133,8 +151,22 @@ def _load_side(ref: str, db: Db) -> ResultRow:
         raise CompareError(f"{ref}: not a run id or a zbench JSON export ({exc})") from None
     if pick:
         rows = [r for r in rows if str(r.run_id) == pick]
+    start = parse_since(filters.since) if filters.since else None
+    rows = [
+        r
+        for r in rows
+        if (not filters.tag or r.tag == filters.tag)
+        and (not filters.job_ids or r.job_id in filters.job_ids)
+        and (start is None or (r.created or 0) >= start)
+    ]
     if not rows:
         raise CompareError(f"{ref}: no results in it")
+    if len(rows) > 1:
+        ids = ", ".join(str(r.run_id) for r in rows[:8])
+        raise CompareError(
+            f"{ref}: {len(rows)} results (runs {ids}); pick one as {path_text}:RUN or with --tag, "
+            "--job or --since"
+        )
     return rows[0]
 
 
@@ -152,17 +184,32 @@ def _side_label(r: ResultRow) -> str:
     return f"{r.workload} {r.framework} {r.mode} {r.precision or ''} x{r.gpus} on {r.gpu_name}"
 
 
-def compare_runs(a: str, b: str, *, db: Db, json_out: bool) -> int:
+def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filters: Filters) -> int:
+    """Two runs side by side as ratios, only when they are alike (same resolved configuration and
+    environment); ``unlike`` compares them anyway and names every difference first."""
+    if filters.suite_run is not None:
+        _err("compare takes two runs: --suite-run selects many (use `zbench results --suite-run`)")
+        return 2
     try:
-        ra, rb = _load_side(a, db), _load_side(b, db)
-    except CompareError as exc:
+        ra, rb = _load_side(a, db, filters), _load_side(b, db, filters)
+    except (CompareError, ValueError) as exc:
         _err(str(exc))
+        return 2
+    diffs = differences(ra, rb)
+    if diffs and not unlike:
+        what = "; ".join(f"{name} {va} vs {vb}" for name, va, vb in diffs[:6])
+        _err(f"runs {a} and {b} are not alike ({what}); --unlike compares them anyway")
         return 2
     values = compare_values(ra, rb)
     if json_out:
-        print(json.dumps({"a": ra.as_dict(), "b": rb.as_dict(), "metrics": values}, indent=2))
+        listed = [{"field": n, "a": va, "b": vb} for n, va, vb in diffs]
+        doc = {"a": ra.as_dict(), "b": rb.as_dict(), "differences": listed, "metrics": values}
+        print(json.dumps(doc, indent=2))
         return 0
-    table = Table(title=f"A: {_side_label(ra)}\nB: {_side_label(rb)}")
+    title = f"A: {_side_label(ra)}\nB: {_side_label(rb)}"
+    if diffs:
+        title += "\nNot alike: " + "; ".join(f"{n} {va} vs {vb}" for n, va, vb in diffs)
+    table = Table(title=title)
     for col in ("Metric", "A", "B", "B / A"):
         table.add_column(col, justify="left" if col == "Metric" else "right")
     for v in values:
@@ -176,8 +223,10 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool) -> int:
     return 0
 
 
-def plot_results(*, output: Path, db: Db) -> int:
-    rows = query_results(db)
+def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
+    rows = _query(filters, db)
+    if rows is None:
+        return 2
     if not rows:
         _err("no results to plot: run a suite first (`zbench suite quick`)")
         return 1

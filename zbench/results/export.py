@@ -1,4 +1,9 @@
-"""Results as Markdown (renders on GitHub), CSV, or JSON with full configs."""
+"""Results as Markdown (renders on GitHub), CSV, or JSON with full configs.
+
+Every format carries its provenance: the machine and software of each setup, each row's precision
+detail, data, measured window, repeats and spread, and a warning on any row measured under
+contention, on a saturated host, with throttled clocks, or with a spread over 2%.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,29 @@ import csv
 import io
 import json
 from collections.abc import Sequence
+from typing import Any
 
-from zbench.results.anchors import anchor_for
+from zbench.results.anchors import Published, published_for
 from zbench.results.api import ResultRow
-from zbench.results.format import COLUMNS, CSV_KEYS, cells, published_cell, published_notes
+from zbench.results.format import (
+    COLUMNS,
+    CSV_KEYS,
+    NUMERIC,
+    cells,
+    num,
+    published_cell,
+    published_notes,
+)
+from zbench.results.identity import setup_id
+from zbench.results.provenance import (
+    data_source,
+    machine,
+    machine_line,
+    repeats,
+    spread_pct,
+    warnings,
+    window,
+)
 
 FORMATS = ("md", "csv", "json")
 
@@ -24,54 +48,148 @@ def md_escape(text: str) -> str:
     return text.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
 
 
-def render_md(rows: Sequence[ResultRow]) -> str:
-    anchors = [anchor_for(r) for r in rows]
-    show_published = any(a is not None for a in anchors)
-    titles = [t for t, _, _ in COLUMNS] + (["Published"] if show_published else [])
-    numeric = {
-        "GPUs",
-        "Batch",
-        "Samples/s",
-        "GPU util %",
-        "Mem-ctrl util %",
-        "GPU mem GiB",
-        "CPU util %",
-        "CPU mem GiB",
-    }
+def _md_table(titles: list[str], rows: list[list[str]], numeric: set[str]) -> list[str]:
     lines = [
         "| " + " | ".join(titles) + " |",
         "|" + "|".join("---:" if t in numeric else "---" for t in titles) + "|",
     ]
-    for row, anchor in zip(rows, anchors, strict=True):
-        values = cells(row) + ([published_cell(anchor)] if show_published else [])
-        lines.append("| " + " | ".join(md_escape(v) for v in values) + " |")
-    notes = published_notes(anchors)
+    lines += ["| " + " | ".join(md_escape(v) for v in r) + " |" for r in rows]
+    return lines
+
+
+def machines(rows: Sequence[ResultRow]) -> list[tuple[str, list[int | None]]]:
+    """Each distinct machine/software line, with the runs measured on it."""
+    seen: dict[str, list[int | None]] = {}
+    for row in rows:
+        seen.setdefault(machine_line(machine(row)), []).append(row.run_id)
+    return list(seen.items())
+
+
+def _runs(ids: list[int | None]) -> str:
+    return ", ".join(str(i) for i in ids)
+
+
+def render_md(rows: Sequence[ResultRow]) -> str:
+    pubs = [published_for(r) for r in rows]
+    show_published = any(p.anchor or p.reason for p in pubs)
+    titles = ["Run"] + [t for t, _, _ in COLUMNS] + (["Published"] if show_published else [])
+    body = [
+        [str(row.run_id or "")] + cells(row) + ([published_cell(p)] if show_published else [])
+        for row, p in zip(rows, pubs, strict=True)
+    ]
+    lines = _md_table(titles, body, NUMERIC | {"Run"})
+    notes = published_notes(pubs, rows)
     if notes:
         lines += ["", "Published figures: " + "; ".join(notes) + "."]
+    flagged = [(row, w) for row in rows for w in warnings(row)]
+    if flagged:
+        lines += ["", "**Warnings**", ""]
+        lines += [f"- ⚠ run {row.run_id}: {text}" for row, (_, text) in flagged]
+    lines += ["", "**How each row was measured**", ""]
+    detail = [
+        [
+            str(row.run_id or ""),
+            setup_id(row),
+            str((row.result or {}).get("precision_detail") or row.precision or "n/a"),
+            data_source(row),
+            window(row),
+            num(spread_pct(row), ".1f"),
+        ]
+        for row in rows
+    ]
+    lines += _md_table(
+        ["Run", "Setup", "Precision detail", "Data", "Window", "Spread %"],
+        detail,
+        {"Run", "Spread %"},
+    )
+    lines += ["", "**Machine**", ""]
+    for line, ids in machines(rows):
+        lines.append(f"- runs {_runs(ids)}: {line or 'not recorded'}")
     return "\n".join(lines) + "\n"
+
+
+PROVENANCE_KEYS = ["setup", "precision_detail", "data", "window", "repeats", "spread_pct"]
+PROVENANCE_KEYS += ["warnings", "cpu", "gpus_model", "driver", "cuda", "cudnn", "versions"]
+
+
+def provenance(row: ResultRow) -> dict[str, Any]:
+    """One row's provenance as flat values (CSV columns; the JSON export's ``provenance``)."""
+    info = machine(row)
+    versions = {k: v for k, v in info.items() if k not in ("cpu", "cpu_count", "gpus", "driver")}
+    versions = {k: v for k, v in versions.items() if k not in ("cuda", "cudnn") and v is not None}
+    return {
+        "setup": setup_id(row),
+        "precision_detail": (row.result or {}).get("precision_detail"),
+        "data": data_source(row),
+        "window": window(row),
+        "repeats": repeats(row),
+        "spread_pct": spread_pct(row),
+        "warnings": [text for _, text in warnings(row)],
+        "cpu": info["cpu"],
+        "gpus_model": info["gpus"],
+        "driver": info["driver"],
+        "cuda": info["cuda"],
+        "cudnn": info["cudnn"],
+        "versions": versions,
+    }
+
+
+def _csv_value(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return "; ".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return " ".join(f"{k}={v}" for k, v in value.items())
+    return value
 
 
 def render_csv(rows: Sequence[ResultRow]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow([*CSV_KEYS, "published_samples_per_s", "published_source"])
+    writer.writerow(
+        [
+            *CSV_KEYS,
+            *PROVENANCE_KEYS,
+            "published_samples_per_s",
+            "published_source",
+            "published_note",
+        ]
+    )
     for row in rows:
-        anchor = anchor_for(row)
+        pub = published_for(row)
         values = ["" if getattr(row, k) is None else getattr(row, k) for k in CSV_KEYS]
+        prov = provenance(row)
         writer.writerow(
-            [*values, anchor.samples_per_s if anchor else "", anchor.source if anchor else ""]
+            [
+                *values,
+                *(_csv_value(prov[k]) for k in PROVENANCE_KEYS),
+                pub.anchor.samples_per_s if pub.anchor else "",
+                pub.anchor.source if pub.anchor else "",
+                pub.reason or "",
+            ]
         )
     return buf.getvalue()
+
+
+def _published_json(pub: Published) -> dict[str, Any] | None:
+    if pub.anchor is not None:
+        return pub.anchor.__dict__
+    if pub.reason and pub.candidate is not None:
+        return {"not_comparable": pub.reason, "candidate": pub.candidate.__dict__}
+    return None
 
 
 def render_json(rows: Sequence[ResultRow]) -> str:
     items = []
     for row in rows:
         item = row.as_dict()
-        anchor = anchor_for(row)
-        item["published"] = anchor.__dict__ if anchor else None
+        item["published"] = _published_json(published_for(row))
+        item["provenance"] = provenance(row)
         items.append(item)
-    return json.dumps({"zbench_results": 1, "results": items}, indent=2, default=list) + "\n"
+    block = [{"runs": ids, "machine": line} for line, ids in machines(rows)]
+    doc = {"zbench_results": 1, "provenance": {"machines": block}, "results": items}
+    return json.dumps(doc, indent=2, default=list) + "\n"
 
 
 def render(rows: Sequence[ResultRow], fmt: str) -> str:

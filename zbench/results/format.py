@@ -1,13 +1,16 @@
-"""The review's table: column titles and how each cell is written, shared by the terminal table and
-the Markdown/CSV exports so they always agree."""
+"""The review's table: column titles and how each cell is written, shared by the terminal table, the
+TUI's results screen and the Markdown export so they always print the same text. NA-aware: a value
+that was not measured prints as ``n/a``, never 0."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zbench.results.anchors import Anchor
+from zbench.results.anchors import Published
 from zbench.results.api import ResultRow
+from zbench.results.identity import gpu_model, setup_id
+from zbench.results.provenance import flags, spread_pct
 from zbench.runners.config import WORKLOADS
 
 FRAMEWORK_NAMES = {"torch": "PyTorch", "tf": "TensorFlow"}
@@ -20,12 +23,19 @@ def model_name(workload: str) -> str:
     return info.title if info else workload
 
 
+def num(value: Any, fmt: str) -> str:
+    """A number in ``fmt``; ``n/a`` for a missing (None) or non-numeric value."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        return NA_TEXT
+    return format(value, fmt)
+
+
 def _num(fmt: str) -> Callable[[Any], str]:
-    return lambda v: NA_TEXT if v is None else format(v, fmt)
+    return lambda v: num(v, fmt)
 
 
 def _gib(v: Any) -> str:
-    return NA_TEXT if v is None else f"{v / GIB:.1f}"
+    return NA_TEXT if not isinstance(v, int | float) else f"{v / GIB:.1f}"
 
 
 # (title, value from the row, text for display)
@@ -34,7 +44,7 @@ COLUMNS: tuple[tuple[str, Callable[[ResultRow], Any], Callable[[Any], str]], ...
     ("Framework", lambda r: FRAMEWORK_NAMES.get(r.framework, r.framework), str),
     ("Mode", lambda r: r.mode, str),
     ("GPUs", lambda r: r.gpus, str),
-    ("GPU", lambda r: r.gpu_name, lambda v: v or NA_TEXT),
+    ("GPU", gpu_model, str),
     ("Precision", lambda r: r.precision, lambda v: (v or "default").upper()),
     ("Batch", lambda r: r.batch_size, lambda v: NA_TEXT if v is None else str(v)),
     ("Samples/s", lambda r: r.samples_per_s, _num(",.1f")),
@@ -43,7 +53,13 @@ COLUMNS: tuple[tuple[str, Callable[[ResultRow], Any], Callable[[Any], str]], ...
     ("GPU mem GiB", lambda r: r.gpu_mem_bytes, _gib),
     ("CPU util %", lambda r: r.cpu_util, _num(".0f")),
     ("CPU mem GiB", lambda r: r.cpu_mem_bytes, _gib),
+    ("Spread %", spread_pct, _num(".1f")),
+    ("Setup", setup_id, str),
+    ("Flags", flags, lambda v: v or "-"),
 )
+# Columns whose cells are numbers (right-aligned in every table).
+NUMERIC = {"GPUs", "Batch", "Samples/s", "GPU util %", "Mem-ctrl util %", "GPU mem GiB"}
+NUMERIC |= {"CPU util %", "CPU mem GiB", "Spread %"}
 CSV_KEYS = [
     "workload",
     "framework",
@@ -68,13 +84,24 @@ def cells(row: ResultRow) -> list[str]:
     return [text(get(row)) for _, get, text in COLUMNS]
 
 
-def published_cell(anchor: Anchor | None) -> str:
-    if anchor is None:
-        return ""
-    # Short enough for a table cell; published_notes() names the source and its settings.
-    return f"{anchor.samples_per_s:,.0f} ({anchor.precision.upper()}, {anchor.gpu})"
+def published_cell(pub: Published) -> str:
+    if pub.anchor is not None:
+        # Short enough for a table cell; published_notes() names the source and its settings.
+        a = pub.anchor
+        return f"{a.samples_per_s:,.0f} ({a.precision.upper()}, {a.gpu})"
+    return "not comparable" if pub.reason else ""
 
 
-def published_notes(anchors: Sequence[Anchor | None]) -> list[str]:
-    """One line per published source used in a table: where the figures come from, and how."""
-    return sorted({f"{a.gpu}: {a.source} ({a.settings})" for a in anchors if a is not None})
+def published_notes(pubs: Sequence[Published], rows: Sequence[ResultRow] = ()) -> list[str]:
+    """One line per published source used in a table (where the figures come from, and how), and
+    one per row whose published figure does not compare, saying why."""
+    notes = sorted({f"{p.anchor.gpu}: {p.anchor.source} ({p.anchor.settings})"
+                    for p in pubs if p.anchor is not None})  # fmt: skip
+    for row, p in zip(rows, pubs, strict=False):
+        if p.reason and p.candidate is not None:
+            c = p.candidate
+            notes.append(
+                f"run {row.run_id}: {c.gpu} {c.samples_per_s:,.0f} ({c.source}) not comparable: "
+                f"{p.reason}"
+            )
+    return notes

@@ -94,6 +94,8 @@ MIGRATIONS: tuple[str, ...] = (
         heartbeat REAL NOT NULL
     );
     """,
+    # 2: a user's tag on a job (`zbench run --tag`, `zbench suite --tag`), to publish one session.
+    "ALTER TABLE jobs ADD COLUMN tag TEXT",
 )
 
 BUSY_RETRIES = 8
@@ -124,6 +126,7 @@ JOB_COLUMNS = [
     "events_path",
     "run_id",
     "cancel_grace",
+    "tag",
 ]
 _JSON_COLUMNS = {"config", "requested_gpus", "gpu_ids", "env", "result", "metrics", "data"}
 
@@ -333,6 +336,29 @@ class Store:
     def samples(self, job_id: int) -> list[dict[str, Any]]:
         rows = self._read("SELECT data FROM samples WHERE job_id = ? ORDER BY t", (job_id,))
         return [r["data"] for r in rows]
+
+    # --- which jobs a results filter means ---------------------------------------------------
+
+    def job_labels(self, job_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Suite name, tag and creation time of each job."""
+        if not job_ids:
+            return {}
+        marks = ", ".join("?" * len(job_ids))
+        sql = f"SELECT id, suite, tag, created FROM jobs WHERE id IN ({marks})"
+        return {int(r["id"]): r for r in self._read(sql, list(job_ids))}
+
+    def tagged_jobs(self, tag: str) -> list[int]:
+        return [int(r["id"]) for r in self._read("SELECT id FROM jobs WHERE tag = ?", (tag,))]
+
+    def suite_run_jobs(self, job_id: int) -> list[int]:
+        """The jobs one `zbench suite` call submitted together with ``job_id`` (same suite, same
+        submission time); just ``job_id`` for a job that was not part of a suite."""
+        rows = self._read(
+            "SELECT j.id FROM jobs j, jobs k WHERE k.id = ? AND (j.id = k.id OR "
+            "(k.suite IS NOT NULL AND j.suite = k.suite AND j.created = k.created)) ORDER BY j.id",
+            (job_id,),
+        )
+        return [int(r["id"]) for r in rows]
 
     # --- supervisor ----------------------------------------------------------------------------
 

@@ -35,6 +35,11 @@ def decode_throttle(mask: int) -> tuple[str, ...]:
     return tuple(name for bit, name in THROTTLE_BITS if mask & bit)
 
 
+def _reserved(mem: Any) -> int | NAType:
+    value = getattr(mem, "reserved", None) if mem is not NA else None
+    return NA if value is None else int(value)
+
+
 def _scaled(value: Any, factor: float) -> Metric:
     return NA if value is NA else float(value) * factor
 
@@ -87,7 +92,7 @@ class DeviceReader:
     def _read(self, ident: dict[str, Any]) -> GpuSnapshot:
         nv = self.nv
         util = self._call(nv.nvmlDeviceGetUtilizationRates)
-        mem = self._call(nv.nvmlDeviceGetMemoryInfo)
+        mem = self._memory()
         pcie_tx, pcie_rx = self.pcie.read() if self.pcie is not None else (NA, NA)
         return GpuSnapshot(
             **ident,
@@ -95,6 +100,7 @@ class DeviceReader:
             util_mem=NA if util is NA else float(util.memory),
             mem_used_bytes=NA if mem is NA else int(mem.used),
             mem_total_bytes=NA if mem is NA else int(mem.total),
+            mem_reserved_bytes=_reserved(mem),
             temperature_c=_scaled(
                 self._call(nv.nvmlDeviceGetTemperature, nv.NVML_TEMPERATURE_GPU), 1
             ),
@@ -111,6 +117,18 @@ class DeviceReader:
             ecc_errors=self._ecc(),
             processes=self._processes(),
         )
+
+    def _memory(self) -> Any:
+        """Memory as nvidia-smi shows it: NVML's v2 call, whose ``used`` leaves out what the driver
+        reserves (v1 counts it: an idle H200 reads 615 MiB used where nvidia-smi says 0). Drivers
+        without the v2 call fall back to v1 (reserved then unknown)."""
+        nv = self.nv
+        version = getattr(nv, "nvmlMemory_v2", None)
+        if version is not None:
+            mem = self._call(nv.nvmlDeviceGetMemoryInfo, version)
+            if mem is not NA:
+                return mem
+        return self._call(nv.nvmlDeviceGetMemoryInfo)
 
     def _throttle(self) -> tuple[str, ...] | NAType:
         nv = self.nv

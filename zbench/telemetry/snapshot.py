@@ -100,6 +100,7 @@ class GpuSnapshot:
     util_mem: Metric = NA  # % of time the memory controller was busy
     mem_used_bytes: IntMetric = NA
     mem_total_bytes: IntMetric = NA
+    mem_reserved_bytes: IntMetric = NA  # held by the driver, not in mem_used (NVML v2 memory call)
     temperature_c: Metric = NA
     power_w: Metric = NA
     power_limit_w: Metric = NA

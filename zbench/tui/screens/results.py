@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -15,51 +16,32 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select
 
-from ..format import GIB
+from zbench.results.format import COLUMNS, NUMERIC
+
 from ..widgets.charts import ScalingChart, ThroughputBars
 
 FORMATS = {"md": "Markdown", "csv": "CSV", "json": "JSON"}
 
-# (key, label, how to show the value)
-COLUMNS: tuple[tuple[str, str, str], ...] = (
-    ("workload", "workload", "s"),
-    ("framework", "fw", "s"),
-    ("mode", "mode", "s"),
-    ("gpus", "GPUs", "d"),
-    ("gpu_name", "GPU", "s"),
-    ("precision", "prec", "s"),
-    ("batch_size", "batch", "d"),
-    ("samples_per_s", "samples/s", ",.1f"),
-    ("gpu_util", "GPU %", ".0f"),
-    ("mem_util", "mem ctl %", ".0f"),
-    ("gpu_mem_bytes", "GPU mem GiB", "gib"),
-    ("cpu_util", "CPU %", ".0f"),
-    ("cpu_mem_bytes", "CPU mem GiB", "gib"),
-)
+
+def row_cells(row: Any) -> list[str]:
+    """The row's cells as the Markdown export and `zbench results` print them (one column table)."""
+    return [text(get(row)) for _, get, text in COLUMNS]
 
 
-def cell(value: Any, how: str) -> str:
-    if value is None or (how != "s" and not isinstance(value, int | float)):
-        return "n/a" if how != "s" else "-"
-    if how == "s":
-        return str(value)
-    if how == "gib":
-        return f"{value / GIB:.1f}"
-    return format(value, how)
-
-
-def matches(row: Any, text: str) -> bool:
+def matches(row: Any, words: str) -> bool:
     """Every word of the filter appears in some cell (case-insensitive)."""
-    hay = " ".join(str(getattr(row, key, "")) for key, _, _ in COLUMNS).lower()
-    return all(word in hay for word in text.lower().split())
+    hay = " ".join(row_cells(row)).lower()
+    return all(word in hay for word in words.lower().split())
 
 
-def sort_key(key: str) -> Any:
-    def get(row: Any) -> tuple[int, Any]:
-        value = getattr(row, key, None)
+def sort_key(index: int) -> Any:
+    get = COLUMNS[index][1]
+
+    def key(row: Any) -> tuple[int, Any]:
+        value = get(row)
         return (1, 0) if value is None else (0, value)  # missing values last
 
-    return get
+    return key
 
 
 def default_path(fmt: str) -> Path:
@@ -96,7 +78,7 @@ class ResultsScreen(Screen[None]):
         super().__init__()
         self.all_rows: Sequence[Any] = ()
         self.shown: list[Any] = []
-        self.sort_by: str | None = None
+        self.sort_by: int | None = None
         self.reverse = False
 
     def compose(self) -> ComposeResult:
@@ -113,8 +95,8 @@ class ResultsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = "results"
         table = self.query_one(DataTable)
-        for key, label, _ in COLUMNS:
-            table.add_column(label, key=key)
+        for i, (title, _, _) in enumerate(COLUMNS):
+            table.add_column(title, key=str(i))
         table.focus()
         self._load()
 
@@ -134,20 +116,25 @@ class ResultsScreen(Screen[None]):
     def apply(self) -> None:
         """Filter, sort, and show; ``self.shown`` is exactly what the table shows (and exports)."""
         rows = [r for r in self.all_rows if matches(r, self.query_one("#filter", Input).value)]
-        if self.sort_by:
+        if self.sort_by is not None:
             rows.sort(key=sort_key(self.sort_by), reverse=self.reverse)
         self.shown = rows
         table = self.query_one(DataTable)
         column = table.cursor_column  # clear() moves the cursor home; keep the sorted column
         table.clear()
         for i, row in enumerate(rows):
-            table.add_row(*(cell(getattr(row, k, None), how) for k, _, how in COLUMNS), key=str(i))
+            cells = row_cells(row)
+            table.add_row(
+                *(Text(c, justify="right" if t in NUMERIC else "left")
+                  for c, (t, _, _) in zip(cells, COLUMNS, strict=True)),
+                key=str(i),
+            )  # fmt: skip
         table.move_cursor(column=column)
         self.query_one(ThroughputBars).show(rows)
         self.query_one(ScalingChart).show(rows)
-        arrow = (
-            "" if not self.sort_by else f", sorted by {self.sort_by} {'↓' if self.reverse else '↑'}"
-        )
+        arrow = ""
+        if self.sort_by is not None:
+            arrow = f", sorted by {COLUMNS[self.sort_by][0]} {'↓' if self.reverse else '↑'}"
         self.sub_title = f"results: {len(rows)} of {len(self.all_rows)} rows{arrow}"
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -162,7 +149,7 @@ class ResultsScreen(Screen[None]):
     def action_sort(self) -> None:
         """Sort by the column under the cursor; again on the same column reverses."""
         table = self.query_one(DataTable)
-        key = COLUMNS[table.cursor_column][0]
+        key = table.cursor_column
         self.reverse = not self.reverse if key == self.sort_by else False
         self.sort_by = key
         self.apply()

@@ -33,13 +33,15 @@ def label(row: Any) -> str:
 
 
 class ThroughputBars(PlotextPlot):
-    """Best samples/s per workload, framework and mode (one GPU)."""
+    """samples/s per workload, framework and mode on one GPU: the newest run of each setup
+    (unlike setups are never merged into one bar)."""
 
     def show(self, rows: Sequence[Any]) -> None:
+        from zbench.results.charts import latest
+
         best: dict[str, float] = {}
-        for r in rows:
-            if r.gpus == 1 and r.samples_per_s:
-                best[label(r)] = max(best.get(label(r), 0.0), float(r.samples_per_s))
+        for r in latest([r for r in rows if r.gpus == 1 and r.samples_per_s]):
+            best[label(r)] = float(r.samples_per_s)
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
@@ -51,21 +53,23 @@ class ThroughputBars(PlotextPlot):
 
 
 class ScalingChart(PlotextPlot):
-    """samples/s against the number of GPUs, one line per workload, framework and mode."""
+    """samples/s against the number of GPUs, one line per set of runs identical but for the GPU
+    count (a 2-GPU run at another batch size never joins a 1-GPU line)."""
 
     def show(self, rows: Sequence[Any]) -> None:
+        from zbench.results.identity import scaling_groups
+
         series: dict[str, dict[int, float]] = defaultdict(dict)
-        for r in rows:
-            if r.samples_per_s:
-                s = series[label(r)]
-                s[int(r.gpus)] = max(s.get(int(r.gpus), 0.0), float(r.samples_per_s))
+        for g in scaling_groups(rows):
+            name = f"{label(g.base)} b{g.base.batch_size}"
+            series[name] = {1: float(g.base.samples_per_s)}
+            series[name].update({n: float(r.samples_per_s) for n, r in g.runs.items()})
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
         plt.title("GPU scaling (samples/s)")
         plt.xlabel("GPUs")
         for name, points in sorted(series.items()):
-            if len(points) > 1:
-                xs = sorted(points)
-                plt.plot(xs, [points[x] for x in xs], label=name, marker="braille")
+            xs = sorted(points)
+            plt.plot(xs, [points[x] for x in xs], label=name, marker="braille")
         self.refresh()
