@@ -16,7 +16,9 @@ CLI = CliRunner(env={"COLUMNS": "220", "TERM": "dumb", "NO_COLOR": "1"})
 def test_results_table_with_published_column(filled: Path) -> None:
     result = CLI.invoke(app, ["results", "--workload", "resnet50", "--framework", "torch"])
     assert result.exit_code == 0
-    assert "Published" in result.output and "2,259 (TF32, H200)" in result.output
+    # H200's published "FP32" is TF32: beside a strict-FP32 run it does not compare, and says why.
+    assert "Published" in result.output and "not comparable" in result.output
+    assert "2,259 (TF32, H200)" not in result.output
     assert "Lambda deeplearning-benchmark" in result.output  # the caption names the source
     assert result.output.count("ResNet-50") == 5 and "VGG16" not in result.output
 
@@ -46,14 +48,16 @@ def test_export_formats(filled: Path, tmp_path: Path) -> None:
 
 
 def test_compare_run_ids_and_exported_files(filled: Path, tmp_path: Path) -> None:
-    result = CLI.invoke(app, ["compare", "1", "4", "--json"])
+    assert CLI.invoke(app, ["compare", "1", "4"]).exit_code == 2  # 1 vs 2 GPUs: not alike
+    result = CLI.invoke(app, ["compare", "1", "4", "--unlike", "--json"])
+    assert json.loads(result.output)["differences"] == [{"field": "gpus", "a": 1, "b": 2}]
     metrics = {m["metric"]: m for m in json.loads(result.output)["metrics"]}
     assert round(metrics["samples_per_s"]["ratio_b_over_a"], 3) == round(4050.2 / 2101.4, 3)
     exported = tmp_path / "other-machine.json"
     exported.write_text(CLI.invoke(app, ["export", "-f", "json"]).output)
-    table = CLI.invoke(app, ["compare", f"{exported}:6", "1"])
+    table = CLI.invoke(app, ["compare", f"{exported}:6", "1", "--unlike"])
     assert table.exit_code == 0
-    assert "0.53x" in table.output  # fp32 vs fp16 samples/s
+    assert "0.53x" in table.output and "Not alike: precision fp16 vs fp32" in table.output
     assert CLI.invoke(app, ["compare", "1", "99"]).exit_code == 2
 
 
@@ -61,7 +65,7 @@ def test_plot_writes_pngs_and_says_what_each_shows(filled: Path, tmp_path: Path)
     result = CLI.invoke(app, ["plot", "-o", str(tmp_path / "charts")])
     assert result.exit_code == 0
     lines = result.output.strip().splitlines()
-    assert len(lines) == 7 and all(".png: " in line for line in lines)
+    assert len(lines) == 9 and all(".png: " in line for line in lines)
     assert (tmp_path / "charts" / "scaling.png").stat().st_size > 10_000
 
 

@@ -38,7 +38,7 @@ def test_markdown_cells_are_escaped() -> None:
 
 
 def test_markdown_table_shape(filled: Path) -> None:
-    lines = render(query_results(filled), "md").splitlines()
+    lines = render(query_results(filled), "md").split("\n\n")[0].splitlines()
     table = [line for line in lines if line.startswith("|")]
     widths = {line.replace("\\|", "").count("|") for line in table}
     assert len(widths) == 1, "every row has the header's number of cells"
@@ -47,7 +47,9 @@ def test_markdown_table_shape(filled: Path) -> None:
 def test_csv_has_raw_numbers_and_published(filled: Path) -> None:
     rows = list(csv.DictReader(io.StringIO(render(query_results(filled), "csv"))))
     assert len(rows) == 10
-    assert rows[0]["samples_per_s"] == "2101.4" and rows[0]["published_samples_per_s"] == "2259.0"
+    assert rows[0]["samples_per_s"] == "2101.4" and rows[0]["published_samples_per_s"] == ""
+    assert rows[0]["published_note"] == "published as TF32, this run is FP32"
+    assert rows[0]["setup"] == rows[0]["setup"].strip() and len(rows[0]["setup"]) == 8
     assert rows[2]["mem_util"] == ""  # NA stays empty, not 0
     assert rows[9]["gpu_name"] == "Quadro RTX 8000 | rev\nB"
 
@@ -57,7 +59,9 @@ def test_json_round_trip_keeps_full_config(filled: Path) -> None:
     data = json.loads(render(rows, "json"))
     assert data["results"][0]["config"]["batch_size"] == 128
     assert data["results"][0]["phases"]["warmup"]["gpu_util_mean"] == 97.0 / 2
-    assert data["results"][0]["published"]["source"].startswith("Lambda")
+    published = data["results"][0]["published"]
+    assert published["candidate"]["source"].startswith("Lambda")
+    assert published["not_comparable"] == "published as TF32, this run is FP32"
     back = rows_from_json(json.dumps(data))
     assert back == rows
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input
+from textual.widgets import DataTable, Input
 
 from zbench.tui.screens.results import ExportScreen, ResultsScreen
 
@@ -58,3 +58,25 @@ async def test_export_from_the_command_palette(zbench_home: Path) -> None:
         await pilot.pause(0.3)
         await press(pilot, "enter")
     assert len((zbench_home / "zbench-results.json").read_text().splitlines()) == 8
+
+
+async def test_results_screen_prints_the_markdown_exports_cells(zbench_home: Path) -> None:
+    """One column table: the TUI shows each row's cells exactly as the Markdown export writes them
+    (`BF16`, not `bf16`; `n/a`, not `-`)."""
+    from zbench.results.api import ResultRow
+    from zbench.results.export import render_md
+
+    row = ResultRow("resnet50", "torch", "train", 1, "NVIDIA H200", "bf16", 256, 3901.0,
+                    gpu_util=None, run_id=7, job_id=7, created=1.0)  # fmt: skip
+    app = make_app()
+    app.services.results = [row]  # type: ignore[attr-defined]
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r")
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        shown = [str(c) for c in table.get_row_at(0)]
+    md_line = next(line for line in render_md([row]).splitlines() if line.startswith("| 7 |"))
+    md_cells = [c.strip() for c in md_line.strip("|").split("|")]
+    assert shown == md_cells[1 : 1 + len(shown)]
+    assert "BF16" in shown and "n/a" in shown

@@ -145,6 +145,7 @@ def _device_charts(
 
     rows, left_out = _slots(rows)
     cpu = device == "CPU"
+    device = " ".join(device.split())  # one line, whatever the driver put in the name
     single = [r for r in rows if (cpu or r.gpus == 1) and r.precision in FP32_LIKE]
     where = "CPU" if cpu else "1 GPU"
     frameworks = sorted({r.framework for r in rows})

@@ -30,7 +30,8 @@ def row_cells(row: Any) -> list[str]:
 
 def matches(row: Any, words: str) -> bool:
     """Every word of the filter appears in some cell (case-insensitive)."""
-    hay = " ".join(row_cells(row)).lower()
+    raw = [str(getattr(row, k, "")) for k in ("workload", "framework", "mode", "precision")]
+    hay = " ".join([*row_cells(row), *raw]).lower()  # "tf" finds TensorFlow rows too
     return all(word in hay for word in words.lower().split())
 
 
