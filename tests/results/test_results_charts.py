@@ -40,4 +40,6 @@ def test_only_figures_with_data(filled: Path, tmp_path: Path) -> None:
     charts = write_charts(rows, tmp_path / "charts")
     names = {c.path.name for c in charts}
     assert {"throughput_infer.png", "gpu_util.png", "cpu_util.png"} < names
-    assert not any(n.startswith(("scaling", "precision", "gpu_memory", "throughput_train")) for n in names)
+    assert not any(
+        n.startswith(("scaling", "precision", "gpu_memory", "throughput_train")) for n in names
+    )

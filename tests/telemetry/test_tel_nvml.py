@@ -206,3 +206,17 @@ def test_gpu_lost_at_start_is_shown_lost_not_a_crash(fake: FakeNvml, fn: str) ->
     assert snap.gpus[0].util_gpu == 42.0
     assert snap.notice == "GPU 1 lost (not answering NVML)"
     backend.close()
+
+
+def test_memory_used_is_what_nvidia_smi_shows_and_reserved_is_apart(fake: FakeNvml) -> None:
+    # An idle H200: the driver reserves 615 MiB; nvidia-smi (and NVML v2) say 0 MiB used.
+    fake.gpus[0].mem_used, fake.gpus[0].mem_reserved = 0, 615 * 2**20
+    gpu = open_backend().sample().gpus[0]
+    assert gpu.mem_used_bytes == 0 and gpu.mem_reserved_bytes == 615 * 2**20
+
+
+def test_memory_falls_back_to_v1_on_a_driver_without_v2(fake: FakeNvml) -> None:
+    fake.gpus[0].mem_used, fake.gpus[0].mem_reserved = 0, 615 * 2**20
+    fake.gpus[0].mem_v2 = False
+    gpu = open_backend().sample().gpus[0]
+    assert gpu.mem_used_bytes == 615 * 2**20 and gpu.mem_reserved_bytes is NA

@@ -64,7 +64,7 @@ def compact_sample(
                 "dram": _num(g.gpm.dram_bw_util),
                 "nvl_tx": _num(g.nvlink.tx_bytes_s),
                 "nvl_rx": _num(g.nvlink.rx_bytes_s),
-                "thr": None if throttle is NA else list(throttle),
+                "thr": list(throttle) if isinstance(throttle, tuple) else None,
                 "others": others,
                 "others_mem": others_mem,
             }
