@@ -116,7 +116,8 @@ def test_suite_end_to_end_with_fake_runner(cli: CliRunner, tmp_path: Path) -> No
     assert "Suite two: 3 done, 0 failed, 0 skipped." in result.output
     export = cli.invoke(app, ["export", "--format", "md"])
     assert export.exit_code == 0
-    table = [line for line in export.output.splitlines() if line.startswith("| ")]
+    first = export.output.split("\n\n")[0]  # the results table (provenance tables follow)
+    table = [line for line in first.splitlines() if line.startswith("| ")]
     assert len(table) == 4  # header + 3 rows
     assert "| U-Net (2D) | PyTorch | train |" in export.output
     assert "| VGG16 | TensorFlow | train |" in export.output

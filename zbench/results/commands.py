@@ -62,7 +62,9 @@ def results_table(rows: Sequence[ResultRow]) -> Table:
     )
     table.add_column("Run", justify="right")
     for title, _, _ in COLUMNS:
-        table.add_column(title, justify="right" if title in NUMERIC else "left")
+        # What a row is stays whole on a narrow terminal; numbers and notes wrap first.
+        whole = title in ("Model", "Framework", "Samples/s")
+        table.add_column(title, justify="right" if title in NUMERIC else "left", no_wrap=whole)
     show = any(p.anchor or p.reason for p in pubs)
     if show:
         table.add_column("Published")
