@@ -106,9 +106,11 @@ def sample_strip(args, model, device) -> dict:
     anim.set_source(torch.from_numpy(src).to(device))
     outs = anim(torch.from_numpy(drv).to(device)).cpu().numpy()
     strip = [video.side_by_side(src, d, o) for d, o in zip(drv, outs, strict=True)]
-    gif = video.write_video(args.out_dir / "motion-sample.gif", strip[:: 2], fps=12.5)
+    gif = video.write_video(args.out_dir / "motion-sample.gif", strip[::2], fps=12.5)
     picks = np.linspace(0, len(strip) - 1, 6).astype(int)
-    png = video.write_png(args.out_dir / "motion-strip.png", np.concatenate([strip[i] for i in picks], 0))
+    png = video.write_png(
+        args.out_dir / "motion-strip.png", np.concatenate([strip[i] for i in picks], 0)
+    )
     return {"gif": str(gif), "png": str(png)}
 
 
@@ -116,10 +118,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     device = torch.device("cpu" if args.smoke or not torch.cuda.is_available() else "cuda")
     t_all = time.perf_counter()
-    log(f"device {device}" + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""))
+    log(
+        f"device {device}"
+        + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else "")
+    )
     model, train_info = train_phase(args, device)
     model.eval()
-    clips, lms = evaluate.held_out_clips(4 if args.smoke else 24, 8 if args.smoke else 24, args.size, device)
+    clips, lms = evaluate.held_out_clips(
+        4 if args.smoke else 24, 8 if args.smoke else 24, args.size, device
+    )
     quality = evaluate.quality(model, clips, lms)
     speed = speed_phase(args, model)
     pics = sample_strip(args, model, device)
@@ -134,8 +141,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {q['l1']:.4f} | {q['akd_px']:.2f} |")
     print(f"\n| inference {args.size}x{args.size} bf16 | frames/s | ms/call |\n|---|---|---|")
     for r in speed:
-        print(f"| {r['name']} | {r.get('fps', float('nan')):.0f} | {r.get('ms_per_call', float('nan')):.2f} |")
-    print(f"\ntrained {train_info['steps']} steps in {train_info['seconds']:.0f}s; total {result['wall_s']}s")
+        print(
+            f"| {r['name']} | {r.get('fps', float('nan')):.0f} | {r.get('ms_per_call', float('nan')):.2f} |"
+        )
+    print(
+        f"\ntrained {train_info['steps']} steps in {train_info['seconds']:.0f}s; total {result['wall_s']}s"
+    )
     return 0
 
 

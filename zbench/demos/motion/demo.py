@@ -96,7 +96,11 @@ def _model(opts: MotionOptions, device: torch.device, emit: Emit):
     ckpt = Path(opts.checkpoint_dir)
     if opts.resume and (ckpt / train.CHECKPOINT).exists():
         model, state = train.load(ckpt, device)
-        emit("phase", phase="setup", detail=f"loaded {ckpt / train.CHECKPOINT} (step {state['step']})")
+        emit(
+            "phase",
+            phase="setup",
+            detail=f"loaded {ckpt / train.CHECKPOINT} (step {state['step']})",
+        )
         return model, state
     if opts.minutes <= 0 and not opts.steps:
         raise ValueError(f"no checkpoint in {ckpt} and no training budget (minutes=0)")
@@ -106,7 +110,7 @@ def _model(opts: MotionOptions, device: torch.device, emit: Emit):
 
 def _train(model, state, opts: MotionOptions, device, emit: Emit, frames: FrameThrottle):
     if opts.minutes <= 0 and not opts.steps:
-        return []
+        return int(state["step"])
     emit("phase", phase="train", detail="rendered heads" if not opts.data else opts.data)
     pairs: train.RenderedPairs | train.VideoPairs
     if opts.data:
@@ -136,7 +140,7 @@ def _train(model, state, opts: MotionOptions, device, emit: Emit, frames: FrameT
     step = base + (int(history[-1]["step"]) if history else 0)
     path = train.save(model, Path(opts.checkpoint_dir), opt, step)
     emit("phase", phase="saved", detail=str(path), step=step)
-    return history
+    return step
 
 
 def _driving(opts: MotionOptions, device) -> tuple[np.ndarray, np.ndarray]:
@@ -150,7 +154,9 @@ def _driving(opts: MotionOptions, device) -> tuple[np.ndarray, np.ndarray]:
         src = _u8(renderer.render(first, renderer.neutral_pose(1), opts.size, device).images[0])
     if opts.drive == "script":
         drv_ident = {k: v[1:].expand(opts.frames) for k, v in ident.items()}
-        imgs = renderer.render(drv_ident, renderer.scripted_poses(opts.frames), opts.size, device).images
+        imgs = renderer.render(
+            drv_ident, renderer.scripted_poses(opts.frames), opts.size, device
+        ).images
         drv = np.stack([_u8(i) for i in imgs])
     elif opts.drive.startswith("webcam:"):
         drv = video.read_video(int(opts.drive.split(":", 1)[1]), opts.size, limit=opts.frames)
@@ -167,7 +173,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     emit("phase", phase="setup", device=str(device), size=opts.size)
     frames = FrameThrottle(emit)
     model, state = _model(opts, device, emit)
-    history = _train(model, state, opts, device, emit, frames)
+    trained = _train(model, state, opts, device, emit, frames)
     model.eval()
 
     emit("phase", phase="animate", drive=opts.drive)
@@ -183,7 +189,9 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     stream_fps = len(drv) / (time.perf_counter() - t0)  # includes host copies and the preview
     out_path = video.write_video(Path(opts.out), strip)
     emit("phase", phase="evaluate")
-    clips, lms = evaluate.held_out_clips(4 if opts.smoke else 16, 8 if opts.smoke else 16, opts.size, device)
+    clips, lms = evaluate.held_out_clips(
+        4 if opts.smoke else 16, 8 if opts.smoke else 16, opts.size, device
+    )
     quality = evaluate.quality(model, clips, lms, opts.bf16)
     fps = evaluate.measure_fps(model, opts.size, frames=20 if opts.smoke else 300, warmup=3 if opts.smoke else 20,
                                bf16=opts.bf16, compile=opts.compile)  # fmt: skip
@@ -196,7 +204,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         "quality": quality,
         "video": str(out_path),
         "checkpoint": opts.checkpoint_dir,
-        "train_steps": int(history[-1]["step"]) if history else 0,
+        "train_steps": trained,
     }
     emit("result", **result)
     return result

@@ -10,7 +10,9 @@ from zbench.demos.motion import renderer, warp
 from zbench.demos.motion.infer import Animator, reconstruct
 from zbench.demos.motion.model import MotionModel
 
-HELD_OUT_SEED = 1_000_003  # training seeds count up from 0; these identities and clips are never seen
+HELD_OUT_SEED = (
+    1_000_003  # training seeds count up from 0; these identities and clips are never seen
+)
 
 
 def held_out_clips(clips: int, frames: int, size: int, device, seed: int = HELD_OUT_SEED):
@@ -41,7 +43,9 @@ def quality(model: MotionModel, images: torch.Tensor, landmarks: torch.Tensor, b
     lm_drv = landmarks.reshape(n * t, -1, 2)
     affine = warp.warp(src, warp.affine_grid_from_points(lm_src, lm_drv, h, w), padding="border")
     outputs = {"source": src, "affine": affine}
-    preds = [reconstruct(model, src[i : i + 64], drv[i : i + 64], bf16) for i in range(0, n * t, 64)]
+    preds = [
+        reconstruct(model, src[i : i + 64], drv[i : i + 64], bf16) for i in range(0, n * t, 64)
+    ]
     outputs["model"] = torch.cat(preds)
     kp_true = torch.cat([model.kp(drv[i : i + 64])[0] for i in range(0, n * t, 64)])
     px = (w - 1) / 2
@@ -99,4 +103,9 @@ def measure_fps(
         anim(batches[i % 4])
     _sync(device)
     dt = time.perf_counter() - t0
-    return {"fps": calls * batch / dt, "batch": batch, "ms_per_call": dt / calls * 1000, "warmup_s": warm_s}
+    return {
+        "fps": calls * batch / dt,
+        "batch": batch,
+        "ms_per_call": dt / calls * 1000,
+        "warmup_s": warm_s,
+    }

@@ -79,7 +79,9 @@ def downscale(image: torch.Tensor, scale: float) -> torch.Tensor:
     """Anti-aliased bilinear downscale (torch's own filter, instead of a hand-made Gaussian)."""
     if scale == 1:
         return image
-    return F.interpolate(image, scale_factor=scale, mode="bilinear", antialias=True, align_corners=False)
+    return F.interpolate(
+        image, scale_factor=scale, mode="bilinear", antialias=True, align_corners=False
+    )
 
 
 class KeypointDetector(nn.Module):
@@ -177,7 +179,9 @@ class Generator(nn.Module):
             c = nxt
         self.decoder = nn.Sequential(*up, nn.Conv2d(c, 3, 7, padding=3), nn.Sigmoid())
 
-    def decode(self, feat: torch.Tensor, flow: torch.Tensor, occlusion: torch.Tensor) -> torch.Tensor:
+    def decode(
+        self, feat: torch.Tensor, flow: torch.Tensor, occlusion: torch.Tensor
+    ) -> torch.Tensor:
         warped = warp.warp(feat, flow)
         if occlusion.shape[2:] != warped.shape[2:]:
             occlusion = F.interpolate(occlusion, size=warped.shape[2:], mode="bilinear")

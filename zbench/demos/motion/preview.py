@@ -31,7 +31,9 @@ def halfblock_cells(rgb: np.ndarray) -> list[list[tuple[str, str]]]:
         raise ValueError(f"expected an (H, W, 3) image, got shape {arr.shape}")
     if arr.shape[0] % 2:
         arr = np.concatenate([arr, arr[-1:]], 0)
-    hexes = np.array([f"#{r:02x}{g:02x}{b:02x}" for r, g, b in arr.reshape(-1, 3)]).reshape(arr.shape[:2])
+    hexes = np.array([f"#{r:02x}{g:02x}{b:02x}" for r, g, b in arr.reshape(-1, 3)]).reshape(
+        arr.shape[:2]
+    )
     return [list(zip(hexes[y], hexes[y + 1], strict=True)) for y in range(0, arr.shape[0], 2)]
 
 

@@ -206,18 +206,28 @@ def render(
 
     skin, hair = rgb("skin"), rgb("hair")
     # Shoulders and neck (move a little with the head).
-    canvas = _over(canvas, rgb("shirt"), _ellipse(x, y, hx * 0.5, hy + 1.05 * k, 0.75 * k, 0.42 * k, roll * 0.2, soft)[:, None])
-    canvas = _over(canvas, skin * 0.85, _ellipse(x, y, hx * 0.8, hy + 0.55 * k, 0.13 * k, 0.3 * k, roll * 0.5, soft)[:, None])
+    canvas = _over(
+        canvas,
+        rgb("shirt"),
+        _ellipse(x, y, hx * 0.5, hy + 1.05 * k, 0.75 * k, 0.42 * k, roll * 0.2, soft)[:, None],
+    )
+    canvas = _over(
+        canvas,
+        skin * 0.85,
+        _ellipse(x, y, hx * 0.8, hy + 0.55 * k, 0.13 * k, 0.3 * k, roll * 0.5, soft)[:, None],
+    )
     # Long hair behind the head.
     back = _ellipse(x, y, hx, hy + 0.12 * k, fw * 1.35, fh * 1.35, roll, soft) * p["hair_long"]
     canvas = _over(canvas, hair * 0.8, back[:, None])
     # Ears, then the face: shifted against the yaw so the head appears to turn.
     shift = torch.sin(yaw) * fw * 0.25
     for side in (-1.0, 1.0):
-        ex, ey, facing = place(torch.tensor(side * 1.15, device=dev), torch.tensor(0.05, device=dev))
+        ex, ey, _ = place(torch.tensor(side * 1.15, device=dev), torch.tensor(0.05, device=dev))
         ear = _ellipse(x, y, ex, ey, 0.09 * k, 0.13 * k, roll, soft) * (1 - anime * 0.5)
         canvas = _over(canvas, skin * 0.9, ear[:, None])
-    face = _ellipse(x, y, hx + shift * torch.cos(roll), hy + shift * torch.sin(roll), fw, fh, roll, soft)
+    face = _ellipse(
+        x, y, hx + shift * torch.cos(roll), hy + shift * torch.sin(roll), fw, fh, roll, soft
+    )
     lit = 1 - 0.25 * (1 - anime) * ((x - hx + 0.3 * fw) ** 2 + (y - hy + 0.4 * fh) ** 2) / (fh * fh)
     canvas = _over(canvas, skin * lit[:, None].clamp(0.6, 1.1), face[:, None])
     # Eyes: sclera, iris, pupil, highlight; anime eyes are larger and taller.
@@ -227,15 +237,28 @@ def render(
     eye_v = -0.05
     for side in (-1.0, 1.0):
         u = side * gap
-        canvas = feature(canvas, u, eye_v - 0.38 - 0.05 * anime, 0.3 * es, 0.045, hair * 0.7)  # brow
+        canvas = feature(
+            canvas, u, eye_v - 0.38 - 0.05 * anime, 0.3 * es, 0.045, hair * 0.7
+        )  # brow
         canvas = feature(canvas, u, eye_v, 0.24 * es, 0.16 * es * open_ * (1 + 0.4 * anime), white)
-        canvas = feature(canvas, u, eye_v, 0.13 * es, 0.12 * es * open_ * (1 + 0.5 * anime), rgb("iris"))
-        canvas = feature(canvas, u, eye_v, 0.06 * es, 0.06 * es * open_ * (1 + 0.5 * anime), white * 0.05)
-        canvas = feature(canvas, u + 0.05, eye_v - 0.04, 0.03 * es, 0.03 * es * open_ * anime, white)
+        canvas = feature(
+            canvas, u, eye_v, 0.13 * es, 0.12 * es * open_ * (1 + 0.5 * anime), rgb("iris")
+        )
+        canvas = feature(
+            canvas, u, eye_v, 0.06 * es, 0.06 * es * open_ * (1 + 0.5 * anime), white * 0.05
+        )
+        canvas = feature(
+            canvas, u + 0.05, eye_v - 0.04, 0.03 * es, 0.03 * es * open_ * anime, white
+        )
     # Nose (a shaded dot for anime, a darker ellipse for realistic) and mouth (opens vertically).
-    canvas = feature(canvas, 0.0, 0.25, 0.07 * (1 - 0.5 * anime), 0.12 * (1 - 0.6 * anime), skin * 0.7)
+    canvas = feature(
+        canvas, 0.0, 0.25, 0.07 * (1 - 0.5 * anime), 0.12 * (1 - 0.6 * anime), skin * 0.7
+    )
     mw = 0.32 * p["mouth_w"] * (1 - 0.3 * anime)
-    lips = torch.tensor([0.75, 0.3, 0.3], device=dev).view(1, 3, 1, 1) * (1 - anime[:, None]) + skin * 0.6 * anime[:, None]
+    lips = (
+        torch.tensor([0.75, 0.3, 0.3], device=dev).view(1, 3, 1, 1) * (1 - anime[:, None])
+        + skin * 0.6 * anime[:, None]
+    )
     canvas = feature(canvas, 0.0, 0.55, mw, 0.05 + 0.03 * p["mouth_open"], lips)
     inner = torch.tensor([0.35, 0.08, 0.1], device=dev).view(1, 3, 1, 1)
     canvas = feature(canvas, 0.0, 0.55, mw * 0.85, 0.01 + 0.19 * p["mouth_open"], inner)
@@ -245,20 +268,40 @@ def render(
     lx = cr * (x - hx) + sr * (y - hy)
     wave = 0.04 * k * torch.sin(lx / fw * 9 + anime * 2)
     cut = torch.sigmoid(((p["fringe"] - torch.sin(pitch) * 0.4) * fh - ly + wave) / soft)
-    cap = _ellipse(x, y, hx + shift * cr, hy - 0.08 * k + shift * sr, fw * 1.12, fh * 1.05, roll, soft)
+    cap = _ellipse(
+        x, y, hx + shift * cr, hy - 0.08 * k + shift * sr, fw * 1.12, fh * 1.05, roll, soft
+    )
     canvas = _over(canvas, hair, (cap * cut)[:, None])
     # Accessories: round glasses and a bow in the hair.
     for side in (-1.0, 1.0):
-        gx, gy, facing = place(torch.tensor(side * 1.3, device=dev) * p["eye_gap"], torch.tensor(-0.05, device=dev))
-        outer = _ellipse(x, y, gx, gy, 0.32 * fw * torch.cos(yaw).clamp(min=0.3), 0.22 * fh, roll, soft)
-        inner_r = _ellipse(x, y, gx, gy, 0.27 * fw * torch.cos(yaw).clamp(min=0.3), 0.18 * fh, roll, soft)
+        gx, gy, _facing = place(
+            torch.tensor(side * 1.3, device=dev) * p["eye_gap"], torch.tensor(-0.05, device=dev)
+        )
+        outer = _ellipse(
+            x, y, gx, gy, 0.32 * fw * torch.cos(yaw).clamp(min=0.3), 0.22 * fh, roll, soft
+        )
+        inner_r = _ellipse(
+            x, y, gx, gy, 0.27 * fw * torch.cos(yaw).clamp(min=0.3), 0.18 * fh, roll, soft
+        )
         canvas = _over(canvas, white * 0.1, ((outer - inner_r).clamp(0, 1) * p["glasses"])[:, None])
     bx, by, _ = place(torch.tensor(0.55, device=dev), torch.tensor(-0.95, device=dev))
     for side in (-1.0, 1.0):
-        wing = _ellipse(x, y, bx + side * 0.07 * k * cr, by + side * 0.07 * k * sr, 0.08 * k, 0.05 * k, roll, soft)
+        wing = _ellipse(
+            x,
+            y,
+            bx + side * 0.07 * k * cr,
+            by + side * 0.07 * k * sr,
+            0.08 * k,
+            0.05 * k,
+            roll,
+            soft,
+        )
         canvas = _over(canvas, rgb("iris") * 0.6 + 0.4, (wing * p["bow"])[:, None])
 
-    lm = [place(torch.tensor(s * 1.3, device=dev) * p["eye_gap"], torch.full_like(yaw, eye_v))[:2] for s in (-1.0, 1.0)]
+    lm = [
+        place(torch.tensor(s * 1.3, device=dev) * p["eye_gap"], torch.full_like(yaw, eye_v))[:2]
+        for s in (-1.0, 1.0)
+    ]
     lm.append(place(torch.zeros_like(yaw), torch.full_like(yaw, 0.25))[:2])
     lm.append(place(torch.zeros_like(yaw), torch.full_like(yaw, 0.55))[:2])
     lm.append(place(torch.zeros_like(yaw), torch.full_like(yaw, 0.95))[:2])

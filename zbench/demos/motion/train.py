@@ -95,17 +95,21 @@ def compute_losses(
     model: MotionModel, source: torch.Tensor, driving: torch.Tensor, theta: torch.Tensor
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     """Loss terms for one batch and the prediction. theta: (B, 2, 3) equivariance transforms."""
-    b, _, h, w = driving.shape
+    h, w = driving.shape[2:]
     kp_s, j_s = model.kp(source)
     kp_d, j_d = model.kp(driving)
     out = model.animate(source, kp_s, j_s, kp_d, j_d)["prediction"]
     recon = pyramid_l1(out.float(), driving)
     # Equivariance: detect on T(driving); mapping those keypoints through T must give kp_d back.
     grid = warp.make_grid(h, w, driving.device)
-    tgrid = torch.einsum("hwj,bij->bhwi", torch.cat([grid, torch.ones_like(grid[..., :1])], -1), theta)
+    tgrid = torch.einsum(
+        "hwj,bij->bhwi", torch.cat([grid, torch.ones_like(grid[..., :1])], -1), theta
+    )
     transformed = F.grid_sample(driving, tgrid, padding_mode="reflection", align_corners=True)
     kp_t, j_t = model.kp(transformed)
-    kp_back = torch.einsum("bkj,bij->bki", torch.cat([kp_t, torch.ones_like(kp_t[..., :1])], -1), theta)
+    kp_back = torch.einsum(
+        "bkj,bij->bki", torch.cat([kp_t, torch.ones_like(kp_t[..., :1])], -1), theta
+    )
     eq_value = (kp_d - kp_back).abs().mean()
     a = theta[:, None, :, :2]  # Jacobian of T
     eye = torch.eye(2, device=driving.device)

@@ -30,7 +30,9 @@ def square(frame: np.ndarray, size: int) -> np.ndarray:
     return np.ascontiguousarray(cv2.resize(crop, (size, size), interpolation=interp))
 
 
-def iter_frames(source: str | int | Path, size: int, limit: int | None = None) -> Iterator[np.ndarray]:
+def iter_frames(
+    source: str | int | Path, size: int, limit: int | None = None
+) -> Iterator[np.ndarray]:
     """RGB uint8 square frames from a video file, an image folder, or a webcam index."""
     cv2 = _cv2()
     path = Path(str(source))

@@ -28,7 +28,9 @@ def warp(image: torch.Tensor, grid: torch.Tensor, padding: str = "zeros") -> tor
         g = grid.permute(0, 3, 1, 2)
         g = F.interpolate(g, size=image.shape[2:], mode="bilinear", align_corners=True)
         grid = g.permute(0, 2, 3, 1)
-    return F.grid_sample(image, grid.to(image.dtype), mode="bilinear", padding_mode=padding, align_corners=True)
+    return F.grid_sample(
+        image, grid.to(image.dtype), mode="bilinear", padding_mode=padding, align_corners=True
+    )
 
 
 def translation_grid(b: int, h: int, w: int, dx: float, dy: float, device=None) -> torch.Tensor:
@@ -53,7 +55,9 @@ def inv2x2(m: torch.Tensor) -> torch.Tensor:
     a, b, c, d = m[..., 0, 0], m[..., 0, 1], m[..., 1, 0], m[..., 1, 1]
     det = a * d - b * c
     det = torch.where(det.abs() < 1e-6, torch.full_like(det, 1e-6), det)
-    return torch.stack([torch.stack([d, -b], -1), torch.stack([-c, a], -1)], -2) / det[..., None, None]
+    return (
+        torch.stack([torch.stack([d, -b], -1), torch.stack([-c, a], -1)], -2) / det[..., None, None]
+    )
 
 
 def sparse_motions(
@@ -68,7 +72,7 @@ def sparse_motions(
 
     First-order approximation around each keypoint: T(z) = kp_src + J_src J_drv^-1 (z - kp_drv).
     """
-    b, k = kp_src.shape[:2]
+    b = kp_src.shape[0]
     grid = make_grid(h, w, kp_src.device, kp_src.dtype)[None, None]  # (1, 1, h, w, 2)
     jac = (jac_src.float() @ inv2x2(jac_drv.float())).to(kp_src.dtype)
     rel = grid - kp_drv[:, :, None, None, :]  # (B, K, h, w, 2)
