@@ -1,0 +1,13 @@
+"""Talking-head motion transfer: a first-order motion model trained on procedurally rendered heads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def run(options: Mapping[str, Any], emit: Callable[..., None]) -> dict[str, Any]:
+    """Entry for the demo runner (imports torch only when called)."""
+    from zbench.demos.motion.demo import run as _run
+
+    return _run(options, emit)

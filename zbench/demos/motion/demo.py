@@ -1,0 +1,210 @@
+"""The motion demo's entry: train (or load), animate a source with a driving clip, measure, report.
+
+`run(options, emit)` is what a demo runner calls; emit(type, **fields) sends `phase`, `progress`,
+`frame` and `result` events (schema in docs/demos-motion.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from zbench.demos.motion import evaluate, renderer, train, video
+from zbench.demos.motion.infer import Animator
+from zbench.demos.motion.model import MotionConfig, MotionModel
+from zbench.demos.motion.preview import downscale
+
+Emit = Callable[..., None]
+PREVIEW_PX = 48
+SMOKE_CONFIG = MotionConfig(
+    num_kp=5, kp_expansion=8, kp_max=32, kp_blocks=3, dm_expansion=8, dm_max=32, dm_blocks=3,
+    gen_expansion=8, gen_max=32, gen_res=2,
+)  # fmt: skip
+
+
+@dataclass
+class MotionOptions:
+    """Everything `run` accepts; unknown keys are a config error."""
+
+    checkpoint_dir: str = "motion-checkpoints"
+    minutes: float = 4.0  # training budget; 0 skips training (needs a checkpoint)
+    steps: int | None = None  # caps training steps too
+    resume: bool = True  # continue from checkpoint_dir when one is there
+    data: str | None = None  # folder of the user's videos (else rendered heads)
+    size: int = 256
+    batch: int = 16
+    drive: str = "script"  # "script", a video file or image folder, or "webcam:N"
+    source: str | None = None  # an image file; default: a rendered head
+    frames: int = 150
+    out: str = "motion.mp4"  # side-by-side video, .mp4 or .gif
+    device: str = "auto"
+    bf16: bool = True
+    compile: bool = False
+    seed: int = 0
+    smoke: bool = False  # tiny model, 64x64, a few steps: the CPU test path
+
+    @classmethod
+    def parse(cls, options: Mapping[str, Any]) -> MotionOptions:
+        known = {f.name for f in fields(cls)}
+        bad = sorted(set(options) - known)
+        if bad:
+            raise ValueError(f"unknown motion option(s): {', '.join(bad)}")
+        opts = cls(**dict(options))
+        if opts.smoke:
+            opts.size, opts.batch, opts.frames = 64, 4, min(opts.frames, 12)
+            opts.steps = opts.steps or 6
+        if opts.size % 32 or opts.size < 64:
+            raise ValueError(f"size must be a multiple of 32 and at least 64, got {opts.size}")
+        return opts
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+class FrameThrottle:
+    """Sends `frame` events at most `rate` per second, panels downscaled to PREVIEW_PX wide."""
+
+    def __init__(self, emit: Emit, rate: float = 4.0) -> None:
+        self.emit, self.period, self.last = emit, 1.0 / rate, 0.0
+
+    def __call__(self, stage: str, step: int, panels: dict[str, np.ndarray], force: bool = False):
+        now = time.monotonic()
+        if not force and now - self.last < self.period:
+            return
+        self.last = now
+        small = {k: downscale(v, PREVIEW_PX) for k, v in panels.items()}
+        h, w = next(iter(small.values())).shape[:2]
+        payload = {k: v.reshape(-1).tolist() for k, v in small.items()}
+        self.emit("frame", demo="motion", stage=stage, step=step, width=w, height=h, panels=payload)
+
+
+def _u8(img: torch.Tensor) -> np.ndarray:
+    """(3, H, W) float [0, 1] -> (H, W, 3) uint8 numpy."""
+    return (img.detach().float().clamp(0, 1) * 255 + 0.5).byte().permute(1, 2, 0).cpu().numpy()
+
+
+def _model(opts: MotionOptions, device: torch.device, emit: Emit):
+    ckpt = Path(opts.checkpoint_dir)
+    if opts.resume and (ckpt / train.CHECKPOINT).exists():
+        model, state = train.load(ckpt, device)
+        emit(
+            "phase",
+            phase="setup",
+            detail=f"loaded {ckpt / train.CHECKPOINT} (step {state['step']})",
+        )
+        return model, state
+    if opts.minutes <= 0 and not opts.steps:
+        raise ValueError(f"no checkpoint in {ckpt} and no training budget (minutes=0)")
+    cfg = SMOKE_CONFIG if opts.smoke else MotionConfig()
+    return MotionModel(cfg).to(device), {"step": 0}
+
+
+def _train(model, state, opts: MotionOptions, device, emit: Emit, frames: FrameThrottle):
+    if opts.minutes <= 0 and not opts.steps:
+        return int(state["step"])
+    emit("phase", phase="train", detail="rendered heads" if not opts.data else opts.data)
+    pairs: train.RenderedPairs | train.VideoPairs
+    if opts.data:
+        pairs = train.VideoPairs(Path(opts.data), opts.size, opts.batch, device, opts.seed)
+    else:
+        pairs = train.RenderedPairs(opts.size, opts.batch, device, opts.seed + int(state["step"]))
+    opt = torch.optim.Adam(model.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    if "optimizer" in state:
+        opt.load_state_dict(state["optimizer"])
+    base = int(state["step"])
+    seconds = opts.minutes * 60 if opts.minutes > 0 else None
+    last = [0.0]
+
+    def on_step(st: train.TrainStatus) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.5 or st.step == st.total:
+            last[0] = now
+            emit("progress", phase="train", step=base + st.step, total=st.total and base + st.total,
+                 elapsed_s=round(st.elapsed, 2), loss=round(st.losses["total"], 5),
+                 losses={k: round(v, 5) for k, v in st.losses.items()})  # fmt: skip
+        if st.sample:
+            panels = {k: _u8(v) for k, v in st.sample.items()}
+            frames("train", base + st.step, panels)
+
+    opt, history = train.train(model, pairs, steps=opts.steps, seconds=seconds, bf16=opts.bf16,
+                               optimizer=opt, callback=on_step, seed=opts.seed + base)  # fmt: skip
+    step = base + (int(history[-1]["step"]) if history else 0)
+    path = train.save(model, Path(opts.checkpoint_dir), opt, step)
+    emit("phase", phase="saved", detail=str(path), step=step)
+    return step
+
+
+def _driving(opts: MotionOptions, device) -> tuple[np.ndarray, np.ndarray]:
+    """Source (H, W, 3) and driving (T, H, W, 3) uint8 frames."""
+    g = torch.Generator().manual_seed(opts.seed + 424242)
+    ident = renderer.sample_identity(g, 2)
+    if opts.source:
+        src = video.read_video(opts.source, opts.size, limit=1)[0]
+    else:
+        first = {k: v[:1] for k, v in ident.items()}
+        src = _u8(renderer.render(first, renderer.neutral_pose(1), opts.size, device).images[0])
+    if opts.drive == "script":
+        drv_ident = {k: v[1:].expand(opts.frames) for k, v in ident.items()}
+        imgs = renderer.render(
+            drv_ident, renderer.scripted_poses(opts.frames), opts.size, device
+        ).images
+        drv = np.stack([_u8(i) for i in imgs])
+    elif opts.drive.startswith("webcam:"):
+        drv = video.read_video(int(opts.drive.split(":", 1)[1]), opts.size, limit=opts.frames)
+    else:
+        drv = video.read_video(opts.drive, opts.size, limit=opts.frames)
+    return src, drv
+
+
+def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
+    """Train or load, animate, evaluate; emits events and returns the result's fields."""
+    opts = MotionOptions.parse(options)
+    torch.manual_seed(opts.seed)
+    device = pick_device(opts.device)
+    emit("phase", phase="setup", device=str(device), size=opts.size)
+    frames = FrameThrottle(emit)
+    model, state = _model(opts, device, emit)
+    trained = _train(model, state, opts, device, emit, frames)
+    model.eval()
+
+    emit("phase", phase="animate", drive=opts.drive)
+    src, drv = _driving(opts, device)
+    anim = Animator(model, bf16=opts.bf16, compile=opts.compile)
+    anim.set_source(torch.from_numpy(src).to(device))
+    strip = []
+    t0 = time.perf_counter()
+    for i, d in enumerate(drv):
+        out = anim(torch.from_numpy(d)[None].to(device))[0].cpu().numpy()
+        strip.append(video.side_by_side(src, d, out))
+        frames("animate", i, {"source": src, "driving": d, "result": out}, force=i == len(drv) - 1)
+    stream_fps = len(drv) / (time.perf_counter() - t0)  # includes host copies and the preview
+    out_path = video.write_video(Path(opts.out), strip)
+    emit("phase", phase="evaluate")
+    clips, lms = evaluate.held_out_clips(
+        4 if opts.smoke else 16, 8 if opts.smoke else 16, opts.size, device
+    )
+    quality = evaluate.quality(model, clips, lms, opts.bf16)
+    fps = evaluate.measure_fps(model, opts.size, frames=20 if opts.smoke else 300, warmup=3 if opts.smoke else 20,
+                               bf16=opts.bf16, compile=opts.compile)  # fmt: skip
+    result = {
+        "demo": "motion",
+        "fps": round(fps["fps"], 1),
+        "stream_fps": round(stream_fps, 1),
+        "size": opts.size,
+        "device": str(device),
+        "quality": quality,
+        "video": str(out_path),
+        "checkpoint": opts.checkpoint_dir,
+        "train_steps": trained,
+    }
+    emit("result", **result)
+    return result

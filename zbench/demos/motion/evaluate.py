@@ -1,0 +1,111 @@
+"""Quality on held-out rendered clips (vs the unwarped source and a global affine warp) and speed."""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from zbench.demos.motion import renderer, warp
+from zbench.demos.motion.infer import Animator, reconstruct
+from zbench.demos.motion.model import MotionModel
+
+HELD_OUT_SEED = (
+    1_000_003  # training seeds count up from 0; these identities and clips are never seen
+)
+
+
+def held_out_clips(clips: int, frames: int, size: int, device, seed: int = HELD_OUT_SEED):
+    """(clips, frames, 3, H, W) images and (clips, frames, 5, 2) renderer landmarks."""
+    g = torch.Generator().manual_seed(seed)
+    ident = renderer.sample_identity(g, clips)
+    poses = renderer.random_clip_poses(g, clips, frames)
+    imgs, lms = [], []
+    for t in range(frames):
+        heads = renderer.render(ident, {k: v[:, t] for k, v in poses.items()}, size, device)
+        imgs.append(heads.images)
+        lms.append(heads.landmarks)
+    return torch.stack(imgs, 1), torch.stack(lms, 1)
+
+
+@torch.no_grad()
+def quality(model: MotionModel, images: torch.Tensor, landmarks: torch.Tensor, bf16: bool = True):
+    """Reconstruct each clip from its first frame; L1 (0-1 scale) and average keypoint distance.
+
+    Keypoint distance (AKD, pixels) compares the model's own keypoint detector on the output and on
+    the true driving frame, as the published AKD does with an external face-landmark detector.
+    """
+    model.eval()
+    n, t, _, h, w = images.shape
+    src = images[:, :1].expand(n, t, 3, h, w).reshape(n * t, 3, h, w)
+    drv = images.reshape(n * t, 3, h, w)
+    lm_src = landmarks[:, :1].expand(n, t, -1, -1).reshape(n * t, -1, 2)
+    lm_drv = landmarks.reshape(n * t, -1, 2)
+    affine = warp.warp(src, warp.affine_grid_from_points(lm_src, lm_drv, h, w), padding="border")
+    outputs = {"source": src, "affine": affine}
+    preds = [
+        reconstruct(model, src[i : i + 64], drv[i : i + 64], bf16) for i in range(0, n * t, 64)
+    ]
+    outputs["model"] = torch.cat(preds)
+    kp_true = torch.cat([model.kp(drv[i : i + 64])[0] for i in range(0, n * t, 64)])
+    px = (w - 1) / 2
+    result = {}
+    for name, out in outputs.items():
+        kp_out = torch.cat([model.kp(out[i : i + 64])[0] for i in range(0, n * t, 64)])
+        result[name] = {
+            "l1": float((out.float() - drv).abs().mean()),
+            "akd_px": float((kp_out - kp_true).norm(dim=-1).mean() * px),
+        }
+    return result
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure_fps(
+    model: MotionModel,
+    size: int,
+    *,
+    batch: int = 1,
+    frames: int = 200,
+    warmup: int = 20,
+    bf16: bool = True,
+    compile: bool = False,
+) -> dict[str, float]:
+    """Driving uint8 frames on the device -> output uint8 frames on the device, frames per second.
+
+    Each call takes `batch` driving frames; the window is synchronised at its edges. Compile time
+    (first calls) is reported apart from the measured window.
+    """
+    device = next(model.parameters()).device
+    g = torch.Generator().manual_seed(7)
+    ident = renderer.sample_identity(g, 2)
+    poses = renderer.scripted_poses(batch * 4)
+    first = {k: v[:1] for k, v in ident.items()}
+    source = renderer.render(first, renderer.neutral_pose(1), size, device).images
+    drv_ident = {k: v[1:].expand(batch * 4) for k, v in ident.items()}
+    driving = renderer.render(drv_ident, poses, size, device).images
+    to8 = lambda x: (x * 255).round().to(torch.uint8).permute(0, 2, 3, 1).contiguous()  # noqa: E731
+    src8, drv8 = to8(source)[0], to8(driving)
+    anim = Animator(model, bf16=bf16, compile=compile)
+    anim.set_source(src8)
+    batches = [drv8[i * batch : (i + 1) * batch] for i in range(4)]
+    t0 = time.perf_counter()
+    for i in range(warmup):
+        anim(batches[i % 4])
+    _sync(device)
+    warm_s = time.perf_counter() - t0
+    calls = max(1, frames // batch)
+    t0 = time.perf_counter()
+    for i in range(calls):
+        anim(batches[i % 4])
+    _sync(device)
+    dt = time.perf_counter() - t0
+    return {
+        "fps": calls * batch / dt,
+        "batch": batch,
+        "ms_per_call": dt / calls * 1000,
+        "warmup_s": warm_s,
+    }

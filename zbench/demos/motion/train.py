@@ -1,0 +1,198 @@
+"""Training: rendered (or user video) frame pairs, reconstruction + equivariance losses, checkpoints.
+
+The published method uses a pretrained VGG perceptual loss; no pretrained weights are available
+offline, so reconstruction is an L1 loss on an image pyramid (full, 1/2, 1/4, 1/8 scale).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from zbench.demos.motion import renderer, warp
+from zbench.demos.motion.model import MotionConfig, MotionModel, downscale
+
+CHECKPOINT = "motion.pt"
+
+
+@dataclass
+class TrainStatus:
+    """What a progress callback sees after each step; `sample` holds one source/driving/prediction."""
+
+    step: int
+    total: int | None
+    elapsed: float
+    losses: dict[str, float]
+    sample: dict[str, torch.Tensor] = field(default_factory=dict)
+
+
+class RenderedPairs:
+    """Endless batches of (source, driving) frames of the same rendered head in two poses."""
+
+    def __init__(self, size: int, batch: int, device: torch.device | str, seed: int = 0) -> None:
+        self.size, self.batch, self.device = size, batch, torch.device(device)
+        self.gen = torch.Generator().manual_seed(seed)
+
+    def next(self) -> tuple[torch.Tensor, torch.Tensor]:
+        n = self.batch
+        ident = renderer.sample_identity(self.gen, n)
+        both = {k: torch.cat([v, v]) for k, v in ident.items()}
+        pa, pb = renderer.sample_pose(self.gen, n), renderer.sample_pose(self.gen, n)
+        pose = {k: torch.cat([pa[k], pb[k]]) for k in pa}
+        img = renderer.render(both, pose, self.size, self.device).images
+        return img[:n], img[n:]
+
+
+class VideoPairs:
+    """Batches of two frames of one clip from a folder of videos (layout in docs/demos-motion.md)."""
+
+    def __init__(self, folder: Path, size: int, batch: int, device, seed: int = 0) -> None:
+        from zbench.demos.motion import video
+
+        self.clips = [c for c in video.load_folder(folder, size) if len(c) >= 2]
+        if not self.clips:
+            raise ValueError(f"no clip with two or more frames in {folder}")
+        self.batch, self.device = batch, torch.device(device)
+        self.gen = torch.Generator().manual_seed(seed)
+
+    def next(self) -> tuple[torch.Tensor, torch.Tensor]:
+        src, drv = [], []
+        for _ in range(self.batch):
+            clip = self.clips[int(torch.randint(len(self.clips), (1,), generator=self.gen))]
+            i, j = torch.randint(len(clip), (2,), generator=self.gen).tolist()
+            src.append(clip[i])
+            drv.append(clip[j])
+        return self._tensor(src), self._tensor(drv)
+
+    def _tensor(self, frames: list[np.ndarray]) -> torch.Tensor:
+        t = torch.from_numpy(np.stack(frames)).to(self.device)
+        return t.permute(0, 3, 1, 2).float() / 255
+
+
+def random_affine(b: int, device, sigma: float = 0.05, gen: torch.Generator | None = None):
+    """Random near-identity affine maps (B, 2, 3) for the equivariance constraint."""
+    noise = torch.randn(b, 2, 3, generator=gen) * sigma
+    eye = torch.tensor([[1.0, 0, 0], [0, 1.0, 0]])
+    return (eye + noise).to(device)
+
+
+def pyramid_l1(pred: torch.Tensor, target: torch.Tensor, levels: int = 4) -> torch.Tensor:
+    loss = pred.new_zeros(())
+    for i in range(levels):
+        s = 0.5**i
+        loss = loss + (downscale(pred, s) - downscale(target, s)).abs().mean()
+    return loss
+
+
+def compute_losses(
+    model: MotionModel, source: torch.Tensor, driving: torch.Tensor, theta: torch.Tensor
+) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+    """Loss terms for one batch and the prediction. theta: (B, 2, 3) equivariance transforms."""
+    h, w = driving.shape[2:]
+    kp_s, j_s = model.kp(source)
+    kp_d, j_d = model.kp(driving)
+    out = model.animate(source, kp_s, j_s, kp_d, j_d)["prediction"]
+    recon = pyramid_l1(out.float(), driving)
+    # Equivariance: detect on T(driving); mapping those keypoints through T must give kp_d back.
+    grid = warp.make_grid(h, w, driving.device)
+    tgrid = torch.einsum(
+        "hwj,bij->bhwi", torch.cat([grid, torch.ones_like(grid[..., :1])], -1), theta
+    )
+    transformed = F.grid_sample(driving, tgrid, padding_mode="reflection", align_corners=True)
+    kp_t, j_t = model.kp(transformed)
+    kp_back = torch.einsum(
+        "bkj,bij->bki", torch.cat([kp_t, torch.ones_like(kp_t[..., :1])], -1), theta
+    )
+    eq_value = (kp_d - kp_back).abs().mean()
+    a = theta[:, None, :, :2]  # Jacobian of T
+    eye = torch.eye(2, device=driving.device)
+    eq_jac = (eye - warp.inv2x2(j_d) @ (a @ j_t)).abs().mean()
+    return {"recon": recon, "eq_value": eq_value, "eq_jacobian": eq_jac}, out
+
+
+WEIGHTS = {"recon": 10.0, "eq_value": 10.0, "eq_jacobian": 10.0}
+
+
+def autocast(device: torch.device, bf16: bool):
+    if bf16 and device.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+def train(
+    model: MotionModel,
+    pairs: RenderedPairs | VideoPairs,
+    *,
+    steps: int | None = None,
+    seconds: float | None = None,
+    lr: float = 2e-4,
+    bf16: bool = True,
+    optimizer: torch.optim.Optimizer | None = None,
+    callback: Callable[[TrainStatus], None] | None = None,
+    sample_every: int = 50,
+    seed: int = 0,
+) -> tuple[torch.optim.Optimizer, list[dict[str, float]]]:
+    """Train until `steps` or `seconds` run out (whichever comes first); returns the loss history."""
+    if steps is None and seconds is None:
+        raise ValueError("give steps or seconds")
+    device = next(model.parameters()).device
+    opt = optimizer or torch.optim.Adam(model.parameters(), lr=lr, betas=(0.5, 0.999))
+    gen = torch.Generator().manual_seed(seed + 1)
+    model.train()
+    history: list[dict[str, float]] = []
+    start = time.perf_counter()
+    step = 0
+    while True:
+        elapsed = time.perf_counter() - start
+        if (steps is not None and step >= steps) or (seconds is not None and elapsed >= seconds):
+            break
+        source, driving = pairs.next()
+        theta = random_affine(source.shape[0], device, gen=gen)
+        with autocast(device, bf16):
+            terms, pred = compute_losses(model, source, driving, theta)
+        loss = sum(WEIGHTS[k] * v for k, v in terms.items())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
+        opt.step()
+        step += 1
+        want_sample = callback is not None and (step % sample_every == 0 or step == 1)
+        if callback is not None and (want_sample or step % 10 == 0):
+            row = {k: float(v.detach()) for k, v in terms.items()} | {"total": float(loss.detach())}
+            history.append({"step": step, **row})
+            sample = {}
+            if want_sample:
+                sample = {"source": source[0], "driving": driving[0], "prediction": pred[0].float()}
+            callback(TrainStatus(step, steps, time.perf_counter() - start, row, sample))
+        elif callback is None and step % 10 == 0:
+            history.append({"step": step, "total": float(loss.detach())})
+    if not history or history[-1]["step"] != step:
+        history.append({"step": step, "total": float(loss.detach()) if step else float("nan")})
+    model.eval()
+    return opt, history
+
+
+def save(model: MotionModel, directory: Path, opt=None, step: int = 0) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / CHECKPOINT
+    state = {"config": model.cfg.to_dict(), "model": model.state_dict(), "step": step}
+    if opt is not None:
+        state["optimizer"] = opt.state_dict()
+    torch.save(state, path)
+    return path
+
+
+def load(directory: Path, device="cpu") -> tuple[MotionModel, dict]:
+    """Model (eval mode, on `device`) and the raw checkpoint dict (optimizer state, step)."""
+    path = directory / CHECKPOINT if directory.is_dir() else directory
+    state = torch.load(path, map_location=device, weights_only=True)
+    model = MotionModel(MotionConfig(**state["config"])).to(device)
+    model.load_state_dict(state["model"])
+    return model.eval(), state

@@ -1,0 +1,115 @@
+"""Warping maths: coordinate grids, keypoint heatmaps, first-order sparse motions and grid_sample warps.
+
+Coordinates are in [-1, 1], x then y, the convention of torch.nn.functional.grid_sample with
+align_corners=True; keypoints are (B, K, 2) and their Jacobians (B, K, 2, 2).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def make_grid(h: int, w: int, device=None, dtype=torch.float32) -> torch.Tensor:
+    """(h, w, 2) grid of (x, y) pixel-centre coordinates spanning [-1, 1] corner to corner."""
+    ys = torch.linspace(-1, 1, h, device=device, dtype=dtype)
+    xs = torch.linspace(-1, 1, w, device=device, dtype=dtype)
+    gy, gx = torch.meshgrid(ys, xs, indexing="ij")
+    return torch.stack([gx, gy], -1)
+
+
+def warp(image: torch.Tensor, grid: torch.Tensor, padding: str = "zeros") -> torch.Tensor:
+    """Sample `image` (B, C, H, W) at `grid` (B, h, w, 2): out[p] = image[grid[p]].
+
+    The grid is resized to the image's resolution first when they differ, so one flow serves any
+    feature map.
+    """
+    if grid.shape[1:3] != image.shape[2:]:
+        g = grid.permute(0, 3, 1, 2)
+        g = F.interpolate(g, size=image.shape[2:], mode="bilinear", align_corners=True)
+        grid = g.permute(0, 2, 3, 1)
+    # In float32: bf16 sampling coordinates would be off by up to a quarter pixel on a 64x64 map.
+    out = F.grid_sample(
+        image.float(), grid.float(), mode="bilinear", padding_mode=padding, align_corners=True
+    )
+    return out.to(image.dtype)
+
+
+def translation_grid(b: int, h: int, w: int, dx: float, dy: float, device=None) -> torch.Tensor:
+    """A flow that samples each output pixel from (x - dx, y - dy): the image moves by (dx, dy)."""
+    g = make_grid(h, w, device)
+    return (g - torch.tensor([dx, dy], device=device)).expand(b, h, w, 2)
+
+
+def kp_heatmap(kp: torch.Tensor, h: int, w: int, variance: float = 0.01) -> torch.Tensor:
+    """Gaussians at the keypoints: (B, K, h, w)."""
+    grid = make_grid(h, w, kp.device, kp.dtype)  # (h, w, 2)
+    diff = grid[None, None] - kp[:, :, None, None, :]
+    return torch.exp(-0.5 * (diff**2).sum(-1) / variance)
+
+
+def inv2x2(m: torch.Tensor) -> torch.Tensor:
+    """Inverse of (..., 2, 2) matrices in closed form.
+
+    Hand-written because torch.linalg.inv/solve check for singular input with a host-device sync,
+    which would stall every streamed frame; a tiny determinant floor keeps it finite instead.
+    """
+    a, b, c, d = m[..., 0, 0], m[..., 0, 1], m[..., 1, 0], m[..., 1, 1]
+    det = a * d - b * c
+    det = torch.where(det.abs() < 1e-6, torch.full_like(det, 1e-6), det)
+    return (
+        torch.stack([torch.stack([d, -b], -1), torch.stack([-c, a], -1)], -2) / det[..., None, None]
+    )
+
+
+def sparse_motions(
+    h: int,
+    w: int,
+    kp_src: torch.Tensor,
+    jac_src: torch.Tensor,
+    kp_drv: torch.Tensor,
+    jac_drv: torch.Tensor,
+) -> torch.Tensor:
+    """Per-keypoint backward flows driving -> source, (B, K + 1, h, w, 2); index 0 is the identity.
+
+    First-order approximation around each keypoint: T(z) = kp_src + J_src J_drv^-1 (z - kp_drv).
+    """
+    b = kp_src.shape[0]
+    grid = make_grid(h, w, kp_src.device, kp_src.dtype)[None, None]  # (1, 1, h, w, 2)
+    jac = (jac_src.float() @ inv2x2(jac_drv.float())).to(kp_src.dtype)
+    rel = grid - kp_drv[:, :, None, None, :]  # (B, K, h, w, 2)
+    moved = torch.einsum("bkij,bkhwj->bkhwi", jac, rel) + kp_src[:, :, None, None, :]
+    ident = grid.expand(b, 1, h, w, 2)
+    return torch.cat([ident, moved], 1)
+
+
+def relative_motion(
+    kp_src: torch.Tensor,
+    jac_src: torch.Tensor,
+    kp_drv: torch.Tensor,
+    jac_drv: torch.Tensor,
+    kp_drv0: torch.Tensor,
+    jac_drv0: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Transfer the motion since the first driving frame onto the source's keypoints (relative mode).
+
+    kp = kp_src + (kp_drv - kp_drv0) and J = (J_drv J_drv0^-1) J_src, as the published method does
+    (without its optional movement-scale adaptation).
+    """
+    kp = kp_src + (kp_drv - kp_drv0)
+    jd = jac_drv.float() @ inv2x2(jac_drv0.float())
+    return kp, (jd @ jac_src.float()).to(jac_src.dtype)
+
+
+def affine_grid_from_points(src: torch.Tensor, dst: torch.Tensor, h: int, w: int) -> torch.Tensor:
+    """Backward grid of the least-squares affine map taking `dst` points (B, N, 2) onto `src` points.
+
+    Warping the source image with it moves the source's landmarks onto the driving landmarks: the
+    "global affine" baseline.
+    """
+    ones = torch.ones_like(dst[..., :1])
+    a = torch.cat([dst, ones], -1)  # (B, N, 3)
+    m = torch.linalg.lstsq(a.float(), src.float()).solution  # (B, 3, 2)
+    grid = make_grid(h, w, src.device)
+    g = torch.cat([grid, torch.ones_like(grid[..., :1])], -1)  # (h, w, 3)
+    return torch.einsum("hwi,bij->bhwj", g, m)
