@@ -1,0 +1,1 @@
+"""Scripts that measure zbench itself against plain references; run from the repository root."""

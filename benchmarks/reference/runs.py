@@ -1,0 +1,108 @@
+"""Running one measurement in a fresh process: zbench's runner (read from its events) or a reference.
+
+Every child's stdout and stderr go to a log file, so compiler and library output never reaches the
+table; a failure is returned as ``{"error": ...}`` with the log's last line rather than raised.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+# NVLink multicast off, as zbench's own launcher sets it for its ranks.
+QUIET = {"PYTHONWARNINGS": "ignore", "NCCL_NVLS_ENABLE": "0"}
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("TORCH_LOGS", "TORCH_COMPILE_DEBUG")}
+    env.update(QUIET)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), env.get("PYTHONPATH"))))
+    env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's default; the single-process runs match it
+    env.update(extra or {})
+    return env
+
+
+def _run(
+    cmd: list[str], log: Path, timeout: float, env: dict[str, str]
+) -> tuple[int | None, float]:
+    t0 = time.perf_counter()
+    with log.open("a") as fh:
+        fh.write("$ " + " ".join(cmd) + "\n")
+        fh.flush()
+        try:
+            rc: int | None = subprocess.run(
+                cmd, cwd=REPO, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout, env=env
+            ).returncode
+        except subprocess.TimeoutExpired:
+            rc = None
+    return rc, time.perf_counter() - t0
+
+
+def _why(rc: int | None, log: Path, timeout: float) -> str:
+    if rc is None:
+        return f"timed out after {timeout:.0f} s"
+    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    return f"exit {rc}: {lines[-1][:160] if lines else 'no output'}"
+
+
+def zbench(argv: list[str], log: Path, timeout: float, env: dict[str, str]) -> dict[str, Any]:
+    """``python -m zbench.runners <argv> --events FILE``; the ``result`` event's figures."""
+    with tempfile.TemporaryDirectory(prefix="zbench-bench-") as tmp:
+        events = Path(tmp) / "events.jsonl"
+        cmd = [sys.executable, "-m", "zbench.runners", *argv, "--events", str(events)]
+        rc, wall = _run(cmd, log, timeout, env)
+        found: dict[str, Any] = {}
+        gpu = None
+        for line in events.read_text().splitlines() if events.exists() else []:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if event.get("type") in ("result", "error"):
+                found = event
+            if event.get("type") == "start":
+                gpu = ((event.get("environment") or {}).get("gpu_names") or ["cpu"])[0]
+        if found.get("type") == "result" and rc == 0:
+            return {**found, "process_s": wall, "gpu": gpu}
+        message = found.get("message") if found.get("type") == "error" else None
+        return {"error": message or _why(rc, log, timeout), "process_s": wall}
+
+
+def reference(cmd: list[str], log: Path, timeout: float, env: dict[str, str]) -> dict[str, Any]:
+    """A reference command that takes ``--result FILE`` and writes its figures there as JSON."""
+    with tempfile.TemporaryDirectory(prefix="zbench-ref-") as tmp:
+        out = Path(tmp) / "result.json"
+        rc, wall = _run([*cmd, "--result", str(out)], log, timeout, env)
+        if rc == 0 and out.exists():
+            return {**json.loads(out.read_text()), "process_s": wall}
+        return {"error": _why(rc, log, timeout), "process_s": wall}
+
+
+def torchrun(nproc: int) -> list[str]:
+    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
+            "--nproc-per-node", str(nproc)]  # fmt: skip
+
+
+def visible_gpus() -> int:
+    """GPUs the children will see, from NVML (no CUDA context in this parent process)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            count = int(pynvml.nvmlDeviceGetCount())
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # no driver or no NVML: no GPUs
+        return 0
+    cvd = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None:
+        return min(count, len([d for d in cvd.split(",") if d.strip()]))
+    return count
