@@ -1,0 +1,262 @@
+"""Peak: zbench's ``--preset max`` on ResNet-50 beside plain references on the same GPU.
+
+References (benchmarks/reference/peak_ref.py, bf16 autocast, channels-last, cuDNN autotuner, fused
+SGD): eager; torch.compile (default); torch.compile mode="max-autotune-no-cudagraphs"; one CUDA graph
+per step (forward, backward and optimizer step captured together). Each measurement is a fresh
+process; all of them share one inductor cache made for this run (zbench runs first at every shape,
+so its compile time is a cold one). Training at batch 256 and 384, inference at 512 and 1024, then
+zbench's 2-GPU weak scaling against its own 1-GPU run when two GPUs are visible. Runs that would
+overrun --budget are skipped and listed as such; max-autotune comes last because it compiles longest.
+
+    python3 benchmarks/peak.py --out peak.json
+    python3 benchmarks/peak.py --device cpu --rounds 1        # smoke test: eager references only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.reference import runs  # noqa: E402
+
+GOALS = {"train": 7950.0, "infer": 25000.0, "scaling": 1.98}
+EST_RATE = {"train": 7000.0, "infer": 24000.0}  # img/s, to choose step counts for a ~2 s window
+# Seconds per process on one H200, for the budget: start-up, compilation (cold for zbench), run.
+EST_S = {
+    ("zbench", "train"): 75, ("zbench", "infer"): 45, ("eager", "train"): 12, ("eager", "infer"): 10,
+    ("compile", "train"): 30, ("compile", "infer"): 20, ("cudagraph", "train"): 14,
+    ("cudagraph", "infer"): 12, ("max-autotune", "train"): 200, ("max-autotune", "infer"): 120,
+    ("zbench-2gpu", "train"): 100,
+}  # fmt: skip
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        print(f"peak.py: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated batch sizes, got {text!r}"
+        ) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"batch sizes must be 1 or more, got {text!r}")
+    return values
+
+
+def parser() -> _Parser:
+    p = _Parser(description=__doc__.splitlines()[0])
+    p.add_argument("--train-batches", type=_ints, default=(256, 384))
+    p.add_argument("--infer-batches", type=_ints, default=(512, 1024))
+    p.add_argument("--rounds", type=int, default=1, help="processes per side; medians reported")
+    p.add_argument("--seconds", type=float, default=2.0, help="target timed window")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--budget", type=float, default=360, help="seconds; later runs are skipped")
+    p.add_argument("--autotune-all", action="store_true", help="max-autotune at every batch size")
+    p.add_argument("--gpus", type=int, help="GPUs for the scaling run (default: 2 if visible)")
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    p.add_argument("--image-size", type=int, help="default 224 (32 with --device cpu)")
+    p.add_argument("--out", type=Path)
+    p.add_argument("--logs", type=Path, help="children's output (default: a temporary folder)")
+    p.add_argument("--ref", help=argparse.SUPPRESS)  # internal: run one reference in this process
+    p.add_argument("--mode", help=argparse.SUPPRESS)
+    p.add_argument("--batch-size", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--steps", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--backend", default="inductor", help=argparse.SUPPRESS)
+    p.add_argument("--result", help=argparse.SUPPRESS)
+    return p
+
+
+def plan(a: argparse.Namespace, gpus: int) -> list[tuple[str, str, int]]:
+    """(side, mode, batch) in run order: the cheap and the goal-bearing runs first."""
+    cpu = a.device == "cpu"
+    refs = ("eager", "compile") if cpu else ("eager", "compile", "cudagraph")
+    shapes = [("train", b) for b in a.train_batches] + [("infer", b) for b in a.infer_batches]
+    shapes.sort(key=lambda s: s[1] not in (a.train_batches[0], a.infer_batches[0]))
+    jobs = [(side, m, b) for m, b in shapes for side in ("zbench", *refs)]
+    if gpus > 1:
+        jobs.append(("zbench-2gpu", "train", a.train_batches[0]))
+    if not cpu:
+        firsts = {("train", a.train_batches[0]), ("infer", a.infer_batches[0])}
+        jobs += [("max-autotune", m, b) for m, b in shapes if a.autotune_all or (m, b) in firsts]
+    return jobs
+
+
+def command(a: argparse.Namespace, side: str, mode: str, batch: int, gpus: int) -> list[str]:
+    steps = 2 if a.device == "cpu" else max(10, round(a.seconds * EST_RATE[mode] / batch))
+    warmup = 1 if a.device == "cpu" else a.warmup
+    common = ["--mode", mode, "--batch-size", str(batch), "--steps", str(steps)]
+    size = a.image_size or (32 if a.device == "cpu" else 224)
+    common += ["--warmup", str(warmup), "--image-size", str(size), "--device", a.device]
+    if side.startswith("zbench"):
+        return [
+            "resnet50",
+            "--preset",
+            "max",
+            *common,
+            "--gpus",
+            str(gpus if "2gpu" in side else 1),
+        ]
+    backend = "eager" if a.device == "cpu" else "inductor"  # CPU smoke: no C++ compile
+    return [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--ref",
+        side,
+        *common,
+        "--backend",
+        backend,
+    ]
+
+
+def reference_main(a: argparse.Namespace) -> int:
+    from benchmarks.reference import peak_ref
+
+    ns = argparse.Namespace(variant=a.ref, **{k: v for k, v in vars(a).items() if k != "ref"})
+    Path(a.result).write_text(json.dumps(peak_ref.run(ns)))
+    return 0
+
+
+def execute(
+    a: argparse.Namespace, jobs: list[tuple[str, str, int]], gpus: int, logs: Path
+) -> list[dict[str, Any]]:
+    cache = Path(tempfile.mkdtemp(prefix="zbench-peak-inductor-"))
+    env = runs.child_env(
+        {"TORCHINDUCTOR_CACHE_DIR": str(cache), "TRITON_CACHE_DIR": str(cache / "triton")}
+    )
+    if a.device == "cpu":
+        env["ZBENCH_COMPILE_BACKEND"] = (
+            "eager"  # smoke test only: the runner's compile path, no C++ build
+        )
+    t0, rows = time.perf_counter(), []
+    for side, mode, batch in jobs:
+        left = a.budget - (time.perf_counter() - t0)
+        est = EST_S.get((side, mode), 30) * a.rounds
+        row: dict[str, Any] = {"side": side, "mode": mode, "batch": batch, "runs": []}
+        rows.append(row)
+        if a.device == "cuda" and est > left:
+            row["skipped"] = f"budget: needs ~{est:.0f} s, {max(0, left):.0f} s left"
+            print(
+                f"  {side} {mode} {batch}: skipped ({row['skipped']})", file=sys.stderr, flush=True
+            )
+            continue
+        log = logs / f"{side}-{mode}-{batch}.log"
+        cmd = command(a, side, mode, batch, gpus)
+        for _ in range(a.rounds):
+            timeout = max(120.0, left)
+            res = (
+                runs.zbench(cmd, log, timeout, env)
+                if side.startswith("zbench")
+                else runs.reference(cmd, log, timeout, env)
+            )
+            row["runs"].append(res)
+            got = f"{res['samples_per_s']:.0f} img/s" if "samples_per_s" in res else res["error"]
+            print(f"  {side} {mode} {batch}: {got}", file=sys.stderr, flush=True)
+        ok = [r["samples_per_s"] for r in row["runs"] if "samples_per_s" in r]
+        first = [
+            r.get("compile_s") or r.get("first_steps_s")
+            for r in row["runs"]
+            if "samples_per_s" in r
+        ]
+        row["median"] = statistics.median(ok) if ok else None
+        row["first_s"] = (
+            statistics.median([f for f in first if f is not None] or [0.0]) if ok else None
+        )
+    return rows
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    z = {(r["mode"], r["batch"]): r["median"] for r in rows if r["side"] == "zbench"}
+    for r in rows:
+        base = z.get((r["mode"], r["batch"]))
+        r["zbench_ratio"] = (
+            base / r["median"] if base and r.get("median") and r["side"] != "zbench" else None
+        )
+    goals: dict[str, Any] = {}
+    for mode in ("train", "infer"):
+        best = max(((v, b) for (m, b), v in z.items() if m == mode and v), default=None)
+        if best:
+            goals[mode] = {
+                "zbench": best[0],
+                "batch": best[1],
+                "goal": GOALS[mode],
+                "met": best[0] >= GOALS[mode],
+            }
+    two = next((r for r in rows if r["side"] == "zbench-2gpu" and r.get("median")), None)
+    if two and z.get(("train", two["batch"])):
+        s = two["median"] / z[("train", two["batch"])]
+        goals["scaling"] = {"zbench": s, "goal": GOALS["scaling"], "met": s >= GOALS["scaling"]}
+    return goals
+
+
+def print_table(rows: list[dict[str, Any]], goals: dict[str, Any], wall: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="ResNet-50 peak: zbench --preset max vs plain references (bf16, channels-last)")
+    for col in ("mode", "batch", "side", "img/s", "compile/first s", "zbench / this"):
+        t.add_column(col, justify="left" if col in ("mode", "side") else "right")
+    for r in rows:
+        med, first, ratio = r.get("median"), r.get("first_s"), r.get("zbench_ratio")
+        note = (r.get("skipped") and "skipped") or (r["runs"] and not med and "failed") or ""
+        t.add_row(
+            r["mode"], str(r["batch"]), r["side"], f"{med:.0f}" if med else note or "-",
+            f"{first:.1f}" if first else "-", f"{ratio:.3f}" if ratio else "-",
+        )  # fmt: skip
+    console = Console(width=100)
+    console.print(t)
+    for name, g in goals.items():
+        at = f" at batch {g['batch']}" if "batch" in g else ""
+        console.print(
+            f"goal {name}: zbench {g['zbench']:.3f}{at} vs {g['goal']} -> {'met' if g['met'] else 'NOT met'}"
+        )
+    console.print(f"total {wall:.0f} s (compile and first steps included, reported apart above)")
+
+
+def main(argv: list[str]) -> int:
+    a = parser().parse_args(argv)
+    a.image_size = a.image_size or (32 if a.device == "cpu" else 224)
+    if a.ref:
+        return reference_main(a)
+    if a.rounds < 1 or a.seconds <= 0 or a.warmup < 0:
+        parser().error("--rounds and --seconds must be positive, --warmup 0 or more")
+    visible = runs.visible_gpus() if a.device == "cuda" else 0
+    gpus = a.gpus or (2 if visible >= 2 else 1)
+    if gpus > 1 and visible < gpus:
+        parser().error(f"--gpus {gpus} but {visible} GPUs visible")
+    logs = a.logs or Path(tempfile.mkdtemp(prefix="zbench-peak-"))
+    logs.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    rows = execute(a, plan(a, gpus), gpus, logs)
+    wall = time.perf_counter() - t0
+    goals = summarize(rows)
+    print_table(rows, goals, wall)
+    print(f"children's logs: {logs}", file=sys.stderr)
+    if a.out:
+        a.out.write_text(
+            json.dumps(
+                {"wall_s": wall, "budget_s": a.budget, "goals": goals, "rows": rows}, indent=1
+            )
+        )
+    failed = any(r["runs"] and not r.get("median") for r in rows)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    os.environ.pop("TORCH_LOGS", None)
+    sys.exit(main(sys.argv[1:]))

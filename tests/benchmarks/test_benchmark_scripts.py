@@ -1,0 +1,135 @@
+"""The fidelity and peak scripts: their reference models match zbench's, their zbench command lines
+parse with the runner's own parser, bad input exits 2, and (slow) one CPU cell runs end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import peak, runner_fidelity
+from zbench.runners.config import parse_args
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _shapes(model: object) -> list[tuple[int, ...]]:
+    return sorted(tuple(p.shape) for p in model.parameters())  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("workload", ["unet2d", "unet3d"])
+def test_reference_unets_have_zbench_layout(workload: str) -> None:
+    pytest.importorskip("torch")
+    from benchmarks.reference import models as ref
+    from zbench.runners.torch.models import build_model
+
+    ours = ref.build(workload, 64)
+    theirs = build_model(workload, ref.NUM_CLASSES[workload], 64)
+    assert _shapes(ours) == _shapes(theirs)
+    assert sum(p.numel() for p in ours.parameters()) > 1_000_000
+
+
+def test_every_planned_cell_parses_with_the_runner_parser_and_matches_the_reference() -> None:
+    a = runner_fidelity.parser().parse_args([])
+    cells = runner_fidelity.cells(a)
+    assert len(cells) == 5 * 2 * 3 - len(runner_fidelity.SKIP)
+    for cell in cells:
+        cfg, _ = parse_args(cell.zbench_argv())
+        ref = cell.reference_cmd()
+        assert ref[2] == "--ref" and ref[ref.index("--workload") + 1] == cfg.workload
+        for flag, value in (
+            ("--batch-size", cfg.batch_size),
+            ("--image-size", cfg.image_size),
+            ("--steps", cfg.steps),
+            ("--warmup", cfg.warmup),
+            ("--precision", cfg.precision),
+            ("--mode", cfg.mode),
+        ):
+            assert ref[ref.index(flag) + 1] == str(value), (cell.name, flag)
+        assert ("--channels-last" in ref) == cfg.channels_last
+        assert cell.estimate_s() > 0
+
+
+def test_ddp_cells_run_one_and_two_gpus_under_torchrun() -> None:
+    cells = runner_fidelity.cells(runner_fidelity.parser().parse_args(["--gpus", "2"]))
+    assert [(c.workload, c.mode, c.precision, c.batch, c.gpus) for c in cells] == [
+        ("resnet50", "train", "bf16", 256, 1),
+        ("resnet50", "train", "bf16", 256, 2),
+    ]
+    assert parse_args(cells[1].zbench_argv())[0].gpus == 2
+    ref = cells[1].reference_cmd()
+    assert (
+        ref[1:3] == ["-m", "torch.distributed.run"]
+        and ref[ref.index("--nproc-per-node") + 1] == "2"
+    )
+    assert ref[ref.index("--nproc-per-node") + 2].endswith("reference/ddp.py")
+
+
+def test_peak_plan_keeps_max_autotune_last_and_zbench_first_at_each_shape() -> None:
+    a = peak.parser().parse_args([])
+    jobs = peak.plan(a, gpus=2)
+    assert jobs[0] == ("zbench", "train", 256)
+    assert [j[0] for j in jobs[-2:]] == ["max-autotune", "max-autotune"]
+    assert ("zbench-2gpu", "train", 256) in jobs
+    assert {(m, b) for _, m, b in jobs} == {
+        ("train", 256),
+        ("train", 384),
+        ("infer", 512),
+        ("infer", 1024),
+    }
+    cfg, _ = parse_args(peak.command(a, "zbench", "infer", 1024, 1))
+    assert (cfg.preset, cfg.mode, cfg.batch_size) == ("max", "infer", 1024)
+
+
+@pytest.mark.parametrize(
+    ("script", "args"),
+    [
+        ("runner_fidelity.py", ["--workloads", "resnet5"]),
+        ("runner_fidelity.py", ["--rounds", "0"]),
+        ("peak.py", ["--train-batches", "x"]),
+    ],
+)
+def test_bad_input_is_one_line_and_status_2(script: str, args: list[str]) -> None:
+    out = subprocess.run(
+        [sys.executable, f"benchmarks/{script}", *args], cwd=REPO, capture_output=True, text=True
+    )
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1 and script in out.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_cpu_smoke_cell_runs_both_sides_end_to_end(tmp_path: Path) -> None:
+    pytest.importorskip("torchvision")
+    out = tmp_path / "fidelity.json"
+    argv = [
+        "--device",
+        "cpu",
+        "--workloads",
+        "resnet50",
+        "--modes",
+        "train",
+        "--precisions",
+        "fp32",
+    ]
+    argv += ["--rounds", "1", "--out", str(out), "--logs", str(tmp_path / "logs")]
+    done = subprocess.run(
+        [sys.executable, "benchmarks/runner_fidelity.py", *argv],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    doc = json.loads(out.read_text())
+    (cell,) = doc["cells"]
+    z, ref = cell["rounds"]["zbench"][0], cell["rounds"]["reference"][0]
+    assert z["samples"] == cell["batch"] * cell["steps"] == 2 * 2
+    assert z["samples_per_s"] > 0 and ref["samples_per_s"] > 0
+    assert cell["ratio"] == pytest.approx(z["samples_per_s"] / ref["samples_per_s"])
+    assert done.returncode == (0 if cell["ratio"] >= 0.99 else 1)
+    assert "ratio" in done.stdout and "resnet50" in done.stdout
+    log = (tmp_path / "logs" / "resnet50-train-fp32-x1.log").read_text()
+    assert "-m zbench.runners resnet50" in log and "--ref --workload resnet50" in log
