@@ -83,17 +83,22 @@ def parser() -> _Parser:
 
 
 def plan(a: argparse.Namespace, gpus: int) -> list[tuple[str, str, int]]:
-    """(side, mode, batch) in run order: the cheap and the goal-bearing runs first."""
+    """(side, mode, batch) in run order, most wanted first, as later runs may not fit the budget:
+    everything at the first training and inference batch; zbench's 2-GPU run; zbench at the other
+    batches, then the references there; max-autotune, which compiles longest, last."""
     cpu = a.device == "cpu"
     refs = ("eager", "compile") if cpu else ("eager", "compile", "cudagraph")
-    shapes = [("train", b) for b in a.train_batches] + [("infer", b) for b in a.infer_batches]
-    shapes.sort(key=lambda s: s[1] not in (a.train_batches[0], a.infer_batches[0]))
-    jobs = [(side, m, b) for m, b in shapes for side in ("zbench", *refs)]
+    firsts = [("train", a.train_batches[0]), ("infer", a.infer_batches[0])]
+    others = [("train", b) for b in a.train_batches[1:]] + [
+        ("infer", b) for b in a.infer_batches[1:]
+    ]
+    jobs = [(side, m, b) for m, b in firsts for side in ("zbench", *refs)]
     if gpus > 1:
         jobs.append(("zbench-2gpu", "train", a.train_batches[0]))
+    jobs += [("zbench", m, b) for m, b in others]
+    jobs += [(side, m, b) for m, b in others for side in reversed(refs)]
     if not cpu:
-        firsts = {("train", a.train_batches[0]), ("infer", a.infer_batches[0])}
-        jobs += [("max-autotune", m, b) for m, b in shapes if a.autotune_all or (m, b) in firsts]
+        jobs += [("max-autotune", m, b) for m, b in (firsts + others if a.autotune_all else firsts)]
     return jobs
 
 
@@ -241,8 +246,14 @@ def main(argv: list[str]) -> int:
         parser().error(f"--gpus {gpus} but {visible} GPUs visible")
     logs = a.logs or Path(tempfile.mkdtemp(prefix="zbench-peak-"))
     logs.mkdir(parents=True, exist_ok=True)
+    jobs = plan(a, gpus)
+    est = sum(EST_S.get((side, mode), 30) for side, mode, _ in jobs) * a.rounds
+    print(
+        f"{len(jobs)} runs, about {est / 60:.1f} min in all; budget {a.budget / 60:.1f} min",
+        file=sys.stderr,
+    )
     t0 = time.perf_counter()
-    rows = execute(a, plan(a, gpus), gpus, logs)
+    rows = execute(a, jobs, gpus, logs)
     wall = time.perf_counter() - t0
     goals = summarize(rows)
     print_table(rows, goals, wall)

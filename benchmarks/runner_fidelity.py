@@ -41,14 +41,14 @@ CPU_BATCH = {"resnet50": 2, "vgg16": 2, "fasterrcnn": 1, "unet2d": 2, "unet3d": 
 # channels-last-3d volumes falls back to copies).
 CHANNELS_LAST = {"resnet50", "vgg16", "unet2d"}
 SKIP = {("fasterrcnn", "infer", "tf32"), ("unet3d", "infer", "tf32")}  # keeps the matrix in budget
-# Step times (ms) on one H200 at the batch above, fp32 / tf32 / bf16: only to choose step counts
-# that give a ~2 s window and to estimate the run's length.
+# Step times (ms) on one H200 at the batch above, fp32 / tf32 / bf16 (fp32: the README's H200 table;
+# the rest scaled from it): only to choose step counts for a ~2 s window and to estimate the run time.
 EST_MS = {
-    ("resnet50", "train"): (100, 50, 30), ("resnet50", "infer"): (30, 14, 9),
-    ("vgg16", "train"): (150, 60, 40), ("vgg16", "infer"): (50, 20, 12),
-    ("fasterrcnn", "train"): (350, 250, 220), ("fasterrcnn", "infer"): (150, 110, 100),
-    ("unet2d", "train"): (130, 45, 30), ("unet2d", "infer"): (45, 16, 10),
-    ("unet3d", "train"): (300, 180, 140), ("unet3d", "infer"): (90, 60, 45),
+    ("resnet50", "train"): (145, 55, 28), ("resnet50", "infer"): (37, 14, 8),
+    ("vgg16", "train"): (216, 80, 45), ("vgg16", "infer"): (100, 35, 20),
+    ("fasterrcnn", "train"): (560, 350, 300), ("fasterrcnn", "infer"): (196, 130, 110),
+    ("unet2d", "train"): (258, 90, 50), ("unet2d", "infer"): (137, 45, 25),
+    ("unet3d", "train"): (400, 200, 150), ("unet3d", "infer"): (120, 70, 50),
 }  # fmt: skip
 PROCESS_S = (
     4.5  # start-up, CUDA context, model build, cuDNN autotuning: per process, measured apart
@@ -90,7 +90,7 @@ class Cell:
         return [*runs.torchrun(self.gpus), str(REPO / "benchmarks/reference/ddp.py"), *args]
 
     def estimate_s(self) -> float:
-        ms = EST_MS[(self.workload, self.mode)][PRECISIONS.index(self.precision)]
+        ms: float = EST_MS[(self.workload, self.mode)][PRECISIONS.index(self.precision)]
         ms *= self.batch / BATCH[self.workload]
         start = PROCESS_S if self.gpus == 1 else TORCHRUN_S
         return start + (self.steps + self.warmup) * ms / 1000
@@ -146,7 +146,7 @@ def cells(a: argparse.Namespace) -> list[Cell]:
                     continue
                 batch = a.batch_size or (CPU_BATCH[w] if cpu else DDP_BATCH if ddp else BATCH[w])
                 ms = EST_MS[(w, m)][PRECISIONS.index(prec)] * batch / BATCH[w]
-                steps = a.steps or (2 if cpu else max(10, min(300, round(a.seconds * 1000 / ms))))
+                steps = a.steps or (2 if cpu else max(5, min(300, round(a.seconds * 1000 / ms))))
                 warmup = (
                     a.warmup
                     if a.warmup is not None

@@ -24,7 +24,6 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("TORCH_LOGS", "TORCH_COMPILE_DEBUG")}
     env.update(QUIET)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), env.get("PYTHONPATH"))))
-    env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's default; the single-process runs match it
     env.update(extra or {})
     return env
 

@@ -133,3 +133,23 @@ def test_cpu_smoke_cell_runs_both_sides_end_to_end(tmp_path: Path) -> None:
     assert "ratio" in done.stdout and "resnet50" in done.stdout
     log = (tmp_path / "logs" / "resnet50-train-fp32-x1.log").read_text()
     assert "-m zbench.runners resnet50" in log and "--ref --workload resnet50" in log
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_peak_cpu_smoke_puts_zbench_beside_each_reference(tmp_path: Path) -> None:
+    pytest.importorskip("torchvision")
+    out = tmp_path / "peak.json"
+    argv = ["--device", "cpu", "--train-batches", "2", "--infer-batches", "2", "--out", str(out)]
+    subprocess.run(
+        [sys.executable, "benchmarks/peak.py", *argv], cwd=REPO, capture_output=True, timeout=540
+    )
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["side"], r["mode"]) for r in rows] == [
+        (side, mode) for mode in ("train", "infer") for side in ("zbench", "eager", "compile")
+    ]
+    for r in rows:
+        assert r["median"] > 0, r
+        if r["side"] != "zbench":
+            zb = next(z for z in rows if z["side"] == "zbench" and z["mode"] == r["mode"])
+            assert r["zbench_ratio"] == pytest.approx(zb["median"] / r["median"])
