@@ -223,6 +223,15 @@ def print_table(rows: list[dict[str, Any]], wall: float) -> None:
     console.print(t)
     for key, ddp in _scaling(rows).items():
         console.print(f"{key}: weak scaling zbench {ddp['zbench']}, reference {ddp['reference']}")
+    spent = [
+        x["process_s"] - x.get("window_s", 0)
+        for r in rows
+        for side in r["rounds"].values()
+        for x in side
+        if "samples_per_s" in x
+    ]
+    if spent:
+        console.print(f"outside the timed windows: {statistics.fmean(spent):.1f} s per process")
     console.print(
         "optimizer SGD momentum 0.9 lr 1e-4 (reference: fused); loss: cross-entropy (3D U-Net + soft "
         f"Dice; detection: the model's four losses); synthetic batch on the device; {wall:.0f} s"

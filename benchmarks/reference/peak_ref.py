@@ -87,7 +87,9 @@ def graphed_infer(model: nn.Module, x: torch.Tensor) -> Callable[[], None]:
         graph.replay()
         with _bf16():
             eager = model(x)
-        torch.testing.assert_close(static_out.float(), eager.float(), atol=0.05, rtol=0.05)
+        torch.testing.assert_close(
+            static_out.float(), eager.float(), atol=0.05, rtol=0.05, equal_nan=True
+        )
     return graph.replay
 
 
