@@ -50,10 +50,10 @@ def test_ui_never_imports_frameworks(module: str) -> None:
     "module",
     [
         "zbench.runners",
-        "zbench.runners.protocol",
-        "zbench.runners.config",
-        "zbench.runners.measure",
-        "zbench.runners.resolve",
+        "zbench.contract.protocol",
+        "zbench.contract.config",
+        "zbench.contract.measure",
+        "zbench.contract.resolve",
     ],
 )
 def test_runner_contract_is_framework_free(module: str) -> None:

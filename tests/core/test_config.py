@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from zbench.runners.config import WORKLOADS, RunConfig, UsageError, parse_args
+from zbench.contract.config import WORKLOADS, RunConfig, UsageError, parse_args
 
 
 def test_defaults_resolve_to_review_settings() -> None:

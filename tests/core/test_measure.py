@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from zbench.runners.measure import combine_repeats, percentile, window_stats
+from zbench.contract.measure import combine_repeats, percentile, window_stats
 
 
 def test_throughput_is_samples_over_window_wall_time() -> None:

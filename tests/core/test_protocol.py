@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from zbench.runners.protocol import SCHEMA_VERSION, EventTail, EventWriter, parse_line, read_events
+from zbench.contract.protocol import SCHEMA_VERSION, EventTail, EventWriter, parse_line, read_events
 
 
 def test_writer_emits_versioned_timestamped_lines(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from zbench.jobs import api
-from zbench.runners.config import RunConfig
+from zbench.contract.config import RunConfig
 
 
 def fake_spec(

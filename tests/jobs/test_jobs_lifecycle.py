@@ -296,7 +296,7 @@ def test_a_held_supervisor_lock_means_alive(jobenv: Path) -> None:
 
 
 def test_a_result_written_before_the_supervisor_died_is_stored(jobenv: Path) -> None:
-    from zbench.runners.protocol import read_events
+    from zbench.contract.protocol import read_events
 
     [jid] = api.submit([fake_spec("resulthang", steps=5)], db=jobenv)
     _wait_running(jid, jobenv)

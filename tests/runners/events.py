@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from zbench.runners.protocol import ERROR_KINDS, PHASES, SCHEMA_VERSION, read_events
+from zbench.contract.protocol import ERROR_KINDS, PHASES, SCHEMA_VERSION, read_events
 
 REPO = Path(__file__).resolve().parents[2]
 RESULT_FIELDS = (

@@ -139,11 +139,18 @@ def test_kits19_errors(tmp_path: Path) -> None:
     test_case.mkdir()
     (test_case / "imaging.nii.gz").write_bytes(b"")
     assert len(index_kits19(data)) == 2  # the unlabelled test set is left out
+    case = index_kits19(data)[1]
     bad = data / "case_00001" / "imaging.nii.gz"
     bad.write_bytes(gzip.compress(b"garbage"))
-    case = index_kits19(data)[1]
     with pytest.raises(DatasetError, match=re.escape("case_00001/imaging.nii.gz")):
         load_kits_case(case)
+    with pytest.raises(DatasetError, match=re.escape("case_00001/imaging.nii.gz")):
+        index_kits19(data)  # the headers are checked when the dataset is indexed
+    bad.write_bytes((data / "case_00000" / "imaging.nii.gz").read_bytes())  # readable again
+    other = make_kits19(tmp_path / "other", cases=1, shape=(5, 6, 7))
+    (other / "case_00000" / "segmentation.nii.gz").replace(bad.parent / "segmentation.nii.gz")
+    with pytest.raises(DatasetError, match="differs from imaging"):
+        index_kits19(data)  # a shape mismatch is found without decoding a voxel
     (data / "case_00000" / "segmentation.nii.gz").unlink()
     with pytest.raises(DatasetError, match=re.escape("case_00000/segmentation.nii.gz")):
         index_kits19(data)

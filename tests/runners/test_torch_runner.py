@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.runners.events import check_stream, run_in_process, run_subprocess, the_error
-from zbench.runners.config import RunConfig
+from zbench.contract.config import RunConfig
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -51,7 +51,7 @@ def test_default_precision_is_strict_fp32(tmp_path: Path) -> None:
 
 
 def test_review_and_max_presets_resolve() -> None:
-    from zbench.runners.resolve import resolve
+    from zbench.contract.resolve import resolve
 
     review = resolve(RunConfig(workload="resnet50")).config
     assert (review.precision, review.batch_size, review.steps, review.warmup) == (

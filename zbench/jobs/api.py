@@ -19,7 +19,7 @@ from typing import Any
 from zbench import paths
 from zbench.jobs import liveness
 from zbench.results.store import FINISHED_STATES, Store
-from zbench.runners.config import RunConfig
+from zbench.contract.config import RunConfig
 
 STATES = ("queued", "running", *FINISHED_STATES)
 

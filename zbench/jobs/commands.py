@@ -23,7 +23,7 @@ from rich.text import Text
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
-from zbench.runners.config import RunConfig, UsageError, build_parser, parse_args
+from zbench.contract.config import RunConfig, UsageError, build_parser, parse_args
 
 Db = str | os.PathLike[str] | None
 POLL_S = 0.5

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zbench.runners.protocol import EventTail
+from zbench.contract.protocol import EventTail
 from zbench.telemetry.backends import open_backend, parse_gpus
 from zbench.telemetry.sampler import Sampler
 from zbench.telemetry.snapshot import NA, Snapshot

@@ -32,7 +32,7 @@ from typing import Any
 
 from zbench.jobs.api import JobSpec
 from zbench.jobs.gpus import visible_gpus
-from zbench.runners.config import RunConfig, UsageError, parse_args
+from zbench.contract.config import RunConfig, UsageError, parse_args
 
 if sys.version_info >= (3, 11):
     import tomllib

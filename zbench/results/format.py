@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from zbench.contract.config import WORKLOADS
 from zbench.results.anchors import Published
 from zbench.results.api import ResultRow
 from zbench.results.identity import gpu_model, setup_id
 from zbench.results.provenance import flags, spread_pct
-from zbench.runners.config import WORKLOADS
 
 FRAMEWORK_NAMES = {"torch": "PyTorch", "tf": "TensorFlow"}
 GIB = 1024**3

@@ -11,10 +11,10 @@ import signal
 import sys
 from types import FrameType
 
-from zbench.runners.config import RunConfig, UsageError, parse_args
-from zbench.runners.protocol import EventWriter
+from zbench.contract.config import RunConfig, UsageError, parse_args
+from zbench.contract.protocol import EventWriter
 
-RUNNERS = {"torch": "zbench.runners.torch.main", "tf": "zbench.runners.tf.main"}
+RUNNERS = {"torch": "zbench.runners.torch.main", "tf": "zbench.runners.tf.adapter"}
 EXTRAS = {"torch": "torch", "tf": "tf (or tf-cpu)"}
 FRAMEWORK_MODULES = {"torch": "torch", "tf": "tensorflow"}
 

@@ -245,7 +245,29 @@ def index_kits19(path: str | Path) -> list[KitsCase]:
         cases.append(KitsCase(d.name, imaging, seg))
     if not cases:
         raise DatasetError(f"no labelled KiTS19 cases under {root}")
+    for case in cases:
+        check_kits_case(case)
     return cases
+
+
+def _nifti_shape(file: Path) -> tuple[int, ...]:
+    import nibabel
+
+    try:
+        return tuple(nibabel.load(str(file)).shape)  # type: ignore[attr-defined]
+    except Exception as exc:  # nibabel/gzip raise many types for a damaged header
+        raise DatasetError(f"cannot read NIfTI {file}: {type(exc).__name__}: {exc}") from None
+
+
+def check_kits_case(case: KitsCase) -> None:
+    """What can be checked of a case from its headers alone (no voxel is decoded): both files are
+    readable 3D volumes of the same shape. Run when the dataset is indexed, so a bad case is
+    reported at once, not when a loader reaches it."""
+    image, label = _nifti_shape(case.imaging), _nifti_shape(case.segmentation)
+    if len(image) != 3:
+        raise DatasetError(f"{case.imaging}: expected a 3D volume, got shape {image}")
+    if image != label:
+        raise DatasetError(f"{case.segmentation}: shape {label} differs from imaging {image}")
 
 
 def _load_nifti(file: Path) -> tuple[np.ndarray, tuple[float, ...]]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from zbench.runners.protocol import EventWriter
+from zbench.contract.protocol import EventWriter
 
 MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from zbench.runners.config import RunConfig
+from zbench.contract.config import RunConfig
 
 FINISHED = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
 
@@ -94,7 +94,7 @@ class LocalServices:
 
     def throughput(self, job: JobLike) -> list[tuple[float, float]]:
         """(time, samples/s) of every progress event the job's runner wrote so far."""
-        from zbench.runners.protocol import read_events
+        from zbench.contract.protocol import read_events
 
         if not job.events_path:
             return []

@@ -47,7 +47,7 @@ def test_parameter_counts_match(workload: str, exact: bool) -> None:
 
 def test_same_config_same_result_fields(tmp_path: Path) -> None:
     from tests.runners.events import RESULT_FIELDS, run_in_process
-    from zbench.runners.protocol import read_events
+    from zbench.contract.protocol import read_events
 
     argv = ["resnet50", *TINY["resnet50"], "--device", "cpu", "--steps", "2", "--warmup", "1"]
     rc, torch_events = run_in_process([*argv, "--framework", "torch"], tmp_path / "torch")

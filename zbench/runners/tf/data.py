@@ -9,8 +9,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from zbench.runners.config import RunConfig
-from zbench.runners.resolve import NUM_CLASSES
+from zbench.contract.config import RunConfig
 from zbench.runners.tf.workloads import Workload, synthetic_numpy
 
 # Distinct samples behind the host-side synthetic stream, per global batch (it repeats them).
@@ -31,7 +30,7 @@ def make_batches(strategy: tf.distribute.Strategy, workload: Workload, cfg: RunC
 
         ds, layout, classes = real_dataset(workload, cfg, cfg.batch_size * _replicas(strategy))
         return Batches(distribute(strategy, ds), f"real:{layout}", classes)
-    classes = NUM_CLASSES[workload.name]
+    classes = workload.default_classes
     if cfg.data_source == "synthetic-host":
         return Batches(
             synthetic_host(strategy, workload, cfg.batch_size, cfg.image_size, classes, cfg.seed),

@@ -17,6 +17,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf
 
+from zbench.contract.config import RunConfig
+
 PRECISION_DETAIL = {
     "fp32": "strict FP32: TF32 off (tf.config.experimental.enable_tensor_float_32_execution(False))",
     "tf32": "TF32 on for FP32 matmuls and convolutions (TensorFlow's default on Ampere and newer)",
@@ -95,6 +97,30 @@ def set_precision(precision: str) -> str:
     policy = {"fp16": "mixed_float16", "bf16": "mixed_bfloat16"}.get(precision, "float32")
     keras.mixed_precision.set_global_policy(policy)
     return PRECISION_DETAIL[precision]
+
+
+def speed_settings(cfg: RunConfig, data: str, devices: Devices) -> dict[str, Any]:
+    """Every switch that changes speed, as read back (the ``settings`` of the start and result
+    events, the same keys as the PyTorch runner's). TensorFlow's expert defaults are already on:
+    cuDNN autotuning (``TF_CUDNN_USE_AUTOTUNE``, on unless set to 0) and NHWC; XLA is ``--xla``."""
+    autotune = os.environ.get("TF_CUDNN_USE_AUTOTUNE", "1").lower() not in ("0", "false")
+    try:
+        deterministic = bool(tf.config.experimental.is_op_determinism_enabled())
+    except AttributeError:  # older TensorFlow
+        deterministic = os.environ.get("TF_DETERMINISTIC_OPS", "0") not in ("0", "false")
+    tf32 = bool(tf.config.experimental.tensor_float_32_execution_enabled())
+    return {
+        "autotune": autotune,
+        "autotune_note": "TF_CUDNN_USE_AUTOTUNE " + ("on (default)" if autotune else "off"),
+        "tf32_matmul": tf32,  # one switch in TensorFlow for matmuls and convolutions
+        "tf32_cudnn": tf32,
+        "deterministic": deterministic,
+        "memory_format": "channels_last",
+        "compile": "xla" if cfg.xla else None,
+        "data": data,
+        "optimizer": "SGD" if cfg.mode == "train" else None,
+        "device": "cuda" if devices.kind == "gpu" else "cpu",
+    }
 
 
 def make_strategy(devices: Devices) -> tf.distribute.Strategy:

@@ -102,3 +102,13 @@ def unet3d(
         x = _conv_block_3d(x, filters[level], 1, f"up{level}b")
     outputs = layers.Conv3D(num_classes, 1, dtype="float32", name="logits")(x)
     return keras.Model(inputs, outputs, name="unet3d")
+
+
+def build_model(workload: str, num_classes: int, image_size: int, xla: bool = False) -> keras.Model:
+    """The Keras model of ``workload``, randomly initialized."""
+    if workload == "fasterrcnn":
+        from zbench.runners.tf.fasterrcnn import FasterRCNN
+
+        return FasterRCNN(num_classes=num_classes, image_size=image_size, xla=xla)
+    builders = {"resnet50": resnet50, "vgg16": vgg16, "unet2d": unet2d, "unet3d": unet3d}
+    return builders[workload](num_classes=num_classes, image_size=image_size)

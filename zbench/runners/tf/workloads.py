@@ -6,7 +6,6 @@ A workload's batch is ``(inputs, targets)``. Classification and segmentation tak
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +13,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from zbench.contract.config import WORKLOADS as CONTRACT_WORKLOADS
 from zbench.runners.tf import models
 
 Batch = tuple[Any, Any]
@@ -26,39 +26,28 @@ MAX_BOXES = 64
 
 @dataclass(frozen=True)
 class Workload:
+    """A row of the contract's workload table, as the tf runners use it."""
+
     name: str
     default_image_size: int
     default_classes: int
     in_channels: int
     spatial_dims: int  # 2 for images, 3 for volumes
     kind: str  # "classification" | "segmentation" | "detection"
+    dice: bool = False  # the loss adds a soft Dice term to the cross-entropy
 
     def input_shape(self, image_size: int) -> tuple[int, ...]:
         return (image_size,) * self.spatial_dims + (self.in_channels,)
 
     def build(self, num_classes: int, image_size: int, xla: bool = False) -> keras.Model:
-        builders: dict[str, Callable[..., keras.Model]] = {
-            "resnet50": models.resnet50,
-            "vgg16": models.vgg16,
-            "unet2d": models.unet2d,
-            "unet3d": models.unet3d,
-        }
-        if self.name == "fasterrcnn":
-            from zbench.runners.tf.fasterrcnn import FasterRCNN
-
-            return FasterRCNN(num_classes=num_classes, image_size=image_size, xla=xla)
-        return builders[self.name](num_classes=num_classes, image_size=image_size)
+        return models.build_model(self.name, num_classes, image_size, xla=xla)
 
 
 WORKLOADS: dict[str, Workload] = {
-    w.name: w
-    for w in (
-        Workload("resnet50", 224, 1000, 3, 2, "classification"),
-        Workload("vgg16", 224, 1000, 3, 2, "classification"),
-        Workload("unet2d", 256, 3, 1, 2, "segmentation"),
-        Workload("unet3d", 128, 3, 1, 3, "segmentation"),
-        Workload("fasterrcnn", 800, 21, 3, 2, "detection"),
+    w.name: Workload(
+        w.name, w.image_size, w.num_classes, w.in_channels, w.spatial_dims, w.task, "dice" in w.loss
     )
+    for w in CONTRACT_WORKLOADS.values()
 }
 
 
@@ -102,7 +91,7 @@ def loss_fn(workload: Workload, model: keras.Model, batch: Batch, training: bool
     logits = tf.cast(model(x, training=training), tf.float32)
     per_item = keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True)
     loss = tf.reduce_mean(per_item)
-    if workload.name == "unet3d":
+    if workload.dice:
         loss = loss + soft_dice_loss(logits, y)  # MLPerf's DiceCELoss, as the PyTorch side
     return loss
 

@@ -16,8 +16,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from zbench.runners.config import RunConfig
-from zbench.runners.protocol import EventTail, EventWriter
+from zbench.contract.config import RunConfig
+from zbench.contract.protocol import EventTail, EventWriter
 
 ENV_RANK = "LOCAL_RANK"  # set by torchrun in every child
 STOP_GRACE_S = 8.0  # under the supervisor's 10 s: torchrun's own worker shutdown gets its time

@@ -1,9 +1,9 @@
-"""Entry of the PyTorch runners: one process, or a torchrun launch for several GPUs."""
+"""Entry of the PyTorch runners: one process under the harness, or a torchrun launch."""
 
 from __future__ import annotations
 
-from zbench.runners.config import RunConfig
-from zbench.runners.protocol import EventWriter
+from zbench.contract.config import RunConfig
+from zbench.contract.protocol import EventWriter
 
 
 def run(config: RunConfig, writer: EventWriter) -> int:
@@ -12,6 +12,7 @@ def run(config: RunConfig, writer: EventWriter) -> int:
 
     if config.gpus > 1 and not is_child():
         return launch(config, writer)  # imports no framework in this process
-    from zbench.runners.torch.worker import run_worker
+    from zbench.runners import harness
+    from zbench.runners.torch.adapter import TorchAdapter
 
-    return run_worker(config, writer)
+    return harness.run(TorchAdapter(), config, writer)

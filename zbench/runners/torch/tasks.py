@@ -17,6 +17,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, RandomSampler, SequentialSampler
 
+from zbench.contract.config import WORKLOADS
 from zbench.runners import datasets as ds
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -132,9 +133,8 @@ class Task:
 
     def __init__(self, shape: Shape, data: str | None, data_source: str, split: str, seed: int):
         self.shape = shape
-        self.kind = {"resnet50": "cls", "vgg16": "cls", "fasterrcnn": "det"}.get(
-            shape.workload, "seg"
-        )
+        self.info = WORKLOADS[shape.workload]
+        self.kind = {"classification": "cls", "detection": "det"}.get(self.info.task, "seg")
         self.layout: str | None = None
         self._index: Any = None
         if data is not None:
@@ -190,7 +190,7 @@ class Task:
         if self.kind == "det":
             images = [torch.rand(3, n, n, generator=g).to(dev) for _ in range(b)]
             return images, [_random_boxes(n, dev, g) for _ in range(b)]
-        dims = (n, n, n) if s.workload == "unet3d" else (n, n)
+        dims = (n,) * self.info.spatial_dims
         x = torch.randn(b, 1, *dims, generator=g).to(dev).contiguous(memory_format=s.memory_format)
         return x, torch.randint(0, SEG_CLASSES, (b, *dims), generator=g).to(dev)
 
@@ -207,8 +207,7 @@ class Task:
             dataset = _Detection(self._index, s.image_size, self.seed)
             collate = _collate_list
         else:
-            dims = 3 if s.workload == "unet3d" else 2
-            dataset = _Volumes(self._index, s.image_size, dims, self.seed)
+            dataset = _Volumes(self._index, s.image_size, self.info.spatial_dims, self.seed)
         g = torch.Generator().manual_seed(self.seed)
         sampler = (
             SequentialSampler(dataset)
@@ -249,20 +248,26 @@ class Task:
         if self.kind == "det":
             losses = model(x, y)  # RPN objectness + box, RoI-head classifier + box regression
             return sum(losses.values())  # type: ignore[return-value]
-        out = model(x)
-        loss = nn.functional.cross_entropy(out.float(), y)
-        if self.shape.workload == "unet3d":
-            loss = loss + _soft_dice_loss(out.float(), y)  # MLPerf's DiceCELoss
-        return loss
+        out = model(x).float()
+        if "dice" not in self.info.loss:
+            return nn.functional.cross_entropy(out, y)
+        # Cross-entropy + soft Dice (MLPerf's DiceCELoss) from one log-softmax of the output.
+        log_probs = out.log_softmax(dim=1)
+        return nn.functional.nll_loss(log_probs, y) + _soft_dice_loss(log_probs.exp(), y)
 
     def forward(self, model: nn.Module, batch: Any) -> Any:
         return model(batch[0])
 
 
-def _soft_dice_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    probs = logits.softmax(dim=1)
-    onehot = nn.functional.one_hot(target, logits.shape[1]).movedim(-1, 1).to(probs.dtype)
-    dims = tuple(range(2, logits.ndim))
-    inter = (probs * onehot).sum(dims)
-    union = probs.sum(dims) + onehot.sum(dims)
+def _soft_dice_loss(probs: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """1 - mean over images and classes of the soft Dice score of class probabilities (N, C, ...).
+
+    The one-hot target is never made: per class, the intersection sums the probability of the
+    labelled class over its voxels and the target's volume is a count (scatter_add over voxels)."""
+    n, c = probs.shape[:2]
+    flat_t = target.reshape(n, -1)
+    picked = probs.reshape(n, c, -1).gather(1, flat_t[:, None]).squeeze(1)
+    inter = probs.new_zeros(n, c).scatter_add_(1, flat_t, picked)
+    counts = probs.new_zeros(n, c).scatter_add_(1, flat_t, torch.ones_like(picked))
+    union = probs.sum(tuple(range(2, probs.ndim))) + counts
     return 1.0 - ((2 * inter + 1e-6) / (union + 1e-6)).mean()

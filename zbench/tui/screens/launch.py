@@ -1,6 +1,6 @@
 """The launch dialog: workloads and their options, or a suite, validated as you type.
 
-Validation runs the runner's own option parser (``zbench.runners.config.parse_args``, standard
+Validation runs the runner's own option parser (``zbench.contract.config.parse_args``, standard
 library only), so the dialog accepts exactly what a runner accepts.
 """
 
@@ -15,7 +15,7 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
-from zbench.runners.config import (
+from zbench.contract.config import (
     DATA_SOURCES,
     FRAMEWORKS,
     MODES,

@@ -2,7 +2,7 @@
 
 This module is the whole contract (docs/runner-protocol.md describes it for humans). It uses only the
 standard library so that the supervisor, the TUI and the CLI can read events without importing any
-deep-learning framework; it is the one module of ``zbench.runners`` that they may import.
+deep-learning framework; anyone may import it.
 
 Each event is one JSON object on one line::
 
@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, ClassVar, Literal, Protocol
 
 SCHEMA_VERSION = 1
 
@@ -31,6 +31,14 @@ Phase = Literal["setup", "warmup", "measure", "done"]
 PHASES: tuple[str, ...] = ("setup", "warmup", "measure", "done")
 ErrorKind = Literal["config", "oom", "crash", "interrupted", "unavailable"]
 ERROR_KINDS: tuple[str, ...] = ("config", "oom", "crash", "interrupted", "unavailable")
+
+
+class TypedEvent(Protocol):
+    """What :meth:`EventWriter.send` takes: any class of ``zbench.contract.events``."""
+
+    TYPE: ClassVar[str]
+
+    def to_fields(self) -> dict[str, Any]: ...
 
 
 class EventWriter:
@@ -59,6 +67,10 @@ class EventWriter:
             self._fh.write(line)
             self._fh.flush()
         return event
+
+    def send(self, event: TypedEvent) -> dict[str, Any]:
+        """Write a typed event (``zbench.contract.events``)."""
+        return self.emit(event.TYPE, **event.to_fields())  # type: ignore[arg-type]
 
     # Convenience wrappers, so runners cannot misspell the common shapes.
     def phase(self, name: Phase, **fields: Any) -> None:

@@ -1,4 +1,4 @@
-"""Framework-free measurement arithmetic shared by the PyTorch and TensorFlow runners.
+"""Measurement rules, framework-free: window statistics and the one result record.
 
 The runners own the timing (they know how to synchronize their device); this module turns what they
 timed into the one result record both frameworks report, so a torch row and a tf row mean the same.
@@ -9,7 +9,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from zbench.contract.events import Result
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -60,3 +63,69 @@ def combine_repeats(windows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         100.0 * (max(rates) - min(rates)) / median_rate if median_rate > 0 else math.nan
     )
     return out
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a result reports about the run besides its windows (the same for every framework)."""
+
+    workload: str
+    framework: str
+    mode: str
+    unit: str
+    batch_size: int  # per GPU
+    gpus: int  # replicas in the whole job
+    precision: str
+    precision_detail: str
+    data: str
+    image_size: int
+    xla: bool
+    warmup_steps: int
+    settings: dict[str, Any]
+
+
+def build_result(
+    windows: Sequence[dict[str, Any]],
+    facts: RunFacts,
+    *,
+    compile_s: float | None,
+    peak_allocated: int | None,
+    peak_reserved: int | None,
+) -> Result:
+    """The one result record: every framework's ``result`` event is made here."""
+    c = combine_repeats(windows)
+    return Result(
+        workload=facts.workload,
+        framework=facts.framework,
+        mode=facts.mode,
+        samples_per_s=c["samples_per_s"],
+        samples_per_s_per_gpu=c["samples_per_s"] / facts.gpus,
+        samples_per_s_rank0=c.get("samples_per_s_rank0", c["samples_per_s"]),
+        samples=int(c["samples"]),
+        steps=int(c["steps"]),
+        window_s=c["window_s"],
+        step_time_median_ms=c["step_time_median_ms"],
+        step_time_p90_ms=c["step_time_p90_ms"],
+        step_time_source=c.get("step_time_source", "host"),
+        repeats=c["repeats"],
+        samples_per_s_all=c["samples_per_s_all"],
+        samples_per_s_min=c["samples_per_s_min"],
+        samples_per_s_max=c["samples_per_s_max"],
+        samples_per_s_spread_pct=c["samples_per_s_spread_pct"],
+        unit=facts.unit,
+        batch_size=facts.batch_size,
+        global_batch=facts.batch_size * facts.gpus,
+        gpus=facts.gpus,
+        scaling={"mode": "weak", "world_size": facts.gpus, "per_gpu_batch": facts.batch_size},
+        compile_s=compile_s,
+        warmup_steps=facts.warmup_steps,
+        precision=facts.precision,
+        precision_detail=facts.precision_detail,
+        data=facts.data,
+        image_size=facts.image_size,
+        xla=facts.xla,
+        settings=facts.settings,
+        peak_mem_allocated_bytes=peak_allocated,
+        peak_mem_reserved_bytes=peak_reserved,
+        peak_mem_bytes=peak_allocated,
+    )

@@ -22,22 +22,41 @@ PRESETS: tuple[str, ...] = ("review", "max")
 
 @dataclass(frozen=True)
 class WorkloadInfo:
+    """One row of the workload table: everything framework-free about a workload. A new workload is
+    one row here plus a model and a data function per framework (``runners/torch/models.py`` and
+    ``tasks.py``; ``runners/tf/models.py`` and ``workloads.py``)."""
+
     name: str
     title: str
-    task: str
+    task: str  # "classification" | "detection" | "segmentation"
     unit: str  # what one sample is: "images", "volumes"
     dataset: str  # the real dataset layout --data accepts
     default_batch: int  # the review's 128 where it fits a 48 GB card, else stated here
     batch_note: str = ""
+    image_size: int = 224  # the review's input size (a side of the square or cube)
+    num_classes: int = 1000  # synthetic data's classes (a real dataset brings its own)
+    max_batch: int = 128  # --preset max on one H200-class GPU
+    spatial_dims: int = 2  # 2 for images, 3 for volumes
+    in_channels: int = 3
+    size_multiple: int = 1  # --image-size must be a multiple of this
+    min_size: int = 32  # ... and at least this
+    compile_in_max: bool = True  # whether --preset max turns on torch.compile / XLA
+    compile_note: str = ""  # why not, when it does not
+    loss: str = "cross-entropy"  # segmentation: "cross-entropy" or "cross-entropy + dice"
 
 
 WORKLOADS: dict[str, WorkloadInfo] = {
     w.name: w
     for w in (
+        # --preset max: a larger batch only where it raised throughput (ResNet-50's and the U-Nets'
+        # kernels are still launch-bound at the review's batch in bf16).
         WorkloadInfo(
-            "resnet50", "ResNet-50", "classification", "images", "flowers102 | imagenet", 128
+            "resnet50", "ResNet-50", "classification", "images", "flowers102 | imagenet", 128,
+            max_batch=256,
         ),
-        WorkloadInfo("vgg16", "VGG16", "classification", "images", "imagenet | flowers102", 128),
+        WorkloadInfo(
+            "vgg16", "VGG16", "classification", "images", "imagenet | flowers102", 128,
+        ),
         WorkloadInfo(
             "fasterrcnn",
             "Faster R-CNN R50-FPN",
@@ -46,6 +65,14 @@ WORKLOADS: dict[str, WorkloadInfo] = {
             "voc",
             16,
             "batch 16 per GPU: 128 800px detection images do not fit a 48 GB card",
+            image_size=800,
+            num_classes=21,
+            max_batch=16,
+            # torch.compile of torchvision's detection models breaks the graph at every
+            # data-dependent step (anchor matching, NMS), compiles for minutes and gains nothing;
+            # XLA compiles only the convolutional parts (NMS and sampling have no XLA kernels).
+            compile_in_max=False,
+            compile_note="off: detection graphs break at data-dependent steps",
         ),
         WorkloadInfo(
             "unet2d",
@@ -55,6 +82,12 @@ WORKLOADS: dict[str, WorkloadInfo] = {
             "kits19 (axial slices)",
             32,
             "batch 32 per GPU at 256x256: 128 does not fit a 48 GB card in FP32 training",
+            image_size=256,
+            num_classes=3,
+            max_batch=64,
+            in_channels=1,
+            size_multiple=16,
+            min_size=16,
         ),
         WorkloadInfo(
             "unet3d",
@@ -64,9 +97,17 @@ WORKLOADS: dict[str, WorkloadInfo] = {
             "kits19",
             2,
             "batch 2 of 128^3 crops, as MLPerf's KiTS19 reference",
+            image_size=128,
+            num_classes=3,
+            max_batch=4,
+            spatial_dims=3,
+            in_channels=1,
+            size_multiple=32,
+            min_size=64,
+            loss="cross-entropy + dice",  # MLPerf's DiceCELoss
         ),
     )
-}
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -88,7 +129,7 @@ class RunConfig:
     gpus: int = 1
     workers: int = 4
     seed: int = 0
-    repeat: int = 1
+    repeat: int | None = None  # measured windows; None = the preset's (3)
     data: str | None = None  # a dataset path, or None for synthetic
     data_source: str = "synthetic-device"
     device: str = "cuda"
@@ -168,7 +209,10 @@ def build_parser(prog: str = "python -m zbench.runners") -> argparse.ArgumentPar
     p.add_argument("--gpus", type=_positive, default=1)
     p.add_argument("--workers", type=_non_negative, default=4)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--repeat", type=_positive, default=1)
+    p.add_argument(
+        "--repeat", "--repeats", dest="repeat", type=_positive, default=None,
+        help="measured windows (default 3); the result has each window's rate, the median, the spread",
+    )
     p.add_argument("--data", default=None, help="path of a real dataset in its published layout")
     p.add_argument("--data-source", choices=DATA_SOURCES, default="synthetic-device")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")

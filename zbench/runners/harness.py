@@ -1,0 +1,307 @@
+"""The one runner harness: check, resolve, start, setup, compile, warm-up, windows, result.
+
+A framework (or a demo) is an :class:`Adapter`; the harness owns the order of events, the timed
+loop and the mapping of every failure to one ``error`` event and an exit status (docs/runner-protocol.md).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from zbench.contract import measure
+from zbench.contract.config import WORKLOADS, RunConfig
+from zbench.contract.events import Start
+from zbench.contract.protocol import EventWriter
+from zbench.contract.resolve import check_shape, resolve, workload_info
+from zbench.runners.datasets import DatasetError
+
+PROGRESS_EVERY_S = 0.5
+
+
+class BadInput(Exception):
+    """Bad options or input found by an adapter: a ``config`` error, exit status 2."""
+
+
+class Unavailable(Exception):
+    """The framework or the device is missing: an ``unavailable`` error, exit status 1."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What an adapter found while preparing (devices, precision, data), for the ``start`` event."""
+
+    data: str  # synthetic-device | synthetic-host | real:<layout>
+    num_classes: int
+    precision_detail: str
+    tf32: dict[str, bool]
+    memory_format: str
+    gpus: int  # replicas in the whole job
+    process_batch: int  # samples one step of this process makes
+    settings: dict[str, Any]  # the switches that change speed
+    environment: dict[str, Any]
+    start_extra: dict[str, Any] = field(default_factory=dict)  # framework-only start fields
+
+
+class StepTimer(ABC):
+    """Device-side per-step times (e.g. CUDA events), read after the window's closing sync."""
+
+    source: ClassVar[str] = "device"
+
+    @abstractmethod
+    def begin(self, i: int) -> None: ...
+
+    @abstractmethod
+    def end(self, i: int) -> None: ...
+
+    @abstractmethod
+    def times_s(self) -> list[float]: ...
+
+
+class Adapter(ABC):
+    """One framework (or demo) under the harness. ``events`` is set by the harness before
+    :meth:`prepare`: a demo writes its ``frame`` events there from its step."""
+
+    framework: ClassVar[str]
+    rank: int = 0  # only rank 0 writes events other than errors
+    events: Any = None
+
+    @abstractmethod
+    def prepare(self, cfg: RunConfig) -> Prepared:
+        """Devices, precision and the dataset index; raise BadInput / Unavailable."""
+
+    @abstractmethod
+    def build(self, cfg: RunConfig) -> Callable[[], Any]:
+        """Model, optimizer and data; returns one step (its return value is given to :meth:`sync`)."""
+
+    @abstractmethod
+    def sync(self, last: Any) -> None:
+        """Wait until the device has finished everything queued (``last``: the last step's value)."""
+
+    def compile_steps(self, cfg: RunConfig) -> int:
+        """Steps timed apart as ``compile_s`` before the warm-up (0: ``compile_s`` is null)."""
+        return 0
+
+    def barrier(self) -> None:
+        """Under several processes, meet the other ranks (the device synchronized)."""
+
+    def step_timer(self, steps: int) -> StepTimer | None:
+        return None  # host times
+
+    def reduce_window(self, stats: dict[str, Any]) -> dict[str, Any]:
+        """Whole-job figures of one window (several processes: all samples, slowest window)."""
+        return {**stats, "samples_per_s_rank0": stats["samples_per_s"]}
+
+    def peak_memory(self) -> tuple[int | None, int | None]:
+        """(allocated, reserved) peak bytes of the fullest device; None where not tracked."""
+        return None, None
+
+    def is_oom(self, exc: BaseException) -> bool:
+        return False
+
+    def bad_input(self, exc: BaseException) -> str | None:
+        """A one-line reason when ``exc`` is bad input found while running (a damaged dataset file
+        read by a loader worker), else None."""
+        if isinstance(exc, DatasetError):
+            return dataset_message(str(exc))
+        return None
+
+    def close(self) -> None:
+        """Release what :meth:`prepare` set up (process groups); called on every outcome."""
+
+
+def dataset_message(text: str) -> str:
+    """The one line of a dataset error that a loader re-raised with its worker's traceback around
+    it (PyTorch's DataLoader, TensorFlow's ``{{function_node ...}}`` prefix)."""
+    for line in reversed(text.strip().splitlines()):
+        if "DatasetError: " in line:
+            return line.split("DatasetError: ", 1)[1].strip()
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else text
+
+
+class _ErrorsOnly:
+    """Ranks other than 0 report only their errors (rank 0 speaks for the run)."""
+
+    def __init__(self, writer: EventWriter, rank: int) -> None:
+        self._writer, self._rank = writer, rank
+
+    def emit(self, type: str, **fields: Any) -> None:
+        if type == "error":
+            self._writer.emit("error", rank=self._rank, **fields)
+
+    def send(self, event: Any) -> None:
+        pass
+
+    def phase(self, name: str, **fields: Any) -> None:
+        pass
+
+    def progress(self, *args: Any, **fields: Any) -> None:
+        pass
+
+    def error(self, kind: str, message: str, **fields: Any) -> None:
+        self.emit("error", kind=kind, message=message, **fields)
+
+
+def _bad_input(out: Any, message: str) -> int:
+    """Bad options or input: one line on stderr and a ``config`` error; exit status 2."""
+    print(f"zbench.runners: {message}", file=sys.stderr)
+    out.error("config", message)
+    return 2
+
+
+def run(adapter: Adapter, config: RunConfig, writer: EventWriter) -> int:
+    """Run ``config`` with ``adapter``; every outcome is an event. The exit status: 0 done, 1 the
+    work failed, 2 bad input."""
+    out: Any = writer if adapter.rank == 0 else _ErrorsOnly(writer, adapter.rank)
+    adapter.events = out
+    reason = check_shape(config)
+    if reason:
+        return _bad_input(out, reason)
+    cfg = resolve(config)
+    batch = cfg.config.batch_size
+    try:
+        return _run(adapter, cfg.config, cfg.choices, out)
+    except Unavailable as exc:
+        out.error("unavailable", str(exc))
+        return 1
+    except BadInput as exc:
+        return _bad_input(out, str(exc))
+    except KeyboardInterrupt:
+        out.error("interrupted", "stopped by a signal before the run finished")
+        return 1
+    except Exception as exc:
+        message = adapter.bad_input(exc)
+        if message is not None:
+            return _bad_input(out, message)
+        if adapter.is_oom(exc):
+            b = batch or 1
+            hint = f"try --batch-size {max(1, b // 2)}" if b > 1 else "use a smaller --image-size"
+            out.error(
+                "oom",
+                f"out of device memory at batch size {b} per GPU; {hint}",
+                batch_size=b,
+                hint=hint,
+            )
+            return 1
+        traceback.print_exc()
+        out.error("crash", f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
+        return 1
+    finally:
+        adapter.close()
+
+
+def _run(adapter: Adapter, cfg: RunConfig, choices: dict[str, str], out: Any) -> int:
+    assert cfg.batch_size and cfg.steps and cfg.image_size and cfg.precision and cfg.repeat
+    assert cfg.warmup is not None
+    info = WORKLOADS[cfg.workload]
+    prep = adapter.prepare(cfg)
+    global_batch = cfg.batch_size * prep.gpus
+    out.send(
+        Start(
+            framework=adapter.framework,
+            workload=cfg.workload,
+            workload_info=workload_info(cfg.workload),
+            config=cfg.as_dict(),
+            preset_choices=choices,
+            data=prep.data,
+            precision_detail=prep.precision_detail,
+            tf32=prep.tf32,
+            memory_format=prep.memory_format,
+            num_classes=prep.num_classes,
+            gpus=prep.gpus,
+            global_batch=global_batch,
+            unit=info.unit,
+            settings=prep.settings,
+            environment=prep.environment,
+            extra=prep.start_extra,
+        )
+    )
+    out.phase("setup")
+    step = adapter.build(cfg)
+    compile_s = None
+    if n := adapter.compile_steps(cfg):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            last = step()
+        adapter.sync(last)
+        compile_s = time.perf_counter() - t0
+    out.phase("warmup", steps=cfg.warmup)
+    last = None
+    for _ in range(cfg.warmup):
+        last = step()
+    adapter.sync(last)
+    out.phase("measure", steps=cfg.steps, repeats=cfg.repeat)
+    total = cfg.steps * cfg.repeat
+    windows = [
+        _window(adapter, step, cfg.steps, prep, out, r * cfg.steps, total, global_batch)
+        for r in range(cfg.repeat)
+    ]
+    allocated, reserved = adapter.peak_memory()
+    facts = measure.RunFacts(
+        workload=cfg.workload,
+        framework=adapter.framework,
+        mode=cfg.mode,
+        unit=info.unit,
+        batch_size=cfg.batch_size,
+        gpus=prep.gpus,
+        precision=cfg.precision,
+        precision_detail=prep.precision_detail,
+        data=prep.data,
+        image_size=cfg.image_size,
+        xla=cfg.xla,
+        warmup_steps=cfg.warmup,
+        settings=prep.settings,
+    )
+    result = measure.build_result(
+        windows, facts, compile_s=compile_s, peak_allocated=allocated, peak_reserved=reserved
+    )
+    out.send(result)
+    out.phase("done")
+    return 0
+
+
+def _window(
+    adapter: Adapter,
+    step: Callable[[], Any],
+    steps: int,
+    prep: Prepared,
+    out: Any,
+    done: int,
+    total: int,
+    global_batch: int,
+) -> dict[str, Any]:
+    """One measured window: synchronized (and the ranks met) at both edges; per-step host times,
+    or the adapter's device times (a host time of asynchronous GPU work is only its queueing)."""
+    adapter.sync(None)
+    adapter.barrier()
+    timer = adapter.step_timer(steps)
+    times: list[float] = []
+    last = None
+    t0 = shown = time.perf_counter()
+    for i in range(steps):
+        s = time.perf_counter()
+        if timer is not None:
+            timer.begin(i)
+        last = step()
+        if timer is not None:
+            timer.end(i)
+        now = time.perf_counter()
+        times.append(now - s)
+        if now - shown >= PROGRESS_EVERY_S or i == steps - 1:
+            shown = now
+            # Host-side live rate of the whole job (ranks step in lockstep; no device sync here:
+            # the result has the exact figure).
+            out.progress(done + i + 1, total, (i + 1) * global_batch / (now - t0))
+    adapter.sync(last)
+    window_s = time.perf_counter() - t0
+    if timer is not None:
+        times = timer.times_s()
+    stats: dict[str, Any] = measure.window_stats(times, prep.process_batch, window_s)
+    stats["step_time_source"] = timer.source if timer is not None else "host"
+    return adapter.reduce_window(stats)
