@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from zbench.jobs import api
 from zbench.contract.config import RunConfig
+from zbench.jobs import api
 
 
 def fake_spec(

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from zbench.contract.protocol import ERROR_KINDS, PHASES, SCHEMA_VERSION, read_events
 
 REPO = Path(__file__).resolve().parents[2]
@@ -15,7 +17,8 @@ RESULT_FIELDS = (
     "samples_per_s", "samples_per_s_per_gpu", "step_time_median_ms", "step_time_p90_ms", "steps",
     "samples", "window_s", "batch_size", "global_batch", "gpus", "unit", "compile_s",
     "peak_mem_allocated_bytes", "peak_mem_reserved_bytes", "repeats", "samples_per_s_spread_pct",
-    "precision_detail", "data", "scaling",
+    "precision_detail", "data", "scaling", "samples_per_s_all", "samples_per_s_min",
+    "samples_per_s_max", "settings", "workload", "framework", "mode",
 )  # fmt: skip
 
 
@@ -27,20 +30,25 @@ def run_in_process(argv: list[str], events: Path) -> tuple[int, list[dict[str, A
 
 
 def run_subprocess(
-    argv: list[str], events: Path, timeout: float = 300
+    argv: list[str], events: Path, timeout: float = 600
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "2"}
     env.pop(
         "TF_CONFIG", None
     )  # a stray multi-worker config would make the tf runner wait for peers
-    proc = subprocess.run(
-        [sys.executable, "-m", "zbench.runners", *argv, "--events", str(events)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=timeout,
-    )
+    cmd = [sys.executable, "-m", "zbench.runners", *argv, "--events", str(events)]
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=timeout
+        )
+    except subprocess.TimeoutExpired as exc:
+        # Say what was still running and how far it got, not only that time ran out.
+        seen = [e.get("phase") or e["type"] for e in read_events(events)]
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
+        pytest.fail(
+            f"still running after {timeout:.0f} s: {' '.join(cmd[2:])}\n"
+            f"events so far: {seen}\nstderr tail: {(err or '')[-1500:]}"
+        )
     return proc, list(read_events(events))
 
 

@@ -26,7 +26,11 @@ def _restore_tf32() -> object:
 
 @pytest.mark.parametrize(
     "precision, tf32, detail",
-    [("fp32", False, "fp32 (TF32 off)"), ("tf32", True, "tf32"), ("bf16", False, "bf16 autocast")],
+    [
+        ("fp32", False, "fp32 (TF32 off)"),
+        pytest.param("tf32", True, "tf32", marks=pytest.mark.slow),
+        pytest.param("bf16", False, "bf16 autocast", marks=pytest.mark.slow),
+    ],
 )
 def test_precision_sets_tf32_switches(
     precision: str, tf32: bool, detail: str, tmp_path: Path
@@ -74,6 +78,7 @@ def test_review_and_max_presets_resolve() -> None:
     assert resolve(RunConfig(workload="unet3d")).config.batch_size == 2
 
 
+@pytest.mark.slow
 def test_compile_time_is_reported_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ZBENCH_COMPILE_BACKEND", "eager")  # dynamo without inductor's C++ build
     argv = ["unet2d", "--device", "cpu", "--image-size", "32", "--batch-size", "1", "--mode"]
@@ -144,6 +149,7 @@ def test_usage_errors_exit_2_with_one_line(argv: list[str], fragment: str, tmp_p
     assert error["kind"] == "config" and fragment in error["message"]
 
 
+@pytest.mark.slow
 def test_subprocess_run_writes_the_protocol(tmp_path: Path) -> None:
     proc, events = run_subprocess([*TINY, "--steps", "2", "--warmup", "1"], tmp_path / "e")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -152,6 +158,7 @@ def test_subprocess_run_writes_the_protocol(tmp_path: Path) -> None:
     assert '"type"' not in proc.stdout  # events never go to stdout
 
 
+@pytest.mark.slow
 def test_ddp_two_processes_on_cpu_gloo(tmp_path: Path) -> None:
     argv = [*TINY, "--gpus", "2", "--steps", "2", "--warmup", "1"]
     proc, events = run_subprocess(argv, tmp_path / "e", timeout=400)

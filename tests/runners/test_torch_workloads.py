@@ -22,8 +22,15 @@ TINY = {
 FAST = ["--device", "cpu", "--steps", "1", "--warmup", "0"]
 
 
-@pytest.mark.parametrize("mode", ["train", "infer"])
-@pytest.mark.parametrize("workload", sorted(TINY))
+# One tiny run stays in the fast gate; the others are the slow tier.
+CASES = [
+    pytest.param(w, m, marks=[] if (w, m) == ("resnet50", "train") else [pytest.mark.slow])
+    for w in sorted(TINY)
+    for m in ("train", "infer")
+]
+
+
+@pytest.mark.parametrize(("workload", "mode"), CASES)
 def test_workload_mode_synthetic_device(workload: str, mode: str, tmp_path: Path) -> None:
     rc, events = run_in_process([workload, "--mode", mode, *TINY[workload], *FAST], tmp_path / "e")
     assert rc == 0, events
@@ -44,6 +51,7 @@ def _real(workload: str, root: Path) -> tuple[str, str]:
     return str(make_kits19(root, cases=2, shape=(20, 40, 40))), "real:kits19"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workload", sorted(TINY))
 def test_workload_on_real_dataset(workload: str, tmp_path: Path) -> None:
     data, label = _real(workload, tmp_path / "data")
@@ -56,6 +64,7 @@ def test_workload_on_real_dataset(workload: str, tmp_path: Path) -> None:
         assert events[0]["num_classes"] == (102 if workload == "resnet50" else 3)
 
 
+@pytest.mark.slow
 def test_synthetic_host_repeats_and_fp16(tmp_path: Path) -> None:
     argv = ["unet2d", *TINY["unet2d"], "--device", "cpu", "--steps", "2", "--warmup", "1"]
     argv += ["--data-source", "synthetic-host", "--workers", "1", "--repeat", "2"]
@@ -79,3 +88,28 @@ def test_missing_dataset_is_a_config_error(tmp_path: Path) -> None:
     assert rc == 2
     error = the_error(events)
     assert error["kind"] == "config" and "2007_000000.jpg" in error["message"]
+
+
+def test_dice_loss_matches_its_one_hot_definition() -> None:
+    import torch
+
+    from zbench.runners.torch.tasks import _soft_dice_loss
+
+    g = torch.Generator().manual_seed(0)
+    probs = torch.rand(2, 3, 4, 5, 6, generator=g).softmax(dim=1)
+    target = torch.randint(0, 3, (2, 4, 5, 6), generator=g)
+    onehot = torch.nn.functional.one_hot(target, 3).movedim(-1, 1).float()
+    inter, union = (probs * onehot).sum((2, 3, 4)), probs.sum((2, 3, 4)) + onehot.sum((2, 3, 4))
+    expected = 1.0 - ((2 * inter + 1e-6) / (union + 1e-6)).mean()
+    assert _soft_dice_loss(probs, target).item() == pytest.approx(expected.item(), rel=1e-5)
+
+
+def test_damaged_image_found_by_a_loader_worker_is_one_line_exit_2(tmp_path: Path) -> None:
+    root = make_flowers102(tmp_path / "data", n=9)
+    for image in sorted(root.rglob("*.jpg")):
+        image.write_bytes(b"not a jpeg")
+    argv = ["resnet50", *TINY["resnet50"], *FAST, "--data", str(root), "--workers", "1"]
+    rc, events = run_in_process(argv, tmp_path / "e")
+    assert rc == 2
+    error = the_error(events)  # one line, not the worker's traceback
+    assert error["kind"] == "config" and error["message"].startswith("cannot decode image")

@@ -67,6 +67,8 @@ def test_bad_gpus_is_exit_2(fake: FakeNvml) -> None:
     assert res.exit_code == 2 and "not a GPU index" in res.output
 
 
+@pytest.mark.torch
+@pytest.mark.slow  # imports torch here and again in the probe's runner process
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 def test_runner_without_cuda_fails_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(

@@ -210,7 +210,11 @@ def build_parser(prog: str = "python -m zbench.runners") -> argparse.ArgumentPar
     p.add_argument("--workers", type=_non_negative, default=4)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
-        "--repeat", "--repeats", dest="repeat", type=_positive, default=None,
+        "--repeat",
+        "--repeats",
+        dest="repeat",
+        type=_positive,
+        default=None,
         help="measured windows (default 3); the result has each window's rate, the median, the spread",
     )
     p.add_argument("--data", default=None, help="path of a real dataset in its published layout")

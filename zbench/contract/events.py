@@ -143,6 +143,6 @@ def from_dict(event: dict[str, Any]) -> _Event | None:
     if cls is None:
         return None
     try:
-        return cls.from_fields(event)  # type: ignore[no-any-return]
+        return cls.from_fields(event)
     except TypeError:  # a required field is missing
         return None

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from zbench import paths
+from zbench.contract.config import RunConfig
 from zbench.jobs import liveness
 from zbench.results.store import FINISHED_STATES, Store
-from zbench.contract.config import RunConfig
 
 STATES = ("queued", "running", *FINISHED_STATES)
 

@@ -20,10 +20,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from zbench.contract.config import RunConfig, UsageError, build_parser, parse_args
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
-from zbench.contract.config import RunConfig, UsageError, build_parser, parse_args
 
 Db = str | os.PathLike[str] | None
 POLL_S = 0.5

@@ -19,12 +19,12 @@ from typing import Any
 import psutil
 
 from zbench import paths
+from zbench.contract.config import RunConfig
+from zbench.contract.protocol import EventTail, read_events
 from zbench.jobs.liveness import child_env
 from zbench.results.aggregate import Sample, aggregate, compact_sample
 from zbench.results.provenance import cpu_model
 from zbench.results.store import Store
-from zbench.contract.config import RunConfig
-from zbench.contract.protocol import EventTail, read_events
 from zbench.telemetry.snapshot import Snapshot
 
 ENV_RUNNER = "ZBENCH_RUNNER_MODULE"  # a module name, or a .py file (tests use a fake runner)

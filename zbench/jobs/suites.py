@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zbench.contract.config import RunConfig, UsageError, parse_args
 from zbench.jobs.api import JobSpec
 from zbench.jobs.gpus import visible_gpus
-from zbench.contract.config import RunConfig, UsageError, parse_args
 
 if sys.version_info >= (3, 11):
     import tomllib

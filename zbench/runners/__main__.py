@@ -13,6 +13,7 @@ from types import FrameType
 
 from zbench.contract.config import RunConfig, UsageError, parse_args
 from zbench.contract.protocol import EventWriter
+from zbench.contract.resolve import check_shape
 
 RUNNERS = {"torch": "zbench.runners.torch.main", "tf": "zbench.runners.tf.adapter"}
 EXTRAS = {"torch": "torch", "tf": "tf (or tf-cpu)"}
@@ -65,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _dispatch(config: RunConfig, writer: EventWriter) -> int:
     fw = config.framework
+    reason = check_shape(config)  # before a framework import: bad input is answered at once
+    if reason:
+        print(f"zbench.runners: {reason}", file=sys.stderr)
+        writer.error("config", reason)
+        return 2
     try:
         importlib.import_module(FRAMEWORK_MODULES[fw])
     except ImportError:

@@ -82,7 +82,7 @@ def _loadmat(file: Path) -> dict[str, Any]:
     if not file.is_file():
         raise DatasetError(f"missing dataset file: {file}")
     try:
-        return loadmat(str(file))  # type: ignore[no-any-return]
+        return loadmat(str(file))
     except Exception as exc:  # scipy raises several types for a damaged file
         raise DatasetError(f"cannot read {file}: {exc}") from None
 

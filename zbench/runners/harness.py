@@ -89,6 +89,7 @@ class Adapter(ABC):
 
     def barrier(self) -> None:
         """Under several processes, meet the other ranks (the device synchronized)."""
+        return None
 
     def step_timer(self, steps: int) -> StepTimer | None:
         return None  # host times
@@ -113,6 +114,7 @@ class Adapter(ABC):
 
     def close(self) -> None:
         """Release what :meth:`prepare` set up (process groups); called on every outcome."""
+        return None
 
 
 def dataset_message(text: str) -> str:

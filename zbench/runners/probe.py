@@ -25,7 +25,7 @@ from zbench.contract.protocol import EventWriter
 MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16")
 
 
-def _events_timed(fn: Callable[[], None], inner: int, repeats: int, warmup: int) -> float:
+def _events_timed(fn: Callable[[], object], inner: int, repeats: int, warmup: int) -> float:
     """Median seconds per call of ``fn`` (on the current device), timed with CUDA events."""
     for _ in range(warmup):
         fn()
@@ -132,18 +132,18 @@ def main(argv: list[str] | None = None) -> int:
     steps: list[tuple[str, Callable[[], dict[str, Any]]]] = []
     for g in gpus:
         for dt in MATMUL_DTYPES:
-            steps.append((f"matmul {dt} GPU {g}", lambda g=g, dt=dt: {
+            steps.append((f"matmul {dt} GPU {g}", lambda g=g, dt=dt: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
                 "test": "matmul", "dtype": dt, "gpu": g, "n": n,
                 "tflops": matmul_tflops(g, dt, n, repeats)}))  # fmt: skip
-        steps.append((f"memory copy GPU {g}", lambda g=g: {
+        steps.append((f"memory copy GPU {g}", lambda g=g: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
             "test": "memcpy", "gpu": g, "bytes": nbytes,
             "bytes_s": memcpy_bytes_s(g, nbytes, repeats)}))  # fmt: skip
         for to_dev, name in ((True, "h2d"), (False, "d2h")):
-            steps.append((f"pinned {name} GPU {g}", lambda g=g, t=to_dev, name=name: {
+            steps.append((f"pinned {name} GPU {g}", lambda g=g, t=to_dev, name=name: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
                 "test": name, "gpu": g, "bytes": nbytes,
                 "bytes_s": host_copy_bytes_s(g, nbytes, repeats, t)}))  # fmt: skip
     for s, d in pairs:
-        steps.append((f"GPU {s} -> GPU {d}", lambda s=s, d=d: {
+        steps.append((f"GPU {s} -> GPU {d}", lambda s=s, d=d: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
             "test": "p2p", "src": s, "dst": d, "bytes": nbytes,
             "peer_access": torch.cuda.can_device_access_peer(s, d),
             **p2p_copy(s, d, nbytes, args.p2p_seconds, ev)}))  # fmt: skip

@@ -25,7 +25,7 @@ TINY = {
 FAST = ["--framework", "tf", "--device", "cpu", "--steps", "2", "--warmup", "1"]
 
 
-def run_tf(argv: list[str], events: Path, timeout: float = 300) -> tuple[int, list[dict[str, Any]]]:
+def run_tf(argv: list[str], events: Path, timeout: float = 600) -> tuple[int, list[dict[str, Any]]]:
     proc, stream = run_subprocess(argv, events, timeout)
     return proc.returncode, stream
 

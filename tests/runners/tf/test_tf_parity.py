@@ -32,6 +32,7 @@ def _tf_params(workload: str) -> int:
     return int(getattr(models, workload)(1000, 224).count_params())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("workload", "exact"),
     [("resnet50", False), ("vgg16", True), ("unet2d", True), ("unet3d", True)],
@@ -58,6 +59,9 @@ def test_same_config_same_result_fields(tmp_path: Path) -> None:
     tf_result = next(e for e in tf_events if e["type"] == "result")
     assert set(RESULT_FIELDS) <= tf_result.keys()
     assert torch_result.keys() <= tf_result.keys()
+    assert torch_result.keys() == tf_result.keys()  # both built by contract.measure.build_result
+    assert torch_result["settings"].keys() == tf_result["settings"].keys()
+    assert torch_events[0].keys() - {"strategy"} == tf_events[0].keys() - {"strategy"}
     for key in ("batch_size", "global_batch", "gpus", "unit", "precision", "data", "steps"):
         assert torch_result[key] == tf_result[key], key
     assert {e["type"] for e in torch_events} == {e["type"] for e in tf_events}

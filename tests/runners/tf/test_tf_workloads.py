@@ -14,6 +14,7 @@ from tests.runners.tf.helpers import FAST, TINY, check_stream, needs_tf, run_tf
 pytestmark = [pytest.mark.tf, needs_tf]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["train", "infer"])
 @pytest.mark.parametrize("workload", sorted(TINY))
 def test_workload_mode(workload: str, mode: str, tmp_path: Path) -> None:
@@ -28,6 +29,7 @@ def test_workload_mode(workload: str, mode: str, tmp_path: Path) -> None:
     assert events[0]["strategy"] == "OneDeviceStrategy"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("argv", "detail"),
     [
@@ -44,6 +46,7 @@ def test_precision_and_xla(argv: list[str], detail: str, tmp_path: Path) -> None
     assert result["xla"] == ("--xla" in argv)
 
 
+@pytest.mark.slow
 def test_two_replicas_host_data(tmp_path: Path) -> None:
     """--gpus 2 on the CPU: two logical devices under MirroredStrategy, weak scaling."""
     argv = ["resnet50", *TINY["resnet50"], *FAST, "--gpus", "2", "--data-source", "synthetic-host"]
@@ -66,6 +69,7 @@ def _real(workload: str, root: Path) -> tuple[str, str]:
     return str(make_kits19(root)), "real:kits19"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workload", sorted(TINY))
 def test_real_dataset(workload: str, tmp_path: Path) -> None:
     path, label = _real(workload, tmp_path / "data")
@@ -91,6 +95,7 @@ def test_bad_shape_is_a_config_error(tmp_path: Path) -> None:
     assert "multiple of 16" in the_error(events)["message"]
 
 
+@pytest.mark.slow
 def test_no_gpu_is_unavailable(tmp_path: Path) -> None:
     argv = ["resnet50", *TINY["resnet50"], "--framework", "tf", "--device", "cuda"]
     rc, events = run_tf(argv, tmp_path / "e")

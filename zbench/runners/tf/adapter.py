@@ -14,12 +14,12 @@ from zbench.runners.harness import Adapter, BadInput, Prepared, Unavailable, dat
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import tensorflow as tf  # noqa: E402  (after the log level: TensorFlow reads it on import)
+import tensorflow as tf
 
-from zbench.runners.tf import env  # noqa: E402
-from zbench.runners.tf.data import Batches, make_batches  # noqa: E402
-from zbench.runners.tf.steps import make_infer_step, make_optimizer, make_train_step  # noqa: E402
-from zbench.runners.tf.workloads import WORKLOADS  # noqa: E402
+from zbench.runners.tf import env
+from zbench.runners.tf.data import Batches, make_batches
+from zbench.runners.tf.steps import make_infer_step, make_optimizer, make_train_step
+from zbench.runners.tf.workloads import WORKLOADS
 
 
 class TfAdapter(Adapter):

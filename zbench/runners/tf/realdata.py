@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from zbench.runners import datasets as ds
 from zbench.contract.config import RunConfig
+from zbench.runners import datasets as ds
 from zbench.runners.tf.workloads import MAX_BOXES, Workload
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)

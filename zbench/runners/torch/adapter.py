@@ -103,7 +103,7 @@ class TorchAdapter(Adapter):
         assert self.task is not None and cfg.image_size and cfg.precision
         task, device = self.task, self.device
         model = build_model(cfg.workload, task.num_classes, cfg.image_size).to(device)
-        model = model.to(memory_format=self.memory_format)  # type: ignore[call-overload]
+        model = model.to(memory_format=self.memory_format)
         train = cfg.mode == "train"
         model.train(train)
         net: nn.Module = model

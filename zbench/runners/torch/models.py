@@ -10,7 +10,7 @@ def build_model(workload: str, num_classes: int, image_size: int) -> nn.Module:
         import torchvision
 
         factory = getattr(torchvision.models, workload)
-        return factory(weights=None, num_classes=num_classes)  # type: ignore[no-any-return]
+        return factory(weights=None, num_classes=num_classes)
     if workload == "fasterrcnn":
         from torchvision.models.detection import fasterrcnn_resnet50_fpn
 
