@@ -102,3 +102,15 @@ def test_no_gpu_is_unavailable(tmp_path: Path) -> None:
     assert rc == 1
     error = the_error(events)
     assert error["kind"] == "unavailable" and "--device cpu" in error["message"]
+
+
+@pytest.mark.slow
+def test_damaged_image_found_by_tf_data_is_one_line_exit_2(tmp_path: Path) -> None:
+    root = make_flowers102(tmp_path / "data", n=9)
+    for image in sorted(root.rglob("*.jpg")):
+        image.write_bytes(b"not a jpeg")
+    argv = ["resnet50", *TINY["resnet50"], *FAST, "--data", str(root), "--workers", "1"]
+    rc, events = run_tf(argv, tmp_path / "e")
+    assert rc == 2
+    error = the_error(events)  # no {{function_node ...}} prefix, no traceback
+    assert error["kind"] == "config" and error["message"].startswith("cannot decode image")
