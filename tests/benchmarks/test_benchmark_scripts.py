@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import peak, runner_fidelity
-from zbench.runners.config import parse_args
+from zbench.contract.config import parse_args
 
 REPO = Path(__file__).resolve().parents[2]
 
