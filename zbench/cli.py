@@ -8,9 +8,12 @@ Exit codes: 0 ok, 1 the work failed, 2 bad usage or input (with a one-line reaso
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from zbench.results.selection import RunFilter
 
 app = typer.Typer(
     name="zbench",
@@ -49,6 +52,14 @@ SuiteRunOpt = Annotated[
 JobOpt = Annotated[
     list[int] | None,
     typer.Option("--job", help="Only the run of this job (repeatable).", show_default=False),
+]
+# Run filters of `report` and `export --samples`.
+SuiteOpt = Annotated[
+    str | None, typer.Option(help="Only jobs of this suite (e.g. review).", show_default=False)
+]
+JobsOpt = Annotated[
+    str | None,
+    typer.Option("--jobs", help="Only these job ids, e.g. 3,4,7-9.", show_default=False),
 ]
 SinceOpt = Annotated[
     str | None,
@@ -290,12 +301,82 @@ def export(
     job: JobOpt = None,
     tag: TagOpt = None,
     db: DbOpt = None,
+    samples: Annotated[
+        bool,
+        typer.Option(
+            "--samples", help="The raw samples instead (one row per sample and GPU; csv or jsonl)."
+        ),
+    ] = False,
+    suite: SuiteOpt = None,
+    job_ids: JobsOpt = None,
 ) -> None:
-    """Export results as Markdown, CSV or JSON, with the machine and any warnings."""
+    """Export results as Markdown, CSV or JSON, with the machine and any warnings, or (--samples)
+    their raw samples."""
+    if samples or suite or job_ids:
+        from zbench.results.report_commands import export_samples_command
+
+        flt = _run_filter(suite, job_ids, since, tag, workload, framework, None)
+        if not samples:
+            typer.echo("zbench: --suite and --jobs need --samples here", err=True)
+            raise typer.Exit(2)
+        _exit(export_samples_command(fmt, output, flt, db))
+        return
     from zbench.results.commands import Filters, export_results
 
     filters = Filters(workload, framework, None, since, job or None, suite_run, tag)
     _exit(export_results(fmt=fmt, output=output, filters=filters, db=db))
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def _run_filter(
+    suite: str | None,
+    job_ids: str | None,
+    since: str | None,
+    tag: str | None,
+    workload: str | None,
+    framework: str | None,
+    gpu: str | None,
+) -> RunFilter:
+    from zbench.results.report_commands import parse_job_ids
+    from zbench.results.selection import RunFilter, SelectionError
+
+    try:
+        ids = parse_job_ids(job_ids)
+    except SelectionError as exc:
+        typer.echo(f"zbench: {exc}", err=True)
+        raise typer.Exit(2) from None
+    return RunFilter(suite=suite, job_ids=ids, since=since, tag=tag, workload=workload,
+                     framework=framework, gpu=gpu)  # fmt: skip
+
+
+@app.command()
+def report(
+    *,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Folder for report.md, report.html, figures/.")
+    ] = Path("zbench-report"),
+    suite: SuiteOpt = None,
+    job_ids: JobsOpt = None,
+    since: SinceOpt = None,
+    tag: TagOpt = None,
+    workload: Annotated[
+        str | None, typer.Option(help="Only this workload.", show_default=False)
+    ] = None,
+    framework: Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)] = None,
+    gpu: Annotated[
+        str | None,
+        typer.Option(help="Only runs on GPUs whose name contains this.", show_default=False),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    db: DbOpt = None,
+) -> None:
+    """The whole review as one document: report.md and a self-contained report.html."""
+    from zbench.results.report_commands import report_command
+
+    flt = _run_filter(suite, job_ids, since, tag, workload, framework, gpu)
+    _exit(report_command(output, flt, db, quiet=quiet))
 
 
 @app.command()

@@ -1,0 +1,157 @@
+"""``zbench report``: the whole review from the selected runs, as ``report.md`` + ``report.html``.
+
+Sections, each only when there is data: the machine, one table per experiment, the charts (one set
+per machine and software stack, so unlike runs never share a chart), the raw samples over time per
+run, and the demos. Reads only the store; figures go to ``DIR/figures``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from zbench import paths
+from zbench.results.api import ResultRow
+from zbench.results.format import FRAMEWORK_NAMES, model_name
+from zbench.results.report_demos import demo_section
+from zbench.results.report_html import render_html
+from zbench.results.report_md import experiment_section, machine_section, scaling_lines
+from zbench.results.selection import Db, RunFilter, Selection, chart_rows, machine_groups, select
+from zbench.results.store import Store
+from zbench.results.timeseries import draw_run
+
+TITLE = "zbench report"
+Progress = Callable[[str], None]
+
+
+class ReportError(ValueError):
+    """Nothing to report (exit status 1)."""
+
+
+@dataclass(frozen=True)
+class Report:
+    markdown: Path
+    html: Path
+    figures: tuple[Path, ...]
+    runs: int
+
+
+def _day(t: float | None) -> str:
+    return "?" if t is None else dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d")
+
+
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _intro(sel: Selection, flt: RunFilter) -> list[str]:
+    runs = sel.all
+    created = [r.created for r in runs if r.created is not None]
+    kinds = [f"{len(sel.rows)} benchmark run(s)"]
+    if sel.probes:
+        kinds.append(f"{len(sel.probes)} probe run(s)")
+    if sel.demos:
+        kinds.append(f"{len(sel.demos)} demo run(s)")
+    span = f"{_day(min(created))} to {_day(max(created))}" if created else "unknown dates"
+    return [f"# {TITLE}", "",
+            f"{', '.join(kinds)}, recorded {span} (UTC). Selection: {flt.describe()}. "
+            "Every figure below comes from the results database; nothing was measured while "
+            "writing this report.", ""]  # fmt: skip
+
+
+def _charts(rows: list[ResultRow], figures: Path, root: Path, out: list[Path]) -> list[str]:
+    kept, _ = chart_rows(rows)
+    if not kept:
+        return []
+    from zbench.results.charts import write_charts
+
+    groups = machine_groups(kept)
+    lines = ["## The charts", ""]
+    if len(groups) > 1:
+        lines += [f"The runs come from {len(groups)} different machines or software stacks; each "
+                  "has its own charts, never mixed.", ""]  # fmt: skip
+    for n, group in enumerate(groups, start=1):
+        folder = figures / ("charts" if len(groups) == 1 else f"charts-{n}")
+        charts = write_charts(group, folder)
+        if len(groups) > 1:
+            env = group[0].env
+            lines += [f"### {group[0].gpu_name} ({env.get('host') or env.get('hostname') or '?'}, "
+                      f"torch {env.get('torch') or '-'}, tensorflow {env.get('tensorflow') or '-'})",
+                      ""]  # fmt: skip
+        for chart in charts:
+            out.append(chart.path)
+            lines += [f"![{chart.description}]({_rel(chart.path, root)})", "",
+                      f"*{chart.description[0].upper()}{chart.description[1:]}.*", ""]  # fmt: skip
+        scaling = scaling_lines(group)
+        if scaling:
+            lines += ["Scaling, same setup apart from the GPU count:", "", *scaling, ""]
+    return lines
+
+
+def _timeseries(
+    rows: list[ResultRow], db: Db, figures: Path, root: Path, out: list[Path], progress: Progress
+) -> list[str]:
+    store = Store(paths.db_path(db))
+    lines: list[str] = []
+    for r in rows:
+        if r.job_id is None:
+            continue
+        samples = store.samples(r.job_id)
+        if not samples:
+            continue
+        progress(f"time series of run {r.run_id}")
+        title = (f"Run {r.run_id}: {model_name(r.workload)} "
+                 f"{FRAMEWORK_NAMES.get(r.framework, r.framework)} {r.mode}, {r.gpus} GPU(s), "
+                 f"{(r.precision or 'default').upper()}, batch {r.batch_size}")  # fmt: skip
+        path = figures / "timeseries" / f"run-{r.run_id}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if draw_run(samples, title, path):
+            out.append(path)
+            lines += [f"### {title}", "", f"![{title}]({_rel(path, root)})", ""]
+    if not lines:
+        return []
+    return ["## Over time", "",
+            "Each run's raw samples (every 0.5 s): setup, warm-up and measured window shaded. "
+            "The tables' means come from the green (measure) stretch only.", "", *lines]  # fmt: skip
+
+
+def build_markdown(
+    sel: Selection, flt: RunFilter, db: Db, out_dir: Path, progress: Progress
+) -> tuple[str, list[Path]]:
+    figures = out_dir / "figures"
+    figures.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    _, left_out = chart_rows(sel.rows)
+    progress("machine and tables")
+    lines = _intro(sel, flt)
+    lines += machine_section(sel.rows, sel.probes)
+    lines += experiment_section(sel.rows, left_out)
+    progress("charts")
+    lines += _charts(sel.rows, figures, out_dir, written)
+    lines += _timeseries(sel.rows, db, figures, out_dir, written, progress)
+    progress("demos")
+    lines += demo_section(sel.demos, figures / "demos", out_dir)
+    while lines and lines[-1] == "":
+        lines.pop()
+    return "\n".join(lines) + "\n", written
+
+
+def write_report(
+    out_dir: Path, flt: RunFilter | None = None, db: Db = None, progress: Progress | None = None
+) -> Report:
+    """Write ``out_dir/report.md`` and ``out_dir/report.html`` for the runs ``flt`` selects."""
+    flt = flt or RunFilter()
+    say = progress or (lambda _msg: None)
+    sel = select(db, flt)
+    if not sel.all:
+        raise ReportError(f"no runs match ({flt.describe()}): nothing to report")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    text, figures = build_markdown(sel, flt, db, out_dir, say)
+    md_path = out_dir / "report.md"
+    md_path.write_text(text, encoding="utf-8")
+    say("HTML")
+    html_path = out_dir / "report.html"
+    html_path.write_text(render_html(text, out_dir, TITLE), encoding="utf-8")
+    return Report(md_path, html_path, tuple(figures), len(sel.all))

@@ -1,0 +1,77 @@
+"""The report's demos section, pluggable: one renderer per demo kind, a generic one for the rest.
+
+A demo run is a stored run whose ``result`` names its demo (``{"demo": "snake", ...}``). The generic
+renderer understands two optional keys: ``summary`` (name -> value, shown as a table) and ``series``
+(name -> ``{"x": label, "unit": label, "points": [[x, y], ...]}``: learning curves, tracked-object
+counts, frames per second), each series drawn as one line chart. A demo with its own figures
+registers a renderer with ``register``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from zbench.results.api import ResultRow
+from zbench.results.report_md import table
+
+# (runs of one demo kind, folder for figures, the report's folder) -> Markdown lines
+Renderer = Callable[[Sequence[ResultRow], Path, Path], list[str]]
+RENDERERS: dict[str, Renderer] = {}
+
+
+def register(kind: str, renderer: Renderer) -> None:
+    RENDERERS[kind] = renderer
+
+
+def _line_chart(name: str, spec: dict[str, Any], path: Path) -> bool:
+    points = [p for p in spec.get("points", ()) if isinstance(p, list | tuple) and len(p) == 2]
+    if not points:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.plot([float(p[0]) for p in points], [float(p[1]) for p in points], linewidth=1.2)
+    ax.set_xlabel(str(spec.get("x", "")), fontsize=8)
+    ax.set_ylabel(str(spec.get("unit", "")), fontsize=8)
+    ax.set_title(name, fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def generic(runs: Sequence[ResultRow], figures: Path, root: Path) -> list[str]:
+    out: list[str] = []
+    for run in runs:
+        res = run.result
+        out += [f"### {str(res.get('title') or res['demo']).capitalize()} (run {run.run_id})", ""]
+        summary = res.get("summary") or {}
+        if isinstance(summary, dict) and summary:
+            out += table(("", "Value"), [(str(k), str(v)) for k, v in summary.items()], set())
+            out.append("")
+        series = res.get("series") or {}
+        for i, (name, spec) in enumerate(series.items() if isinstance(series, dict) else ()):
+            path = figures / f"demo-{run.run_id}-{i}.png"
+            if isinstance(spec, dict) and _line_chart(str(name), spec, path):
+                out += [f"![{name}]({path.relative_to(root).as_posix()})", ""]
+    return out
+
+
+def demo_section(demos: Sequence[ResultRow], figures: Path, root: Path) -> list[str]:
+    """The demos' figures, or nothing when no demo run is selected."""
+    if not demos:
+        return []
+    figures.mkdir(parents=True, exist_ok=True)
+    kinds: dict[str, list[ResultRow]] = {}
+    for d in demos:
+        kinds.setdefault(str(d.result["demo"]), []).append(d)
+    out = ["## The demos", ""]
+    for kind, runs in kinds.items():
+        out += RENDERERS.get(kind, generic)(runs, figures, root)
+    return out

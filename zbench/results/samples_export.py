@@ -1,0 +1,51 @@
+"""``zbench export --samples``: the raw 0.5 s samples of the selected runs, one row per sample and
+GPU, as CSV or JSON lines (host and process-tree columns repeat on each GPU's row)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from zbench import paths
+from zbench.results.api import ResultRow
+from zbench.results.selection import Db
+from zbench.results.store import Store
+
+SAMPLE_FORMATS = ("csv", "jsonl")
+RUN_KEYS = ("run_id", "job_id", "workload", "framework", "mode", "gpus", "precision")
+SAMPLE_KEYS = ("t", "phase")
+GPU_KEYS = ("gpu", "util", "mem_util", "mem", "power", "sm", "tensor", "dram", "nvl_tx", "nvl_rx")
+HOST_KEYS = ("cpu", "rss", "host_cpu", "host_ram")
+KEYS = (*RUN_KEYS, *SAMPLE_KEYS, *GPU_KEYS, *HOST_KEYS)
+
+
+def sample_rows(rows: Sequence[ResultRow], db: Db) -> Iterator[dict[str, Any]]:
+    """One flat dict per sample and GPU (``gpu`` is None for a sample without GPUs)."""
+    store = Store(paths.db_path(db))
+    for r in rows:
+        if r.job_id is None:
+            continue
+        run = {k: getattr(r, k) for k in RUN_KEYS}
+        for s in store.samples(r.job_id):
+            base = {**run, **{k: s.get(k) for k in SAMPLE_KEYS}}
+            host = {k: s.get(k) for k in HOST_KEYS}
+            for g in s.get("gpus") or [{}]:
+                gpu = {k: g.get(k) for k in GPU_KEYS if k != "gpu"}
+                yield {**base, "gpu": g.get("i"), **gpu, **host}
+
+
+def render_samples(rows: Sequence[ResultRow], fmt: str, db: Db) -> str:
+    if fmt not in SAMPLE_FORMATS:
+        raise ValueError(f"samples export: unknown format {fmt!r} (choose csv or jsonl)")
+    items = sample_rows(rows, db)
+    if fmt == "jsonl":
+        return "".join(json.dumps(item) + "\n" for item in items)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(KEYS), lineterminator="\n")
+    writer.writeheader()
+    for item in items:
+        writer.writerow({k: "" if v is None else v for k, v in item.items()})
+    return buf.getvalue()
