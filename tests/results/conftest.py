@@ -64,3 +64,18 @@ def filled(home: Path) -> Path:
     db = home / "zbench.db"
     fill(Store(db))
     return db
+
+
+@pytest.fixture
+def h200_db(home: Path) -> Path:
+    """A fresh store loaded from the checked-in dump of the recorded H200 runs (report tests)."""
+    import importlib.util
+
+    builder_path = Path(__file__).parents[1] / "fixtures" / "make_report_db.py"
+    spec = importlib.util.spec_from_file_location("make_report_db", builder_path)
+    assert spec and spec.loader
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    db = home / "h200.db"
+    builder.load(builder.DUMP, db)
+    return db

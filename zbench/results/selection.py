@@ -135,18 +135,22 @@ def machine_groups(rows: list[ResultRow]) -> list[list[ResultRow]]:
     return list(groups.values())
 
 
+def _slot(r: ResultRow) -> tuple[Any, ...]:
+    return (r.workload, r.framework, r.mode, r.gpus, r.precision, machine_key(r))
+
+
 def chart_rows(rows: list[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
     """Rows fit to share charts, and rows left out of them: in each chart slot (workload,
-    framework, mode, GPUs, precision) the newest run's setup stands; runs of another setup there
+    framework, mode, GPUs, precision, machine) the newest run's setup stands; runs of another setup there
     (batch, image size, data ...) stay in the tables only, so unlike runs are never compared."""
     newest: dict[tuple[Any, ...], ResultRow] = {}
     for r in rows:
-        slot = (r.workload, r.framework, r.mode, r.gpus, r.precision)
+        slot = _slot(r)
         if slot not in newest or (r.created or 0) >= (newest[slot].created or 0):
             newest[slot] = r
     kept: list[ResultRow] = []
     left: list[ResultRow] = []
     for r in rows:
-        ref = newest[(r.workload, r.framework, r.mode, r.gpus, r.precision)]
+        ref = newest[_slot(r)]
         (kept if setup_key(r) == setup_key(ref) else left).append(r)
     return kept, left
