@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from zbench.tui.services import LaunchRequest
@@ -124,3 +125,11 @@ class FakeServices:
             "\n".join(f"{fmt}|{r.workload}|{r.framework}|{r.gpus}|{r.samples_per_s}" for r in rows)
             + "\n"
         )
+
+    def report(self, rows: Sequence[Any], folder: Path) -> Path:
+        # Enough of results.report for the tests: a heading and one line per row, in order.
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "report.md"
+        lines = ["# zbench report", ""] + [f"- {r.workload} {r.framework} x{r.gpus}" for r in rows]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path

@@ -35,6 +35,7 @@ class RunFilter:
     workload: str | None = None
     framework: str | None = None
     gpu: str | None = None
+    run_ids: tuple[int, ...] = ()
 
     def describe(self) -> str:
         parts = []
@@ -44,6 +45,8 @@ class RunFilter:
             parts.append("jobs " + ", ".join(map(str, self.job_ids)))
         if self.since is not None:
             parts.append(f"since {self.since}")
+        if self.run_ids:
+            parts.append("runs " + ", ".join(map(str, self.run_ids)))
         for name in ("tag", "workload", "framework", "gpu"):
             value = getattr(self, name)
             if value:
@@ -76,8 +79,9 @@ def select(db: Db, flt: RunFilter) -> Selection:
     except ValueError as exc:
         raise SelectionError(str(exc)) from None
     rows = query_results(
-        db, workload=flt.workload, framework=flt.framework, gpu=flt.gpu, since=start
-    )
+        db, workload=flt.workload, framework=flt.framework, gpu=flt.gpu, since=start,
+        run_ids=list(flt.run_ids) or None,
+    )  # fmt: skip
     if flt.suite or flt.job_ids:
         jobs = {j["id"]: j for j in Store(paths.db_path(db)).jobs()}
         if flt.job_ids:

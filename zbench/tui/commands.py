@@ -27,6 +27,12 @@ ENTRIES: tuple[tuple[str, str, str, str | None], ...] = (
     ("export: csv", "Write the shown results as CSV", "screen.export('csv')", "ResultsScreen"),
     ("export: json", "Write the shown results as JSON", "screen.export('json')", "ResultsScreen"),
     ("export: to file…", "Choose the format and path", "screen.export_to", "ResultsScreen"),
+    (
+        "export: report",
+        "Write report.md + report.html and view it",
+        "screen.report",
+        "ResultsScreen",
+    ),
     ("results: sort", "Sort by the column under the cursor", "screen.sort", "ResultsScreen"),
     ("results: filter", "Filter the rows", "screen.filter", "ResultsScreen"),
     ("results: charts", "Show or hide the charts", "screen.toggle_charts", "ResultsScreen"),

@@ -58,6 +58,7 @@ class Services(Protocol):
     def suite_names(self) -> list[str]: ...
     def query_results(self) -> Sequence[Any]: ...
     def render(self, rows: Sequence[Any], fmt: str) -> str: ...
+    def report(self, rows: Sequence[Any], folder: Path) -> Path: ...
 
 
 class LocalServices:
@@ -118,3 +119,13 @@ class LocalServices:
         from zbench.results.export import render
 
         return render(list(rows), fmt)
+
+    def report(self, rows: Sequence[Any], folder: Path) -> Path:
+        """Write folder/report.md and report.html for exactly these runs; the Markdown's path."""
+        from zbench.results.report import write_report
+        from zbench.results.selection import RunFilter
+
+        ids = tuple(r.run_id for r in rows if getattr(r, "run_id", None) is not None)
+        if not ids:
+            raise ValueError("none of the shown rows is a stored run")
+        return write_report(folder, RunFilter(run_ids=ids), self.db).markdown

@@ -62,6 +62,7 @@ class ResultsScreen(Screen[None]):
         Binding("j", "export('json')", "JSON", id="results.export_json"),
         Binding("e", "export_to", "Export to…", id="results.export_to"),
         Binding("g", "toggle_charts", "Charts", id="results.charts"),
+        Binding("w", "report", "Write report", id="results.report"),
     ]
 
     @dataclass
@@ -183,6 +184,38 @@ class ResultsScreen(Screen[None]):
             self.notify(message.error, severity="error")
         else:
             self.notify(f"wrote {message.count} rows to {message.path}", title="export")
+
+    # --- the whole report (report.md + report.html) of the shown rows --------------------------
+
+    @dataclass
+    class Reported(Message):
+        markdown: Path | None
+        error: str | None = None
+
+    def action_report(self) -> None:
+        if not self.shown:
+            self.notify("no rows to report", severity="warning")
+            return
+        self.notify(f"writing the report of {len(self.shown)} rows…", title="report")
+        self._report(list(self.shown), Path.cwd() / "zbench-report")
+
+    @work(thread=True, exclusive=True, group="report", exit_on_error=False)
+    def _report(self, rows: list[Any], folder: Path) -> None:
+        try:
+            path = self.app.services.report(rows, folder)  # type: ignore[attr-defined]
+        except Exception as exc:
+            self.post_message(self.Reported(None, f"report failed: {exc}"))
+            return
+        self.post_message(self.Reported(path))
+
+    def on_results_screen_reported(self, message: Reported) -> None:
+        if message.error or message.markdown is None:
+            self.notify(message.error or "report failed", severity="error")
+            return
+        from .report_view import ReportViewScreen
+
+        self.notify(f"wrote {message.markdown} and report.html", title="report")
+        self.app.push_screen(ReportViewScreen(message.markdown))
 
 
 class ExportScreen(ModalScreen[tuple[str, str] | None]):

@@ -1,0 +1,40 @@
+"""Results: `w` writes the report of exactly the shown rows and opens it in the Markdown viewer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Markdown, MarkdownViewer
+
+from zbench.tui.screens.report_view import ReportViewScreen
+from zbench.tui.screens.results import ResultsScreen
+
+from .conftest import make_app
+from .helpers import press, settle
+
+
+async def test_write_report_of_the_shown_rows_and_view_it(zbench_home: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r", "slash", *"tf", "enter", "w")
+        await settle(pilot)
+        assert isinstance(app.screen, ReportViewScreen)
+        viewer = app.screen.query_one(MarkdownViewer)
+        assert isinstance(viewer.document, Markdown)
+        assert viewer.document.source.startswith("# zbench report")
+        await press(pilot, "escape")
+        assert isinstance(app.screen, ResultsScreen)
+    lines = (zbench_home / "zbench-report" / "report.md").read_text().splitlines()
+    assert lines[2:] == ["- resnet50 tf x1", "- resnet50 tf x2", "- fasterrcnn tf x1"]
+
+
+async def test_report_from_the_command_palette(zbench_home: Path) -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r", "ctrl+p", *"export: report")
+        await pilot.pause(0.3)
+        await press(pilot, "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ReportViewScreen)
