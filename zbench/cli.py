@@ -8,12 +8,9 @@ Exit codes: 0 ok, 1 the work failed, 2 bad usage or input (with a one-line reaso
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-
-if TYPE_CHECKING:
-    from zbench.results.selection import RunFilter
 
 app = typer.Typer(
     name="zbench",
@@ -53,13 +50,11 @@ JobOpt = Annotated[
     list[int] | None,
     typer.Option("--job", help="Only the run of this job (repeatable).", show_default=False),
 ]
-# Run filters of `report` and `export --samples`.
-SuiteOpt = Annotated[
-    str | None, typer.Option(help="Only jobs of this suite (e.g. review).", show_default=False)
-]
-JobsOpt = Annotated[
+WorkloadOpt = Annotated[str | None, typer.Option(help="Only this workload.", show_default=False)]
+FrameworkOpt = Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)]
+GpuOpt = Annotated[
     str | None,
-    typer.Option("--jobs", help="Only these job ids, e.g. 3,4,7-9.", show_default=False),
+    typer.Option(help="Only runs on GPUs whose name contains this.", show_default=False),
 ]
 SinceOpt = Annotated[
     str | None,
@@ -262,14 +257,9 @@ def cancel(
 @app.command()
 def results(
     *,
-    workload: Annotated[
-        str | None, typer.Option(help="Only this workload.", show_default=False)
-    ] = None,
-    framework: Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)] = None,
-    gpu: Annotated[
-        str | None,
-        typer.Option(help="Only runs on GPUs whose name contains this.", show_default=False),
-    ] = None,
+    workload: WorkloadOpt = None,
+    framework: FrameworkOpt = None,
+    gpu: GpuOpt = None,
     since: SinceOpt = None,
     suite_run: SuiteRunOpt = None,
     job: JobOpt = None,
@@ -278,7 +268,8 @@ def results(
     json_out: JsonOpt = False,
 ) -> None:
     """The review's table of results."""
-    from zbench.results.commands import Filters, show_results
+    from zbench.results.api import Filters
+    from zbench.results.commands import show_results
 
     filters = Filters(workload, framework, gpu, since, job or None, suite_run, tag)
     _exit(show_results(filters=filters, db=db, json_out=json_out))
@@ -292,10 +283,8 @@ def export(
         Path | None,
         typer.Option("--output", "-o", help="File to write (default: stdout).", show_default=False),
     ] = None,
-    workload: Annotated[
-        str | None, typer.Option(help="Only this workload.", show_default=False)
-    ] = None,
-    framework: Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)] = None,
+    workload: WorkloadOpt = None,
+    framework: FrameworkOpt = None,
     since: SinceOpt = None,
     suite_run: SuiteRunOpt = None,
     job: JobOpt = None,
@@ -307,48 +296,14 @@ def export(
             "--samples", help="The raw samples instead (one row per sample and GPU; csv or jsonl)."
         ),
     ] = False,
-    suite: SuiteOpt = None,
-    job_ids: JobsOpt = None,
 ) -> None:
     """Export results as Markdown, CSV or JSON, with the machine and any warnings, or (--samples)
     their raw samples."""
-    if samples or suite or job_ids:
-        from zbench.results.report_commands import export_samples_command
-
-        flt = _run_filter(suite, job_ids, since, tag, workload, framework, None)
-        if not samples:
-            typer.echo("zbench: --suite and --jobs need --samples here", err=True)
-            raise typer.Exit(2)
-        _exit(export_samples_command(fmt, output, flt, db))
-        return
-    from zbench.results.commands import Filters, export_results
+    from zbench.results.api import Filters
+    from zbench.results.commands import export_results
 
     filters = Filters(workload, framework, None, since, job or None, suite_run, tag)
-    _exit(export_results(fmt=fmt, output=output, filters=filters, db=db))
-
-
-# --- report ----------------------------------------------------------------------------------
-
-
-def _run_filter(
-    suite: str | None,
-    job_ids: str | None,
-    since: str | None,
-    tag: str | None,
-    workload: str | None,
-    framework: str | None,
-    gpu: str | None,
-) -> RunFilter:
-    from zbench.results.report_commands import parse_job_ids
-    from zbench.results.selection import RunFilter, SelectionError
-
-    try:
-        ids = parse_job_ids(job_ids)
-    except SelectionError as exc:
-        typer.echo(f"zbench: {exc}", err=True)
-        raise typer.Exit(2) from None
-    return RunFilter(suite=suite, job_ids=ids, since=since, tag=tag, workload=workload,
-                     framework=framework, gpu=gpu)  # fmt: skip
+    _exit(export_results(fmt=fmt, output=output, filters=filters, db=db, samples=samples))
 
 
 @app.command()
@@ -357,26 +312,28 @@ def report(
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Folder for report.md, report.html, figures/.")
     ] = Path("zbench-report"),
-    suite: SuiteOpt = None,
-    job_ids: JobsOpt = None,
+    workload: WorkloadOpt = None,
+    framework: FrameworkOpt = None,
+    gpu: GpuOpt = None,
     since: SinceOpt = None,
+    suite_run: SuiteRunOpt = None,
+    job: JobOpt = None,
     tag: TagOpt = None,
-    workload: Annotated[
-        str | None, typer.Option(help="Only this workload.", show_default=False)
-    ] = None,
-    framework: Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)] = None,
-    gpu: Annotated[
+    suite: Annotated[
         str | None,
-        typer.Option(help="Only runs on GPUs whose name contains this.", show_default=False),
+        typer.Option(
+            help="Only the jobs of every call of this suite (e.g. review).", show_default=False
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
     db: DbOpt = None,
 ) -> None:
     """The whole review as one document: report.md and a self-contained report.html."""
+    from zbench.results.api import Filters
     from zbench.results.report_commands import report_command
 
-    flt = _run_filter(suite, job_ids, since, tag, workload, framework, gpu)
-    _exit(report_command(output, flt, db, quiet=quiet))
+    filters = Filters(workload, framework, gpu, since, job or None, suite_run, tag, suite)
+    _exit(report_command(output, filters, db, quiet=quiet))
 
 
 @app.command()
@@ -395,7 +352,8 @@ def compare(
     json_out: JsonOpt = False,
 ) -> None:
     """Compare two like runs (or exported files from different machines) as ratios."""
-    from zbench.results.commands import Filters, compare_runs
+    from zbench.results.api import Filters
+    from zbench.results.commands import compare_runs
 
     filters = Filters(None, None, None, since, job or None, suite_run, tag)
     _exit(compare_runs(a, b, db=db, json_out=json_out, unlike=unlike, filters=filters))
@@ -414,7 +372,8 @@ def plot(
     db: DbOpt = None,
 ) -> None:
     """PNG charts of the review's figures, with published figures beside yours where they compare."""
-    from zbench.results.commands import Filters, plot_results
+    from zbench.results.api import Filters
+    from zbench.results.commands import plot_results
 
     filters = Filters(None, None, None, since, job or None, suite_run, tag)
     _exit(plot_results(output=output, db=db, filters=filters))

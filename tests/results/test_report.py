@@ -16,10 +16,12 @@ import pytest
 from typer.testing import CliRunner
 
 from zbench.cli import app
+from zbench.results.api import Filters
+from zbench.results.export import md_measured, render_md
 from zbench.results.report import ReportError, write_report
 from zbench.results.report_html import ReportImageError, render_html
 from zbench.results.samples_export import KEYS, render_samples
-from zbench.results.selection import RunFilter, SelectionError, select
+from zbench.results.selection import select
 from zbench.results.store import Store
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -35,9 +37,12 @@ def _builder() -> ModuleType:
     return module
 
 
-def _add_run(db: Path, **over: object) -> int:
+def _add_run(db: Path, tag: str | None = None, **over: object) -> int:
     store = Store(db)
-    run = {"job_id": None, "created": 1_796_100_000.0, "workload": "resnet50",
+    [job_id] = store.add_jobs([{"workload": "resnet50", "framework": "torch", "mode": "train",
+                                "config": {}, "state": "done", "created": 1_796_100_000.0,
+                                "tag": tag}])  # fmt: skip
+    run = {"job_id": job_id, "created": 1_796_100_000.0, "workload": "resnet50",
            "framework": "torch", "mode": "train", "precision": "fp32", "batch_size": 128,
            "gpus": 1, "gpu_name": "NVIDIA H200", "samples_per_s": 900.0, "config": {},
            "env": {"torch": "2.11.0+cu130", "driver": "580.159.04", "host": "h200-box",
@@ -66,9 +71,10 @@ def test_golden_report(h200_db: Path, tmp_path: Path) -> None:
 
 def test_report_sections_hold_the_stored_figures(h200_db: Path, tmp_path: Path) -> None:
     text = write_report(tmp_path, db=h200_db).markdown.read_text()
-    for needle in ("## The machine", "| Driver | 580.159.04 |", "| GPU0 | X | NV18 |",
+    for needle in ("## The machine", "| Host | h200-box |", "| GPU0 | X | NV18 |",
                    "| matmul bf16 | 0 | 708.0 TFLOPS | 989.4 TFLOPS | 72% |",
-                   "### Experiment 1: ResNet-50", "| PyTorch | train | 2 | FP32 | 128 | 1,743.3 |",
+                   "### Experiment 1: ResNet-50",
+                   "| 3 | ResNet-50 | PyTorch | train | 2 | NVIDIA H200 | FP32 | 128 | 1,743.3 |",
                    "1.97x, 99% efficiency", "## Over time", "figures/timeseries/run-3.png"):  # fmt: skip
         assert needle in text
     assert "## The demos" not in text  # no demo runs in the dump
@@ -90,36 +96,64 @@ def test_html_refuses_an_image_outside_the_report(tmp_path: Path) -> None:
 
 
 def test_filters_select_jobs_and_suite(h200_db: Path) -> None:
-    assert [r.run_id for r in select(h200_db, RunFilter(job_ids=(1, 3))).rows] == [1, 3]
-    review = select(h200_db, RunFilter(suite="review"))
+    assert [r.run_id for r in select(h200_db, Filters(job_ids=[1, 3])).rows] == [1, 3]
+    review = select(h200_db, Filters(suite="review"))
     assert len(review.rows) == 9 and not review.probes  # the preset-max run is not in the suite
-    with pytest.raises(SelectionError, match="no job 99"):
-        select(h200_db, RunFilter(job_ids=(99,)))
-    with pytest.raises(SelectionError, match="suite 'nope'"):
-        select(h200_db, RunFilter(suite="nope"))
-    with pytest.raises(SelectionError, match="date like"):
-        select(h200_db, RunFilter(since="yesterday"))
+    # --suite-run: any job of the one `zbench suite review` call means all nine.
+    assert {r.run_id for r in select(h200_db, Filters(suite_run=4)).rows} == set(range(1, 10))
+    assert select(h200_db, Filters(job_ids=[99])).all == []
+    with pytest.raises(ValueError, match="no job 99"):
+        select(h200_db, Filters(suite_run=99))
+    with pytest.raises(ValueError, match="suite 'nope'"):
+        select(h200_db, Filters(suite="nope"))
+    with pytest.raises(ValueError, match="date like"):
+        select(h200_db, Filters(since="yesterday"))
 
 
 def test_tag_filter(h200_db: Path) -> None:
-    tagged = _add_run(h200_db, config={"tag": "after-bios-update"})
-    rows = select(h200_db, RunFilter(tag="after-bios-update")).rows
+    tagged = _add_run(h200_db, tag="after-bios-update")
+    _add_run(h200_db, tag="other")
+    rows = select(h200_db, Filters(tag="after-bios-update")).rows
     assert [r.run_id for r in rows] == [tagged]
 
 
+def test_tables_warnings_and_machine_are_the_exports(h200_db: Path, tmp_path: Path) -> None:
+    """The report prints the Markdown export's table rows, warnings, provenance and machine lines."""
+    hot = _add_run(
+        h200_db, samples_per_s=850.0, result={"window_rates": [800.0, 850.0, 900.0]},
+        env={"torch": "2.11.0+cu130", "driver": "580.159.04", "cpu_model": "AMD EPYC 9654"},
+    )  # fmt: skip
+    text = write_report(tmp_path, db=h200_db).markdown.read_text()
+    [row] = Filters(run_ids=[hot]).query(h200_db)
+    export = render_md([row]).splitlines()
+    warned = f"- ⚠ run {hot}: its windows' rates spread 11.8% (over 2%)"
+    assert warned in export and warned in text
+    table_row = export[2]  # under the title and the rule
+    assert table_row.startswith(f"| {hot} | ResNet-50") and "| spread |" in table_row
+    assert table_row.removesuffix(" |") in text  # the report's table may add "Published"
+    [measured] = md_measured([row])[2:]
+    assert "3 windows" not in measured and measured in text
+    [machine] = [line for line in export if "cpu: AMD EPYC 9654" in line]
+    assert machine in text
+
+
 def test_unlike_runs_are_kept_apart(h200_db: Path, tmp_path: Path) -> None:
-    # Another machine's software stack: its own charts, never a bar beside the H200 box's.
-    _add_run(h200_db, env={"torch": "2.9.0", "host": "other-box", "driver": "570.1"})
-    # The same slot with another batch: a newer run of another setup takes the slot; the older
-    # runs stay in the tables and say why they are not in the charts.
+    # Another software stack: another setup (identity), never a bar beside the H200 box's.
+    other = _add_run(h200_db, env={"torch": "2.9.0", "host": "other-box", "driver": "570.1"},
+                     created=1_796_300_000.0)  # fmt: skip
+    # The same slot with another batch: the newest setup takes the slot; the older ones stay in
+    # the tables and say why they are not in the charts.
     _add_run(h200_db, batch_size=256, samples_per_s=950.0, created=1_796_200_000.0)
     text = write_report(tmp_path, db=h200_db).markdown.read_text()
-    assert "2 different machines or software stacks" in text
-    assert "figures/charts-1/" in text and "figures/charts-2/" in text
-    assert "Run 1: a newer run of this slot has another setup" in text
-    # Every run is still in the tables, as in `zbench export`.
+    assert "other setups of the same model not drawn: runs 1, " in text
+    assert "Run 1: a newer run of another setup" in text
+    assert f"Run {other}: a newer run" not in text  # the newest: drawn
+    # Every run is still in the tables, as in `zbench export`, each with its own setup.
     resnet = text.split("### Experiment 1: ResNet-50")[1].split("### Experiment 2")[0]
-    assert len(re.findall(r"^\| PyTorch \| train \| 1 \| FP32 \|", resnet, re.M)) == 3
+    rows = re.findall(r"^\| \d+ \| ResNet-50 \| PyTorch \| train \| 1 \| NVIDIA H200 \| FP32 \|.*$",
+                      resnet, re.M)  # fmt: skip
+    assert len(rows) == 3
+    assert len({row.split(" | ")[-3] for row in rows}) == 3  # three setups
 
 
 def test_nothing_to_report(home: Path, tmp_path: Path) -> None:
@@ -142,7 +176,7 @@ def test_demo_section_is_pluggable(h200_db: Path, tmp_path: Path) -> None:
 
 
 def _samples(db: Path, fmt: str) -> str:
-    return render_samples(select(db, RunFilter(job_ids=(1, 3))).all, fmt, db)
+    return render_samples(select(db, Filters(job_ids=[1, 3])).all, fmt, db)
 
 
 def test_samples_export_round_trips(h200_db: Path) -> None:
@@ -158,8 +192,8 @@ def test_samples_export_round_trips(h200_db: Path) -> None:
                 assert {k: row[k] for k in g if k != "i"} == {
                     k: v for k, v in g.items() if k != "i"
                 }
-                assert (row["phase"], row["cpu"], row["host_cpu"]) == (
-                    s["phase"], s["cpu"], s["host_cpu"])  # fmt: skip
+                assert (row["phase"], row["cpu"], row["host_cpu"], row["ncpu"]) == (
+                    s["phase"], s["cpu"], s["host_cpu"], s["ncpu"])  # fmt: skip
     rows = list(csv.DictReader(io.StringIO(_samples(h200_db, "csv"))))
     assert list(rows[0]) == list(KEYS) and len(rows) == len(lines)
     assert [float(r["util"]) for r in rows] == [r["util"] for r in lines]
@@ -167,27 +201,31 @@ def test_samples_export_round_trips(h200_db: Path) -> None:
 
 def test_cli_report_and_samples(h200_db: Path, tmp_path: Path) -> None:
     out = tmp_path / "review"
-    result = CLI.invoke(
-        app, ["report", "--db", str(h200_db), "-o", str(out), "--jobs", "1-3", "-q"]
-    )
+    jobs = ["--job", "1", "--job", "2", "--job", "3"]
+    result = CLI.invoke(app, ["report", "--db", str(h200_db), "-o", str(out), *jobs, "-q"])
     assert result.exit_code == 0, result.output
     assert (out / "report.md").exists() and (out / "report.html").exists()
     assert "Selection: jobs 1, 2, 3." in (out / "report.md").read_text()
+    result = CLI.invoke(app, ["report", "--db", str(h200_db), "-o", str(out), "--job", "99"])
+    assert result.exit_code == 1 and "nothing to report" in result.output
     dump = tmp_path / "s.csv"
     args = ["export", "--samples", "-f", "csv", "-o", str(dump), "--db", str(h200_db)]
-    result = CLI.invoke(app, args)
+    result = CLI.invoke(app, [*args, "--suite-run", "2", "--workload", "resnet50"])
     assert result.exit_code == 0, result.output
-    assert dump.read_text().startswith("run_id,job_id,")
+    rows = list(csv.DictReader(io.StringIO(dump.read_text())))
+    assert {r["run_id"] for r in rows} == {"1", "2", "3"}  # the suite run's ResNet-50 runs
+    assert rows[0]["thr"] == "sw_power_cap"
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["report", "--jobs", "1,x"], "--jobs wants ids"),
+        (["report", "--job", "x"], "Invalid value for '--job'"),
         (["report", "--since", "soon"], "date like"),
         (["report", "--suite", "nope"], "suite 'nope'"),
+        (["report", "--suite-run", "99"], "no job 99"),
         (["export", "--samples", "-f", "xml"], "choose csv or jsonl"),
-        (["export", "--suite", "review"], "need --samples"),
+        (["export", "--samples", "--since", "soon"], "date like"),
     ],
 )
 def test_cli_bad_input_exits_2(h200_db: Path, args: list[str], message: str) -> None:

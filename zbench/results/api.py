@@ -69,10 +69,12 @@ def query_results(
     job_ids: list[int] | None = None,
     suite_run: int | None = None,
     tag: str | None = None,
+    suite: str | None = None,
 ) -> list[ResultRow]:
     """Runs matching every filter given (``gpu``: a case-insensitive substring of the GPU name;
     ``since``: a YYYY-MM-DD date or a timestamp; ``suite_run``: any job id of one `zbench suite`
-    call, meaning all its jobs; ``tag``: the tag given to `zbench run/suite --tag`), oldest first."""
+    call, meaning all its jobs; ``tag``: the tag given to `zbench run/suite --tag`; ``suite``: the
+    jobs of every call of the suite of that name), oldest first."""
     where: list[str] = []
     params: list[Any] = []
     for column, value in (("workload", workload), ("framework", framework), ("mode", mode)):
@@ -92,7 +94,7 @@ def query_results(
         where.append(f"id IN ({', '.join('?' * len(run_ids))})")
         params += run_ids
     store = Store(paths.db_path(db))
-    jobs = _job_filter(store, job_ids, suite_run, tag)
+    jobs = _job_filter(store, job_ids, suite_run, tag, suite)
     if jobs is not None:
         where.append(f"job_id IN ({', '.join('?' * len(jobs))})" if jobs else "0")
         params += jobs
@@ -104,7 +106,11 @@ def query_results(
 
 
 def _job_filter(
-    store: Store, job_ids: list[int] | None, suite_run: int | None, tag: str | None
+    store: Store,
+    job_ids: list[int] | None,
+    suite_run: int | None,
+    tag: str | None,
+    suite: str | None = None,
 ) -> list[int] | None:
     """The job ids every job filter given allows (None: no job filter)."""
     sets: list[set[int]] = []
@@ -117,9 +123,43 @@ def _job_filter(
         sets.append(set(jobs))
     if tag:
         sets.append(set(store.tagged_jobs(tag)))
+    if suite:
+        jobs = store.suite_jobs(suite)
+        if not jobs:
+            raise ValueError(f"no jobs of suite {suite!r} in the database")
+        sets.append(set(jobs))
     if not sets:
         return None
     return sorted(set.intersection(*sets))
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which runs a command reads: one suite run, some jobs, a date, a tag (and the older ones);
+    ``suite`` (every call of a named suite) and ``run_ids`` are the report's."""
+
+    workload: str | None = None
+    framework: str | None = None
+    gpu: str | None = None
+    since: str | None = None
+    job_ids: list[int] | None = None
+    suite_run: int | None = None
+    tag: str | None = None
+    suite: str | None = None
+    run_ids: list[int] | None = None
+
+    def query(self, db: str | os.PathLike[str] | None) -> list[ResultRow]:
+        return query_results(db, **self.__dict__)
+
+    def describe(self) -> str:
+        """The filters given, in words ("all runs" for none)."""
+        words = {"suite_run": "suite run of job", "job_ids": "jobs", "run_ids": "runs"}
+        parts = []
+        for name, value in self.__dict__.items():
+            if value is not None and value != []:
+                shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+                parts.append(f"{words.get(name, name)} {shown}")
+        return "; ".join(parts) or "all runs"
 
 
 _FRAMEWORKS = ("torch", "tf")

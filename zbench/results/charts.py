@@ -36,6 +36,13 @@ def latest(rows: Sequence[ResultRow]) -> list[ResultRow]:
     return picked
 
 
+def not_drawn(rows: Sequence[ResultRow]) -> list[ResultRow]:
+    """Runs of a setup no chart draws: another setup of their slot is newer (they stay in the
+    tables). Older repeats of a drawn setup are not among them."""
+    drawn = {identity(r) for r in _slots(rows)[0]}
+    return [r for r in rows if identity(r) not in drawn]
+
+
 def _slots(rows: Sequence[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
     best: dict[tuple[Any, ...], ResultRow] = {}
     left_out: list[ResultRow] = []

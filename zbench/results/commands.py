@@ -9,7 +9,6 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,29 +17,20 @@ from rich.table import Table
 from rich.text import Text
 
 from zbench.results.anchors import published_for
-from zbench.results.api import ResultRow, parse_since, query_results, review_order, rows_from_json
+from zbench.results.api import (
+    Filters,
+    ResultRow,
+    parse_since,
+    query_results,
+    review_order,
+    rows_from_json,
+)
 from zbench.results.export import FORMATS, FormatError, render
 from zbench.results.format import COLUMNS, NUMERIC, cells, published_cell, published_notes
 from zbench.results.identity import differences
 from zbench.results.provenance import warnings
 
 Db = str | os.PathLike[str] | None
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Which runs a command reads: one suite run, some jobs, a date, a tag (and the older ones)."""
-
-    workload: str | None = None
-    framework: str | None = None
-    gpu: str | None = None
-    since: str | None = None
-    job_ids: list[int] | None = None
-    suite_run: int | None = None
-    tag: str | None = None
-
-    def query(self, db: Db) -> list[ResultRow]:
-        return query_results(db, **self.__dict__)
 
 
 def _err(message: str) -> None:
@@ -97,7 +87,12 @@ def show_results(*, filters: Filters, db: Db, json_out: bool) -> int:
     return 0
 
 
-def export_results(*, fmt: str, output: Path | None, filters: Filters, db: Db) -> int:
+def export_results(
+    *, fmt: str, output: Path | None, filters: Filters, db: Db, samples: bool = False
+) -> int:
+    """The results as md, csv or json; with ``samples``, their raw samples as csv or jsonl."""
+    if samples:
+        return _export_samples(fmt, output, filters, db)
     if fmt not in FORMATS:
         _err(f"unknown format {fmt!r} (choose md, csv or json)")
         return 2
@@ -109,15 +104,37 @@ def export_results(*, fmt: str, output: Path | None, filters: Filters, db: Db) -
     except FormatError as exc:
         _err(str(exc))
         return 2
+    return _write(text, output, f"{len(rows)} result(s)")
+
+
+def _export_samples(fmt: str, output: Path | None, filters: Filters, db: Db) -> int:
+    from zbench.results.samples_export import SAMPLE_FORMATS, render_samples
+    from zbench.results.selection import select
+
+    fmt = {"md": "csv", "json": "jsonl"}.get(fmt, fmt)  # md is export's default: not for samples
+    if fmt not in SAMPLE_FORMATS:
+        _err(f"samples export: unknown format {fmt!r} (choose csv or jsonl)")
+        return 2
+    try:
+        sel = select(db, filters)
+    except ValueError as exc:
+        _err(str(exc))
+        return 2
+    text = render_samples(sel.all, fmt, db)
+    return _write(text, output, f"{max(text.count(chr(10)) - (fmt == 'csv'), 0)} sample row(s)")
+
+
+def _write(text: str, output: Path | None, what: str) -> int:
+    """``text`` to stdout, or to ``output`` with a line on stderr saying what was written."""
     if output is None:
         sys.stdout.write(text)
-    else:
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _err(f"cannot write {output}: {exc.strerror or exc}")
-            return 2
-        print(f"Wrote {len(rows)} result(s) to {output}", file=sys.stderr)
+        return 0
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _err(f"cannot write {output}: {exc.strerror or exc}")
+        return 2
+    print(f"Wrote {what} to {output}", file=sys.stderr)
     return 0
 
 

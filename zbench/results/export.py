@@ -48,7 +48,7 @@ def md_escape(text: str) -> str:
     return text.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
 
 
-def _md_table(titles: list[str], rows: list[list[str]], numeric: set[str]) -> list[str]:
+def md_table(titles: list[str], rows: list[list[str]], numeric: set[str]) -> list[str]:
     lines = [
         "| " + " | ".join(titles) + " |",
         "|" + "|".join("---:" if t in numeric else "---" for t in titles) + "|",
@@ -69,7 +69,11 @@ def _runs(ids: list[int | None]) -> str:
     return ", ".join(str(i) for i in ids)
 
 
-def render_md(rows: Sequence[ResultRow]) -> str:
+# The Markdown export's parts, each a list of lines; ``zbench report`` prints the same parts.
+
+
+def md_results(rows: Sequence[ResultRow]) -> list[str]:
+    """The review's table (the one column table), and where its published figures come from."""
     pubs = [published_for(r) for r in rows]
     show_published = any(p.anchor or p.reason for p in pubs)
     titles = ["Run"] + [t for t, _, _ in COLUMNS] + (["Published"] if show_published else [])
@@ -77,15 +81,23 @@ def render_md(rows: Sequence[ResultRow]) -> str:
         [str(row.run_id or "")] + cells(row) + ([published_cell(p)] if show_published else [])
         for row, p in zip(rows, pubs, strict=True)
     ]
-    lines = _md_table(titles, body, NUMERIC | {"Run"})
+    lines = md_table(titles, body, NUMERIC | {"Run"})
     notes = published_notes(pubs, rows)
     if notes:
         lines += ["", "Published figures: " + "; ".join(notes) + "."]
+    return lines
+
+
+def md_warnings(rows: Sequence[ResultRow]) -> list[str]:
+    """One bullet per reason to distrust a row (``provenance.warnings``); nothing when none."""
     flagged = [(row, w) for row in rows for w in warnings(row)]
-    if flagged:
-        lines += ["", "**Warnings**", ""]
-        lines += [f"- ⚠ run {row.run_id}: {text}" for row, (_, text) in flagged]
-    lines += ["", "**How each row was measured**", ""]
+    if not flagged:
+        return []
+    return ["**Warnings**", ""] + [f"- ⚠ run {row.run_id}: {text}" for row, (_, text) in flagged]
+
+
+def md_measured(rows: Sequence[ResultRow]) -> list[str]:
+    """How each row was measured: its setup, precision detail, data, window and spread."""
     detail = [
         [
             str(row.run_id or ""),
@@ -97,14 +109,24 @@ def render_md(rows: Sequence[ResultRow]) -> str:
         ]
         for row in rows
     ]
-    lines += _md_table(
+    return md_table(
         ["Run", "Setup", "Precision detail", "Data", "Window", "Spread %"],
         detail,
         {"Run", "Spread %"},
     )
-    lines += ["", "**Machine**", ""]
-    for line, ids in machines(rows):
-        lines.append(f"- runs {_runs(ids)}: {line or 'not recorded'}")
+
+
+def md_machines(rows: Sequence[ResultRow]) -> list[str]:
+    """One bullet per machine and software stack, naming its runs."""
+    return [f"- runs {_runs(ids)}: {line or 'not recorded'}" for line, ids in machines(rows)]
+
+
+def render_md(rows: Sequence[ResultRow]) -> str:
+    lines = md_results(rows)
+    warned = md_warnings(rows)
+    lines += ["", *warned] if warned else []
+    lines += ["", "**How each row was measured**", "", *md_measured(rows)]
+    lines += ["", "**Machine**", "", *md_machines(rows)]
     return "\n".join(lines) + "\n"
 
 

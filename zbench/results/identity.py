@@ -31,6 +31,7 @@ ENV_NOT_IDENTITY = frozenset(
         "gpu_names",
         "gpu_capability",
         "tf_config_task",
+        "machine",  # a stored `zbench doctor` record: the machine's description, not the setup
     }
 )
 # Result fields that describe the setup rather than the measurement.

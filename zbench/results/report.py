@@ -1,8 +1,8 @@
 """``zbench report``: the whole review from the selected runs, as ``report.md`` + ``report.html``.
 
-Sections, each only when there is data: the machine, one table per experiment, the charts (one set
-per machine and software stack, so unlike runs never share a chart), the raw samples over time per
-run, and the demos. Reads only the store; figures go to ``DIR/figures``.
+Sections, each only when there is data: the machine, one table per experiment, the charts (those of
+``zbench plot``: one set per device, one bar per setup, so unlike runs never share a bar), the raw
+samples over time per run, and the demos. Reads only the store; figures go to ``DIR/figures``.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zbench import paths
-from zbench.results.api import ResultRow
+from zbench.results.api import Filters, ResultRow
+from zbench.results.charts import not_drawn, write_charts
 from zbench.results.format import FRAMEWORK_NAMES, model_name
 from zbench.results.report_demos import demo_section
 from zbench.results.report_html import render_html
 from zbench.results.report_md import experiment_section, machine_section, scaling_lines
-from zbench.results.selection import Db, RunFilter, Selection, chart_rows, machine_groups, select
+from zbench.results.selection import Db, Selection, select
 from zbench.results.store import Store
 from zbench.results.timeseries import draw_run
 
@@ -46,7 +47,7 @@ def _rel(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
-def _intro(sel: Selection, flt: RunFilter) -> list[str]:
+def _intro(sel: Selection, flt: Filters) -> list[str]:
     runs = sel.all
     created = [r.created for r in runs if r.created is not None]
     kinds = [f"{len(sel.rows)} benchmark run(s)"]
@@ -62,31 +63,17 @@ def _intro(sel: Selection, flt: RunFilter) -> list[str]:
 
 
 def _charts(rows: list[ResultRow], figures: Path, root: Path, out: list[Path]) -> list[str]:
-    kept, _ = chart_rows(rows)
-    if not kept:
+    charts = write_charts(rows, figures / "charts")
+    if not charts:
         return []
-    from zbench.results.charts import write_charts
-
-    groups = machine_groups(kept)
     lines = ["## The charts", ""]
-    if len(groups) > 1:
-        lines += [f"The runs come from {len(groups)} different machines or software stacks; each "
-                  "has its own charts, never mixed.", ""]  # fmt: skip
-    for n, group in enumerate(groups, start=1):
-        folder = figures / ("charts" if len(groups) == 1 else f"charts-{n}")
-        charts = write_charts(group, folder)
-        if len(groups) > 1:
-            env = group[0].env
-            lines += [f"### {group[0].gpu_name} ({env.get('host') or env.get('hostname') or '?'}, "
-                      f"torch {env.get('torch') or '-'}, tensorflow {env.get('tensorflow') or '-'})",
-                      ""]  # fmt: skip
-        for chart in charts:
-            out.append(chart.path)
-            lines += [f"![{chart.description}]({_rel(chart.path, root)})", "",
-                      f"*{chart.description[0].upper()}{chart.description[1:]}.*", ""]  # fmt: skip
-        scaling = scaling_lines(group)
-        if scaling:
-            lines += ["Scaling, same setup apart from the GPU count:", "", *scaling, ""]
+    for chart in charts:
+        out.append(chart.path)
+        lines += [f"![{chart.description}]({_rel(chart.path, root)})", "",
+                  f"*{chart.description[0].upper()}{chart.description[1:]}.*", ""]  # fmt: skip
+    scaling = scaling_lines(rows)
+    if scaling:
+        lines += ["Scaling, same setup apart from the GPU count:", "", *scaling, ""]
     return lines
 
 
@@ -118,16 +105,15 @@ def _timeseries(
 
 
 def build_markdown(
-    sel: Selection, flt: RunFilter, db: Db, out_dir: Path, progress: Progress
+    sel: Selection, flt: Filters, db: Db, out_dir: Path, progress: Progress
 ) -> tuple[str, list[Path]]:
     figures = out_dir / "figures"
     figures.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    _, left_out = chart_rows(sel.rows)
     progress("machine and tables")
     lines = _intro(sel, flt)
     lines += machine_section(sel.rows, sel.probes)
-    lines += experiment_section(sel.rows, left_out)
+    lines += experiment_section(sel.rows, not_drawn(sel.rows))
     progress("charts")
     lines += _charts(sel.rows, figures, out_dir, written)
     lines += _timeseries(sel.rows, db, figures, out_dir, written, progress)
@@ -139,10 +125,10 @@ def build_markdown(
 
 
 def write_report(
-    out_dir: Path, flt: RunFilter | None = None, db: Db = None, progress: Progress | None = None
+    out_dir: Path, filters: Filters | None = None, db: Db = None, progress: Progress | None = None
 ) -> Report:
-    """Write ``out_dir/report.md`` and ``out_dir/report.html`` for the runs ``flt`` selects."""
-    flt = flt or RunFilter()
+    """Write ``out_dir/report.md`` and ``out_dir/report.html`` for the runs ``filters`` selects."""
+    flt = filters or Filters()
     say = progress or (lambda _msg: None)
     sel = select(db, flt)
     if not sel.all:

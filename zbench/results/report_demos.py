@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from zbench.results.api import ResultRow
-from zbench.results.report_md import table
+from zbench.results.export import md_table
 
 # (runs of one demo kind, folder for figures, the report's folder) -> Markdown lines
 Renderer = Callable[[Sequence[ResultRow], Path, Path], list[str]]
@@ -53,7 +53,7 @@ def generic(runs: Sequence[ResultRow], figures: Path, root: Path) -> list[str]:
         out += [f"### {str(res.get('title') or res['demo']).capitalize()} (run {run.run_id})", ""]
         summary = res.get("summary") or {}
         if isinstance(summary, dict) and summary:
-            out += table(("", "Value"), [(str(k), str(v)) for k, v in summary.items()], set())
+            out += md_table(["", "Value"], [[str(k), str(v)] for k, v in summary.items()], set())
             out.append("")
         series = res.get("series") or {}
         for i, (name, spec) in enumerate(series.items() if isinstance(series, dict) else ()):

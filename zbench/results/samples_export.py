@@ -17,8 +17,21 @@ from zbench.results.store import Store
 SAMPLE_FORMATS = ("csv", "jsonl")
 RUN_KEYS = ("run_id", "job_id", "workload", "framework", "mode", "gpus", "precision")
 SAMPLE_KEYS = ("t", "phase")
-GPU_KEYS = ("gpu", "util", "mem_util", "mem", "power", "sm", "tensor", "dram", "nvl_tx", "nvl_rx")
-HOST_KEYS = ("cpu", "rss", "host_cpu", "host_ram")
+GPU_KEYS: tuple[str, ...] = (
+    "gpu",
+    "util",
+    "mem_util",
+    "mem",
+    "power",
+    "sm",
+    "tensor",
+    "dram",
+    "nvl_tx",
+    "nvl_rx",
+)
+# What the provenance warnings are made of: clock-event reasons, other processes on the GPU.
+GPU_KEYS += ("thr", "others", "others_mem")
+HOST_KEYS = ("cpu", "rss", "host_cpu", "host_ram", "ncpu")
 KEYS = (*RUN_KEYS, *SAMPLE_KEYS, *GPU_KEYS, *HOST_KEYS)
 
 
@@ -37,6 +50,12 @@ def sample_rows(rows: Sequence[ResultRow], db: Db) -> Iterator[dict[str, Any]]:
                 yield {**base, "gpu": g.get("i"), **gpu, **host}
 
 
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    return ";".join(map(str, value)) if isinstance(value, list) else value
+
+
 def render_samples(rows: Sequence[ResultRow], fmt: str, db: Db) -> str:
     if fmt not in SAMPLE_FORMATS:
         raise ValueError(f"samples export: unknown format {fmt!r} (choose csv or jsonl)")
@@ -47,5 +66,5 @@ def render_samples(rows: Sequence[ResultRow], fmt: str, db: Db) -> str:
     writer = csv.DictWriter(buf, fieldnames=list(KEYS), lineterminator="\n")
     writer.writeheader()
     for item in items:
-        writer.writerow({k: "" if v is None else v for k, v in item.items()})
+        writer.writerow({k: _cell(v) for k, v in item.items()})
     return buf.getvalue()

@@ -350,6 +350,9 @@ class Store:
     def tagged_jobs(self, tag: str) -> list[int]:
         return [int(r["id"]) for r in self._read("SELECT id FROM jobs WHERE tag = ?", (tag,))]
 
+    def suite_jobs(self, suite: str) -> list[int]:
+        return [int(r["id"]) for r in self._read("SELECT id FROM jobs WHERE suite = ?", (suite,))]
+
     def suite_run_jobs(self, job_id: int) -> list[int]:
         """The jobs one `zbench suite` call submitted together with ``job_id`` (same suite, same
         submission time); just ``job_id`` for a job that was not part of a suite."""

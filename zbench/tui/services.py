@@ -122,10 +122,10 @@ class LocalServices:
 
     def report(self, rows: Sequence[Any], folder: Path) -> Path:
         """Write folder/report.md and report.html for exactly these runs; the Markdown's path."""
+        from zbench.results.api import Filters
         from zbench.results.report import write_report
-        from zbench.results.selection import RunFilter
 
-        ids = tuple(r.run_id for r in rows if getattr(r, "run_id", None) is not None)
+        ids = [r.run_id for r in rows if getattr(r, "run_id", None) is not None]
         if not ids:
             raise ValueError("none of the shown rows is a stored run")
-        return write_report(folder, RunFilter(run_ids=ids), self.db).markdown
+        return write_report(folder, Filters(run_ids=ids), self.db).markdown
