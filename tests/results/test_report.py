@@ -110,6 +110,16 @@ def test_filters_select_jobs_and_suite(h200_db: Path) -> None:
         select(h200_db, Filters(since="yesterday"))
 
 
+def test_report_of_chosen_runs(h200_db: Path, tmp_path: Path) -> None:
+    """What the TUI's results screen asks for: exactly the shown rows, by run id."""
+    from zbench.tui.services import LocalServices
+
+    text = LocalServices(h200_db).report([Filters().query(h200_db)[n] for n in (0, 2)], tmp_path)
+    md = text.read_text()
+    assert "Selection: runs 1, 3." in md and "1.97x, 99% efficiency" in md
+    assert "| 2 | ResNet-50" not in md
+
+
 def test_tag_filter(h200_db: Path) -> None:
     tagged = _add_run(h200_db, tag="after-bios-update")
     _add_run(h200_db, tag="other")
