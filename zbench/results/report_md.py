@@ -88,8 +88,8 @@ def machine_section(rows: Sequence[ResultRow], probes: Sequence[ResultRow]) -> l
                      [[lab, *map(str, row)] for lab, row in zip(topo["labels"], topo["matrix"],
                                                                 strict=False)], set())  # fmt: skip
     if not rec:
-        out += ["", "No `zbench doctor` record was stored with these runs: the GPU specs, peaks and "
-                "topology above come only from what the runners reported."]  # fmt: skip
+        out += ["", "No `zbench doctor` record was stored with these runs: no GPU peaks or "
+                "topology; the lines above are what the runners reported."]  # fmt: skip
     out += probe_section(probes)
     return [*out, ""]
 
