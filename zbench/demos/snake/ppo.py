@@ -63,6 +63,7 @@ class PPO:
         self, env: SnakeEnv, config: PPOConfig | None = None, *, compile: bool = False
     ) -> None:
         self.env, self.cfg = env, config or PPOConfig()
+        torch.distributions.Distribution.set_default_validate_args(False)  # no per-step checks
         dev = env.device
         self.device = dev
         self.net = SnakeNet(env.N, width=self.cfg.width).to(dev)

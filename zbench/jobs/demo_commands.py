@@ -1,0 +1,86 @@
+"""``zbench demo``: submit a demo as a job and follow it, or print the stored demo results.
+
+``--play`` and ``--human`` do not make a job: they run in this terminal (zbench.demos.snake.play).
+Each function returns an exit status: 0 ok, 1 the work failed, 2 bad input (one-line reason).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from zbench.jobs import api
+from zbench.jobs.api import JobSpec
+from zbench.jobs.commands import Db, _console, _err, _report_failure, follow
+from zbench.jobs.gpus import visible_gpus
+from zbench.runners.config import UsageError
+
+if TYPE_CHECKING:
+    from zbench.results.demos import DemoResult
+
+
+def render_table(rows: Sequence[DemoResult]) -> Table:
+    from zbench.results.demos import COLUMNS, cell
+
+    table = Table(title="Demo results")
+    for title, _ in COLUMNS:
+        table.add_column(title, justify="left" if title in ("Demo", "Algo", "GPU") else "right")
+    for r in rows:
+        table.add_row(*(cell(getattr(r, key)) for _, key in COLUMNS))
+    return table
+
+
+def run_demo(
+    argv: list[str], *, timeout: float | None, detach: bool, db: Db
+) -> int:
+    """``argv`` is the demo's own (``snake --board 12 ...``), checked by the demo's parser."""
+    from zbench.demos.runner import parse_args  # standard library only
+
+    try:
+        config, events = parse_args(argv)
+    except UsageError as exc:
+        _err(str(exc))
+        return 2
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        _err("--timeout must be a finite number of seconds above 0")
+        return 2
+    if config.device == "cuda" and not visible_gpus():
+        _err("no GPU found: add --device cpu to run on the CPU")
+        return 2
+    [job_id] = api.submit([JobSpec(config, None, timeout)], db=db)
+    console = _console()
+    if detach:
+        console.print(f"Job {job_id} queued. Watch it live in the TUI (`zbench`, then the job).")
+        return 0
+    infos = follow([job_id], db, console)
+    if infos is None:
+        return 0
+    info = infos[0]
+    if info.state != "done":
+        _report_failure(info, db)
+        return 1
+    from zbench.results.demos import demo_results
+
+    rows = [r for r in demo_results(db) if r.job_id == job_id]
+    if rows:
+        console.print(render_table(rows))
+    return 0
+
+
+def show_results(fmt: str | None, *, db: Db, demo: str | None = None) -> int:
+    """The demo results table in the terminal, or exported as md/csv/json on stdout."""
+    from zbench.results.demos import demo_results, render
+
+    rows = demo_results(db, demo)
+    if fmt is None:
+        _console().print(render_table(rows) if rows else "No demo results yet.")
+        return 0
+    try:
+        print(render(rows, fmt), end="")
+    except ValueError as exc:
+        _err(str(exc))
+        return 2
+    return 0
