@@ -46,9 +46,24 @@ def env_throughput(sizes: list[int], board: int, device: str) -> list[dict[str, 
 
 def train_run(args: argparse.Namespace, folder: Path) -> dict:
     events = folder / "events.jsonl"
-    cmd = [sys.executable, "-m", "zbench.demos", "snake", "--minutes", str(args.minutes),
-           "--board", str(args.board), "--device", args.device, "--algo", args.algo,
-           "--checkpoint", str(folder / "snake.pt"), "--events", str(events)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "zbench.demos",
+        "snake",
+        "--minutes",
+        str(args.minutes),
+        "--board",
+        str(args.board),
+        "--device",
+        args.device,
+        "--algo",
+        args.algo,
+        "--checkpoint",
+        str(folder / "snake.pt"),
+        "--events",
+        str(events),
+    ]
     if args.envs:
         cmd += ["--envs", str(args.envs)]
     if args.compile:
@@ -60,9 +75,19 @@ def train_run(args: argparse.Namespace, folder: Path) -> dict:
     for line in events.read_text().splitlines() if events.exists() else []:
         ev = json.loads(line)
         if ev["type"] == "progress":
-            found["curve"].append({k: ev.get(k) for k in
-                                   ("t_s", "env_steps", "mean_score", "best_score", "games",
-                                    "samples_per_s")})
+            found["curve"].append(
+                {
+                    k: ev.get(k)
+                    for k in (
+                        "t_s",
+                        "env_steps",
+                        "mean_score",
+                        "best_score",
+                        "games",
+                        "samples_per_s",
+                    )
+                }
+            )
         elif ev["type"] in ("result", "error"):
             found[ev["type"]] = {k: v for k, v in ev.items() if k != "curve"}
     return found
@@ -101,8 +126,14 @@ def main() -> int:
     mark = 0.0
     for pt in run["curve"]:
         if pt["t_s"] is not None and pt["t_s"] >= mark:
-            t.add_row(f"{pt['t_s']:.0f}", f"{pt['env_steps']:,}", f"{pt['mean_score']:.2f}",
-                      str(pt["best_score"]), f"{pt['games']:,}", f"{pt['samples_per_s']:,.0f}")
+            t.add_row(
+                f"{pt['t_s']:.0f}",
+                f"{pt['env_steps']:,}",
+                f"{pt['mean_score']:.2f}",
+                str(pt["best_score"]),
+                f"{pt['games']:,}",
+                f"{pt['samples_per_s']:,.0f}",
+            )
             mark = pt["t_s"] + 30.0
     con.print(t)
     res = run.get("result") or {}

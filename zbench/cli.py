@@ -199,15 +199,18 @@ def run(
 def demo(
     name: Annotated[str, typer.Argument(help="snake, or `results` for the stored demo results.")],
     *,
-    algo: Annotated[str, typer.Option(help="ppo (masked, the default) or dqn (double DQN).")] = "ppo",
+    algo: Annotated[
+        str, typer.Option(help="ppo (masked, the default) or dqn (double DQN).")
+    ] = "ppo",
     faithful: Annotated[
         bool, typer.Option(help="The original project's reward: +0.1 a step, +1 fruit, -1 death.")
     ] = False,
     board: Annotated[int, typer.Option(help="Board side in cells.")] = 12,
     envs: Annotated[
         int | None,
-        typer.Option(help="Boards played at once (default 8192 on a GPU, 64 on the CPU).",
-                     show_default=False),
+        typer.Option(
+            help="Boards played at once (default 8192 on a GPU, 64 on the CPU).", show_default=False
+        ),
     ] = None,
     minutes: Annotated[float, typer.Option(help="Training budget.")] = 5.0,
     device: Annotated[str, typer.Option(help="cuda or cpu.")] = "cuda",

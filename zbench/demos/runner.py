@@ -210,7 +210,7 @@ def run(config: DemoConfig, writer: EventWriter) -> int:
     try:
         module = importlib.import_module(DEMOS[config.demo])
         result = module.run(config, writer, started=launch_time())
-    except BaseException as exc:  # noqa: BLE001 - every failure must end as one error event
+    except BaseException as exc:  # every failure must end as one error event
         kind = _error_kind(exc)
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if kind == "crash":

@@ -23,24 +23,22 @@ if TYPE_CHECKING:
 
 
 def render_table(rows: Sequence[DemoResult]) -> Table:
-    from zbench.results.demos import COLUMNS, cell
+    from zbench.results.demos import COLUMNS, TEXT_COLUMNS, cell
 
     table = Table(title="Demo results")
     for title, _ in COLUMNS:
-        table.add_column(title, justify="left" if title in ("Demo", "Algo", "GPU") else "right")
+        table.add_column(title, justify="left" if title in TEXT_COLUMNS else "right")
     for r in rows:
         table.add_row(*(cell(getattr(r, key)) for _, key in COLUMNS))
     return table
 
 
-def run_demo(
-    argv: list[str], *, timeout: float | None, detach: bool, db: Db
-) -> int:
+def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) -> int:
     """``argv`` is the demo's own (``snake --board 12 ...``), checked by the demo's parser."""
     from zbench.demos.runner import parse_args  # standard library only
 
     try:
-        config, events = parse_args(argv)
+        config, _ = parse_args(argv)
     except UsageError as exc:
         _err(str(exc))
         return 2

@@ -17,16 +17,17 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("Demo", "demo"),
     ("Algo", "algo"),
     ("Board", "board"),
-    ("Boards at once", "envs"),
+    ("Envs", "envs"),
     ("GPU", "gpu_name"),
-    ("Minutes", "minutes"),
+    ("Min", "minutes"),
     ("Env steps", "env_steps"),
     ("Steps/s", "steps_per_s"),
-    ("Beat 8 after s", "time_to_beat_review_s"),
-    ("Final mean score", "final_mean_score"),
-    ("Best score", "best_score"),
+    ("Beat 8 s", "time_to_beat_review_s"),
+    ("Mean", "final_mean_score"),
+    ("Best", "best_score"),
     ("Games", "games"),
 )
+TEXT_COLUMNS = {"Demo", "Algo", "GPU"}
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,9 @@ def _row(run: dict[str, Any]) -> DemoResult:
     )
 
 
-def demo_results(db: str | os.PathLike[str] | None = None, demo: str | None = None) -> list[DemoResult]:
+def demo_results(
+    db: str | os.PathLike[str] | None = None, demo: str | None = None
+) -> list[DemoResult]:
     """Stored demo runs, oldest first (``demo`` filters by name, e.g. ``snake``)."""
     where, params = "framework = ?", ["demo"]
     if demo:
@@ -106,7 +109,9 @@ def render(rows: Sequence[DemoResult], fmt: str) -> str:
         return buf.getvalue()
     if fmt == "md":
         lines = ["| " + " | ".join(t for t, _ in COLUMNS) + " |"]
-        lines.append("|" + "|".join("---" if i < 2 else "---:" for i in range(len(COLUMNS))) + "|")
+        lines.append(
+            "|" + "|".join("---" if t in TEXT_COLUMNS else "---:" for t, _ in COLUMNS) + "|"
+        )
         lines += ["| " + " | ".join(cell(getattr(r, k)) for _, k in COLUMNS) + " |" for r in rows]
         return "\n".join(lines) + "\n"
     raise ValueError(f"unknown format {fmt!r}: use md, csv or json")

@@ -28,7 +28,9 @@ DEFAULT_ENVS = {"cuda": 8192, "cpu": 64}
 class Writer(Protocol):
     def emit(self, type: Any, **fields: Any) -> dict[str, Any]: ...
     def phase(self, name: Any, **fields: Any) -> None: ...
-    def progress(self, step: int, total: int, samples_per_s: float | None = None, **f: Any) -> None: ...
+    def progress(
+        self, step: int, total: int, samples_per_s: float | None = None, **f: Any
+    ) -> None: ...
 
 
 def pick_device(name: str) -> torch.device:
@@ -142,8 +144,12 @@ def run(config: DemoConfig, writer: Writer, *, started: float | None = None) -> 
             }
             curve.append(point)
             writer.progress(
-                int(min(elapsed, budget)), int(budget), samples_per_s=steps / max(elapsed, 1e-9), **point,
-                wins=wins, **{k: round(v, 5) for k, v in stats.items()},
+                int(min(elapsed, budget)),
+                int(budget),
+                samples_per_s=steps / max(elapsed, 1e-9),
+                **point,
+                wins=wins,
+                **{k: round(v, 5) for k, v in stats.items()},
             )
         if elapsed >= budget:
             break
