@@ -71,7 +71,7 @@ class PPO:
         self.autocast = dev.type == "cuda"  # bf16 on the GPU; the CPU runs fp32
         self.policy: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor | None]] = self.net
         if compile and dev.type == "cuda":
-            self.policy = torch.compile(self.net)  # type: ignore[assignment]
+            self.policy = torch.compile(self.net)
         t, b, side = self.cfg.horizon, env.B, env.N + 2
         self.obs = torch.zeros(t, b, 4, side, side, device=dev)
         self.masks = torch.zeros(t, b, 4, dtype=torch.bool, device=dev)
