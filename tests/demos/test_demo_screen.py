@@ -56,7 +56,13 @@ async def test_enter_on_a_demo_job_opens_its_live_view() -> None:
 
 
 def test_launch_dialog_builds_a_demo_job() -> None:
-    form = {"gpus": "", "data": "synthetic-device", "path": "", "framework": "torch", "mode": "train"}
+    form = {
+        "gpus": "",
+        "data": "synthetic-device",
+        "path": "",
+        "framework": "torch",
+        "mode": "train",
+    }
     request, error = build_request("", ["snake"], form)
     assert error == "" and request is not None
     [config] = request.configs
