@@ -247,9 +247,12 @@ def demo(
         if play is not None and not play.is_file():
             typer.echo(f"zbench: no checkpoint at {play}", err=True)
             raise typer.Exit(2)
-        from zbench.demos.snake.play import play as play_snake
+        import subprocess
+        import sys
 
-        _exit(play_snake(str(play) if play else None, board=board))
+        # Its own process: the player needs torch, which this process must never import.
+        cmd = [sys.executable, "-m", "zbench.demos.snake.play", "--board", str(board)]
+        _exit(subprocess.call([*cmd, str(play)] if play else cmd))
         return
     argv = [name, "--algo", algo, "--board", str(board), "--minutes", str(minutes)]
     argv += ["--device", device, "--seed", str(seed)]

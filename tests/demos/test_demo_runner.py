@@ -14,11 +14,11 @@ import torch
 from typer.testing import CliRunner
 
 from zbench.cli import app
+from zbench.contract.config import UsageError
+from zbench.contract.protocol import read_events
 from zbench.demos.runner import DemoConfig, parse_args
 from zbench.demos.snake.model import SnakeNet, load_checkpoint, save_checkpoint
 from zbench.jobs.runjob import command_for
-from zbench.runners.config import UsageError
-from zbench.runners.protocol import read_events
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,6 +1,6 @@
 """The shared demo part: demo options, their one parser, and the start/phase/result/error events.
 
-Standard library only (like ``zbench.runners.config``): the CLI and the job supervisor build a demo's
+Standard library and ``zbench.contract`` only: the CLI and the job supervisor build a demo's
 command line from :class:`DemoConfig` and validate options with :func:`parse_args`; the demo process
 (``python -m zbench.demos <demo> ... --events X``) parses its argv with the same parser. Each demo
 module exposes ``run(config, writer) -> dict`` (the result fields) and writes ``progress`` and
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from zbench.runners.config import UsageError
-from zbench.runners.protocol import EventWriter
+from zbench.contract.config import UsageError
+from zbench.contract.protocol import EventWriter
 
 DEMOS: dict[str, str] = {"snake": "zbench.demos.snake.train"}
 DEMO_TITLES: dict[str, str] = {"snake": "Snake by reinforcement learning"}

@@ -7,30 +7,12 @@ Each function returns an exit status: 0 ok, 1 the work failed, 2 bad input (one-
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from rich.table import Table
-
+from zbench.contract.config import UsageError
 from zbench.jobs import api
 from zbench.jobs.api import JobSpec
 from zbench.jobs.commands import Db, _console, _err, _report_failure, follow
 from zbench.jobs.gpus import visible_gpus
-from zbench.runners.config import UsageError
-
-if TYPE_CHECKING:
-    from zbench.results.demos import DemoResult
-
-
-def render_table(rows: Sequence[DemoResult]) -> Table:
-    from zbench.results.demos import COLUMNS, TEXT_COLUMNS, cell
-
-    table = Table(title="Demo results")
-    for title, _ in COLUMNS:
-        table.add_column(title, justify="left" if title in TEXT_COLUMNS else "right")
-    for r in rows:
-        table.add_row(*(cell(getattr(r, key)) for _, key in COLUMNS))
-    return table
 
 
 def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) -> int:
@@ -60,24 +42,24 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
     if info.state != "done":
         _report_failure(info, db)
         return 1
-    from zbench.results.demos import demo_results
+    from zbench.results.demos import demo_results, render
 
     rows = [r for r in demo_results(db) if r.job_id == job_id]
     if rows:
-        console.print(render_table(rows))
+        print(render(rows, "md"), end="")
     return 0
 
 
 def show_results(fmt: str | None, *, db: Db, demo: str | None = None) -> int:
-    """The demo results table in the terminal, or exported as md/csv/json on stdout."""
+    """The demo results table (Markdown, which reads well in a terminal too), or CSV/JSON."""
     from zbench.results.demos import demo_results, render
 
     rows = demo_results(db, demo)
-    if fmt is None:
-        _console().print(render_table(rows) if rows else "No demo results yet.")
+    if not rows and fmt is None:
+        print("No demo results yet. Run `zbench demo snake`.")
         return 0
     try:
-        print(render(rows, fmt), end="")
+        print(render(rows, fmt or "md"), end="")
     except ValueError as exc:
         _err(str(exc))
         return 2

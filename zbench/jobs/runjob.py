@@ -48,7 +48,7 @@ def command_for(config: dict[str, Any], events_path: Path) -> list[str]:
     """The runner's command line: a benchmark (``zbench.runners``) or a demo (``zbench.demos``,
     a config with ``kind == "demo"``); the one place that tells the two kinds of job apart."""
     if config.get("kind") == "demo":
-        from zbench.demos.runner import DemoConfig  # standard library only, like runners.config
+        from zbench.demos.runner import DemoConfig  # standard library and zbench.contract only
 
         argv = DemoConfig.from_dict(config).to_argv()
         base = [sys.executable, "-m", "zbench.demos"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from zbench.demos.runner import DemoConfig
 from zbench.contract.config import RunConfig
+from zbench.demos.runner import DemoConfig
 
 FINISHED = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import select
@@ -98,6 +99,21 @@ def play(checkpoint: str | None, *, board: int = 12, fps: float = 8.0, games: in
         except KeyboardInterrupt:
             pass
     if finished:
-        console.print(f"{len(finished)} games, best {max(finished)}, "
+        console.print(f"\n{len(finished)} games, best {max(finished)}, "
                       f"mean {sum(finished) / len(finished):.1f}")  # fmt: skip
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m zbench.demos.snake.play [CHECKPOINT] [--board N]``: the CLI runs this in a
+    process of its own, so the ``zbench`` process never imports torch."""
+    p = argparse.ArgumentParser(prog="python -m zbench.demos.snake.play")
+    p.add_argument("checkpoint", nargs="?", default=None, help="a trained net; none: you play")
+    p.add_argument("--board", type=int, default=12)
+    p.add_argument("--games", type=int, default=0, help="stop after this many games (0: never)")
+    args = p.parse_args(argv)
+    return play(args.checkpoint, board=args.board, games=args.games)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

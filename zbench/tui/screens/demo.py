@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from zbench.runners.protocol import EventTail
+from zbench.contract.protocol import EventTail
 
 from ..format import escape
 from ..widgets.board import LearningCurve, SnakeBoard

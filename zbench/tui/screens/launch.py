@@ -15,8 +15,6 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
-from zbench.demos.runner import DEMO_TITLES, DEMOS, DemoConfig
-from zbench.demos.runner import parse_args as parse_demo_args
 from zbench.contract.config import (
     DATA_SOURCES,
     FRAMEWORKS,
@@ -27,6 +25,8 @@ from zbench.contract.config import (
     UsageError,
     parse_args,
 )
+from zbench.demos.runner import DEMO_TITLES, DEMOS, DemoConfig
+from zbench.demos.runner import parse_args as parse_demo_args
 
 from ..services import LaunchRequest
 
