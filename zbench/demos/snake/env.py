@@ -88,7 +88,7 @@ class SnakeEnv:
         self.hunger = torch.zeros(self.B, dtype=torch.int64, device=dev)
         self.fruit = self._spawn(self.age)
 
-    # --- helpers ------------------------------------------------------------------------------
+    # --- state ---------------------------------------------------------------------------------
 
     @property
     def score(self) -> torch.Tensor:

@@ -74,7 +74,7 @@ def play(checkpoint: str | None, *, board: int = 12, fps: float = 8.0, games: in
         board = int(meta["size"])
     env = SnakeEnv(1, board, "cpu", seed=int(time.time()))
     human = net is None
-    title = "you" if human else f"agent {os.path.basename(checkpoint or '')}"
+    title = "you" if human else f"net {os.path.basename(checkpoint or '')}"
     hint = "arrows/wasd steer, q quits" if human else "q or Ctrl-C quits"
     finished: list[int] = []
     action = 1
