@@ -202,6 +202,73 @@ def run(
 
 
 @app.command()
+def demo(
+    name: Annotated[str, typer.Argument(help="snake, or `results` for the stored demo results.")],
+    *,
+    algo: Annotated[
+        str, typer.Option(help="ppo (masked, the default) or dqn (double DQN).")
+    ] = "ppo",
+    faithful: Annotated[
+        bool, typer.Option(help="The original project's reward: +0.1 a step, +1 fruit, -1 death.")
+    ] = False,
+    board: Annotated[int, typer.Option(help="Board side in cells.")] = 12,
+    envs: Annotated[
+        int | None,
+        typer.Option(
+            help="Boards played at once (default 8192 on a GPU, 64 on the CPU).", show_default=False
+        ),
+    ] = None,
+    minutes: Annotated[float, typer.Option(help="Training budget.")] = 5.0,
+    device: Annotated[str, typer.Option(help="cuda or cpu.")] = "cuda",
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    compile_: Annotated[
+        bool, typer.Option("--compile", help="torch.compile the policy (GPU only).")
+    ] = False,
+    play: Annotated[
+        Path | None,
+        typer.Option(help="Replay a trained checkpoint in this terminal.", show_default=False),
+    ] = None,
+    human: Annotated[bool, typer.Option(help="Play it yourself with the arrow keys.")] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(help="Cancel the job after this many seconds.", show_default=False),
+    ] = None,
+    detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", help="With `results`: md, csv or json.", show_default=False),
+    ] = None,
+    db: DbOpt = None,
+) -> None:
+    """Fun GPU demos as jobs: Snake learned by reinforcement learning, live in the TUI."""
+    from zbench.jobs import demo_commands
+
+    if name == "results":
+        _exit(demo_commands.show_results(fmt, db=db))
+        return
+    if play is not None or human:
+        if name != "snake":
+            typer.echo(f"zbench: unknown demo {name!r}: choose snake", err=True)
+            raise typer.Exit(2)
+        if play is not None and not play.is_file():
+            typer.echo(f"zbench: no checkpoint at {play}", err=True)
+            raise typer.Exit(2)
+        import subprocess
+        import sys
+
+        # Its own process: the player needs torch, which this process must never import.
+        cmd = [sys.executable, "-m", "zbench.demos.snake.play", "--board", str(board)]
+        _exit(subprocess.call([*cmd, str(play)] if play else cmd))
+        return
+    argv = [name, "--algo", algo, "--board", str(board), "--minutes", str(minutes)]
+    argv += ["--device", device, "--seed", str(seed)]
+    argv += ["--faithful"] if faithful else []
+    argv += ["--compile"] if compile_ else []
+    argv += ["--envs", str(envs)] if envs is not None else []
+    _exit(demo_commands.run_demo(argv, timeout=timeout, detach=detach, db=db))
+
+
+@app.command()
 def suite(
     name: Annotated[str, typer.Argument(help="review, quick, precision, or a suite .toml file.")],
     *,

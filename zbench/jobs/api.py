@@ -14,12 +14,15 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zbench import paths
 from zbench.contract.config import RunConfig
 from zbench.jobs import liveness
 from zbench.results.store import FINISHED_STATES, Store
+
+if TYPE_CHECKING:
+    from zbench.demos.runner import DemoConfig
 
 STATES = ("queued", "running", *FINISHED_STATES)
 
@@ -30,7 +33,7 @@ class JobSpec:
     ``config.gpus``; none for ``--device cpu``) and an optional timeout. ``share_gpus`` lets it run
     on GPUs another job holds."""
 
-    config: RunConfig
+    config: RunConfig | DemoConfig  # a benchmark, or a demo (zbench.demos)
     gpu_ids: tuple[int, ...] | None = None
     timeout_s: float | None = None
     share_gpus: bool = False

@@ -44,6 +44,20 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
     return RunConfig(**known)
 
 
+def command_for(config: dict[str, Any], events_path: Path) -> list[str]:
+    """The runner's command line: a benchmark (``zbench.runners``) or a demo (``zbench.demos``,
+    a config with ``kind == "demo"``); the one place that tells the two kinds of job apart."""
+    if config.get("kind") == "demo":
+        from zbench.demos.runner import DemoConfig  # standard library and zbench.contract only
+
+        argv = DemoConfig.from_dict(config).to_argv()
+        base = [sys.executable, "-m", "zbench.demos"]
+    else:
+        argv = config_from_dict(config).to_argv()
+        base = runner_command()
+    return [*base, argv[0], "--events", str(events_path), *argv[1:]]
+
+
 def signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name
@@ -100,9 +114,7 @@ class RunningJob:
         folder = paths.jobs_dir() / str(row["id"])
         folder.mkdir(parents=True, exist_ok=True)
         log_path, events_path = folder / "runner.log", folder / "events.jsonl"
-        config = config_from_dict(row["config"])
-        argv = config.to_argv()
-        cmd = [*runner_command(), argv[0], "--events", str(events_path), *argv[1:]]
+        cmd = command_for(row["config"], events_path)
         env = child_env()
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpu_ids)
         env.setdefault("PYTHONUNBUFFERED", "1")

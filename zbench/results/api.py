@@ -81,6 +81,8 @@ def query_results(
         if value:
             where.append(f"{column} = ?")
             params.append(value)
+    if framework != "demo":  # demo runs have their own table (results/demos.py)
+        where.append("framework != 'demo'")
     if gpu:
         where.append("LOWER(COALESCE(gpu_name, '')) LIKE ? ESCAPE '\\'")
         # A plain substring: % and _ in what the user typed are not wildcards.

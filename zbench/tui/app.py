@@ -223,10 +223,16 @@ class ZbenchApp(App[int]):
         self.poll_jobs()
 
     def action_job_detail(self) -> None:
+        from .screens.demo import DemoScreen
         from .screens.job_detail import JobDetailScreen
 
         job_id = self.focused_job_id
-        if job_id is not None and not isinstance(self.screen, JobDetailScreen):
+        if job_id is None or isinstance(self.screen, JobDetailScreen | DemoScreen):
+            return
+        job = self.job(job_id)
+        if job is not None and job.framework == "demo":  # demo jobs open their live view
+            self.push_screen(DemoScreen(job_id, job.events_path))
+        else:
             self.push_screen(JobDetailScreen(job_id))
 
     def action_cancel_job(self) -> None:

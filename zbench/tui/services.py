@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from zbench.contract.config import RunConfig
+from zbench.demos.runner import DemoConfig
 
 FINISHED = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
 
@@ -22,7 +23,7 @@ FINISHED = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
 class LaunchRequest:
     """What the launch dialog asks for: explicit runs, or a named suite (``configs`` empty)."""
 
-    configs: tuple[RunConfig, ...] = ()
+    configs: tuple[RunConfig | DemoConfig, ...] = ()
     gpu_ids: tuple[int, ...] | None = None
     timeout_s: float | None = None
     suite: str | None = None

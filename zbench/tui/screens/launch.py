@@ -25,6 +25,8 @@ from zbench.contract.config import (
     UsageError,
     parse_args,
 )
+from zbench.demos.runner import DEMO_TITLES, DEMOS, DemoConfig
+from zbench.demos.runner import parse_args as parse_demo_args
 
 from ..services import LaunchRequest
 
@@ -76,8 +78,11 @@ def build_request(
             return None, "data: give the dataset's path"
         if not Path(form["path"]).expanduser().exists():
             return None, f"data: no such path: {form['path']}"
-    configs: list[RunConfig] = []
-    for workload in workloads:
+    configs: list[RunConfig | DemoConfig] = []
+    for demo in [w for w in workloads if w in DEMOS]:  # demos take their defaults (5 minutes)
+        device = ["--device", "cpu"] if form.get("device") == "cpu" else []
+        configs.append(parse_demo_args([demo, *device])[0])
+    for workload in [w for w in workloads if w not in DEMOS]:
         try:
             config, _ = parse_args(runner_argv(workload, form, gpu_ids))
         except UsageError as exc:
@@ -113,6 +118,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                         (f"{w.name}  {w.title}", w.name, w.name == "resnet50")
                         for w in WORKLOADS.values()
                     ],
+                    *[(f"{d}  demo: {DEMO_TITLES[d]}", d, False) for d in DEMOS],
                     id="workloads",
                     compact=True,
                 )

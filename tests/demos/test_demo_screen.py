@@ -1,0 +1,80 @@
+"""The TUI's demo screen, fed by a recorded events file: opened from the job list, resumed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.tui.conftest import make_app
+from tests.tui.fakes import FakeJob, FakeServices
+from tests.tui.helpers import press, settle
+from zbench.demos.snake.render import render_board
+from zbench.tui.screens.demo import DemoScreen, DemoView
+from zbench.tui.screens.launch import build_request
+
+EVENTS = Path(__file__).parent / "fixtures" / "snake_events.jsonl"
+
+
+def demo_app():
+    job = FakeJob(7, "snake", framework="demo", mode="ppo", precision=None, events_path=str(EVENTS))
+    return make_app(services=FakeServices(jobs=[job]))
+
+
+def test_view_folds_events() -> None:
+    view = DemoView()
+    view.apply([json.loads(line) for line in EVENTS.read_text().splitlines()])
+    assert view.title == "Snake by reinforcement learning"
+    assert view.phase == "measure" and len(view.curve) == 10
+    assert view.board is not None and view.board["score"] == 11
+    text = view.figures()
+    assert "best [b]55[/b]" in text and "mean 24.0" in text
+
+
+def test_board_renders_head_body_fruit_and_ascii() -> None:
+    board = json.loads(EVENTS.read_text().splitlines()[-1])["board"]
+    lines = render_board(board).plain.splitlines()
+    assert len(lines) == 14 and all(len(line) == 26 for line in lines)
+    assert lines[3][1 + 2 * 3 : 1 + 2 * 3 + 2] == "● "  # the fruit at row 2, column 3
+    ascii_lines = render_board(board, ascii=True).plain.splitlines()
+    assert ascii_lines[6][1 + 2 * 7 : 1 + 2 * 7 + 2] == "@@"  # the head at row 5, column 7
+    assert all(ch.isascii() for line in ascii_lines for ch in line)
+
+
+async def test_enter_on_a_demo_job_opens_its_live_view() -> None:
+    app = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, DemoScreen)
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert app.screen.view.board is not None  # resumed from the events file
+        await press(pilot, "escape")
+        assert not isinstance(app.screen, DemoScreen)
+
+
+def test_launch_dialog_builds_a_demo_job() -> None:
+    form = {
+        "gpus": "",
+        "data": "synthetic-device",
+        "path": "",
+        "framework": "torch",
+        "mode": "train",
+    }
+    request, error = build_request("", ["snake"], form)
+    assert error == "" and request is not None
+    [config] = request.configs
+    assert config.as_dict()["kind"] == "demo"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
+def test_demo_screen_snapshot(snap_compare, size) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await press(pilot, "enter")
+        await pilot.pause(0.5)
+        await settle(pilot)
+
+    assert snap_compare(demo_app(), terminal_size=size, run_before=run_before)

@@ -1,0 +1,66 @@
+"""``zbench demo``: submit a demo as a job and follow it, or print the stored demo results.
+
+``--play`` and ``--human`` do not make a job: they run in this terminal (zbench.demos.snake.play).
+Each function returns an exit status: 0 ok, 1 the work failed, 2 bad input (one-line reason).
+"""
+
+from __future__ import annotations
+
+import math
+
+from zbench.contract.config import UsageError
+from zbench.jobs import api
+from zbench.jobs.api import JobSpec
+from zbench.jobs.commands import Db, _console, _err, _report_failure, follow
+from zbench.jobs.gpus import visible_gpus
+
+
+def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) -> int:
+    """``argv`` is the demo's own (``snake --board 12 ...``), checked by the demo's parser."""
+    from zbench.demos.runner import parse_args  # standard library only
+
+    try:
+        config, _ = parse_args(argv)
+    except UsageError as exc:
+        _err(str(exc))
+        return 2
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        _err("--timeout must be a finite number of seconds above 0")
+        return 2
+    if config.device == "cuda" and not visible_gpus():
+        _err("no GPU found: add --device cpu to run on the CPU")
+        return 2
+    [job_id] = api.submit([JobSpec(config, None, timeout)], db=db)
+    console = _console()
+    if detach:
+        console.print(f"Job {job_id} queued. Watch it live in the TUI (`zbench`, then the job).")
+        return 0
+    infos = follow([job_id], db, console)
+    if infos is None:
+        return 0
+    info = infos[0]
+    if info.state != "done":
+        _report_failure(info, db)
+        return 1
+    from zbench.results.demos import demo_results, render
+
+    rows = [r for r in demo_results(db) if r.job_id == job_id]
+    if rows:
+        print(render(rows, "md"), end="")
+    return 0
+
+
+def show_results(fmt: str | None, *, db: Db, demo: str | None = None) -> int:
+    """The demo results table (Markdown, which reads well in a terminal too), or CSV/JSON."""
+    from zbench.results.demos import demo_results, render
+
+    rows = demo_results(db, demo)
+    if not rows and fmt is None:
+        print("No demo results yet. Run `zbench demo snake`.")
+        return 0
+    try:
+        print(render(rows, fmt or "md"), end="")
+    except ValueError as exc:
+        _err(str(exc))
+        return 2
+    return 0

@@ -1,0 +1,44 @@
+"""The live Snake board and the learning curve of a demo job, drawn from its ``frame`` and
+``progress`` events."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from textual.widgets import Static
+from textual_plotext import PlotextPlot
+
+from zbench.demos.snake.render import render_board, utf8_terminal
+
+
+class SnakeBoard(Static):
+    """One board (a frame event's ``board``); ASCII cells when the terminal is not UTF-8."""
+
+    DEFAULT_CSS = """
+    SnakeBoard { width: auto; height: auto; padding: 0 1; }
+    """
+
+    def __init__(self, *, ascii: bool | None = None, id: str | None = None) -> None:
+        super().__init__("waiting for the first frame...", id=id)
+        self.ascii = (not utf8_terminal()) if ascii is None else ascii
+
+    def show(self, board: dict[str, Any]) -> None:
+        self.update(render_board(board, ascii=self.ascii))
+
+
+class LearningCurve(PlotextPlot):
+    """Mean and best score over wall time since launch (seconds)."""
+
+    def show(self, points: Sequence[dict[str, Any]]) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title("score (mean, best) over s since launch")
+        xs = [float(p.get("t_s") or 0.0) for p in points]
+        if points:
+            plt.plot(xs, [float(p.get("mean_score") or 0) for p in points], label="mean",
+                     marker="braille")  # fmt: skip
+            plt.plot(xs, [float(p.get("best_score") or 0) for p in points], label="best",
+                     marker="braille")  # fmt: skip
+        self.refresh()
