@@ -181,6 +181,14 @@ def run(
     tag: Annotated[
         str | None, typer.Option(help="A name to find this run by later (--tag on results).")
     ] = None,
+    nodes: Annotated[
+        str | None,
+        typer.Option(
+            help="Run across machines: HOST[:GPUS],... (ssh; GPUS like 0+1) or `slurm` in an "
+            "allocation; --gpus is per node. See docs/multinode.md.",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -197,6 +205,7 @@ def run(
             db=db,
             json_out=json_out,
             tag=tag,
+            nodes=nodes,
         )
     )
 

@@ -166,6 +166,7 @@ def run_job(
     db: Db,
     json_out: bool,
     tag: str | None = None,
+    nodes: str | None = None,
 ) -> int:
     try:
         ids = _parse_gpu_ids(gpu_ids)
@@ -179,16 +180,25 @@ def run_job(
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         _err("--timeout must be a finite number of seconds above 0")
         return 2
-    if config.device == "cuda" and not visible_gpus():
+    spec: JobSpec | None = None
+    if nodes is not None:  # several machines: the GPUs are the nodes' (jobs.nodes)
+        from zbench.jobs.nodes import nodes_spec
+
+        try:
+            spec = nodes_spec(nodes, config, ids, timeout)
+        except UsageError as exc:
+            _err(str(exc))
+            return 2
+    elif config.device == "cuda" and not visible_gpus():
         _err("no GPU found: add --device cpu to run on the CPU")
         return 2
-    if ids is not None:
+    if ids is not None and spec is None:
         try:
             config = _check_gpu_ids(ids, config, _gpus_given(runner_args))
         except UsageError as exc:
             _err(str(exc))
             return 2
-    [job_id] = api.submit([JobSpec(config, ids, timeout)], db=db, tag=tag)
+    [job_id] = api.submit([spec or JobSpec(config, ids, timeout)], db=db, tag=tag)
     console = _console()
     if detach:
         if json_out:

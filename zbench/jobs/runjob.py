@@ -46,7 +46,12 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
 
 def command_for(config: dict[str, Any], events_path: Path) -> list[str]:
     """The runner's command line: a benchmark (``zbench.runners``) or a demo (``zbench.demos``,
-    a config with ``kind == "demo"``); the one place that tells the two kinds of job apart."""
+    a config with ``kind == "demo"``); the one place that tells the kinds of job apart. A multi-node
+    job runs its node manager (``jobs.nodes_run``), which starts the runners on every node."""
+    if config.get("nodes"):
+        from zbench.jobs.nodes import manager_command
+
+        return manager_command(config, str(events_path))
     if config.get("kind") == "demo":
         from zbench.demos.runner import DemoConfig  # standard library and zbench.contract only
 
@@ -271,6 +276,8 @@ class RunningJob:
             return Outcome("cancelled", "the supervisor was stopped")
         if err.get("kind") == "oom":
             return Outcome("oom", f"out of memory: {message}".rstrip(": "))
+        if err.get("node"):  # a multi-node job whose node died (jobs.nodes_run names it)
+            return Outcome("failed", message)
         if rc == 0 and self.result_event is not None:
             return Outcome("done", None)
         if rc < 0:

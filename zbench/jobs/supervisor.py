@@ -134,6 +134,8 @@ class Supervisor:
         for row in self.store.jobs(("queued",)):
             config = row["config"]
             want = 0 if config.get("device") == "cpu" or not self.gpus else int(config["gpus"])
+            if config.get("nodes"):
+                want = 0  # multi-node: only its local nodes' GPUs, named in requested_gpus
             requested = row["requested_gpus"]
             if want > len(self.gpus) or (requested and not set(requested) <= set(self.gpus)):
                 self.store.update_job(

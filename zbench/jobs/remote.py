@@ -1,0 +1,137 @@
+"""Reaching other machines: OpenSSH command lines (the user's own config, keys, agent and jump hosts),
+``srun`` inside a Slurm allocation, and which host names mean this machine.
+
+Nothing here listens on a port: every remote process is a child of an ``ssh`` (or ``srun``) client,
+talking over its stdin and stdout.
+
+Environment:
+- ``ZBENCH_SSH_CONFIG``: an ssh config file passed with ``-F`` (default: the user's ``~/.ssh/config``).
+- ``ZBENCH_SSH_OPTS``: more ssh options, shell-quoted (e.g. ``-p 2222 -i ~/.ssh/lab``).
+- ``ZBENCH_REMOTE_PYTHON``: the command that runs the remote zbench's Python (default ``python3``;
+  e.g. ``~/venvs/zbench/bin/python``). It must import the same zbench version as this machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+from collections.abc import Sequence
+
+ENV_SSH_CONFIG = "ZBENCH_SSH_CONFIG"
+ENV_SSH_OPTS = "ZBENCH_SSH_OPTS"
+ENV_REMOTE_PYTHON = "ZBENCH_REMOTE_PYTHON"
+LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "local"})
+
+
+def is_local(host: str) -> bool:
+    """Hosts run as local processes, not over ssh (an ssh-config alias of this machine is remote)."""
+    return host in LOCAL_NAMES
+
+
+def ssh_base(host: str, *, connect_timeout: int = 10) -> list[str]:
+    """``ssh`` with no prompts (a missing key fails at once instead of waiting for a password),
+    keep-alives (a dead peer is noticed in ~30 s), and the user's options."""
+    argv = ["ssh"]
+    config = os.environ.get(ENV_SSH_CONFIG)
+    if config:
+        argv += ["-F", config]
+    argv += [
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        f"ConnectTimeout={connect_timeout}",
+        "-o",
+        "ServerAliveInterval=10",
+        "-o",
+        "ServerAliveCountMax=3",
+    ]
+    argv += shlex.split(os.environ.get(ENV_SSH_OPTS, ""))
+    return [*argv, host]
+
+
+def remote_python() -> list[str]:
+    return shlex.split(os.environ.get(ENV_REMOTE_PYTHON, "python3"))
+
+
+def ssh_command(host: str, remote_argv: Sequence[str]) -> list[str]:
+    """The local argv that runs ``remote_argv`` on ``host``; ``remote_argv`` is quoted once for the
+    remote shell (ssh joins its arguments with spaces and hands them to the login shell)."""
+    return [*ssh_base(host), "--", shlex.join(remote_argv)]
+
+
+def zbench_remote(host: str, args: Sequence[str]) -> list[str]:
+    """``zbench ARGS`` on ``host`` (``python -m zbench``), local or over ssh."""
+    import sys
+
+    if is_local(host):
+        return [sys.executable, "-m", "zbench", *args]
+    return ssh_command(host, [*remote_python(), "-m", "zbench", *args])
+
+
+def address_of(host: str) -> str:
+    """The address other nodes reach ``host`` at: 127.0.0.1 for this machine, else the HostName
+    that ssh's own config resolution gives the alias (``ssh -G``), else the name itself."""
+    if is_local(host):
+        return "127.0.0.1"
+    if shutil.which("ssh"):
+        try:
+            out = subprocess.run(
+                [*ssh_base(host)[:-1], "-G", host],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            ).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            out = ""
+        for line in out.splitlines():
+            key, _, value = line.partition(" ")
+            if key.lower() == "hostname" and value.strip():
+                return value.strip()
+    return host
+
+
+def is_loopback(address: str) -> bool:
+    return address in ("127.0.0.1", "::1", "localhost") or address.startswith("127.")
+
+
+def free_port() -> int:
+    """A port free on this machine now (for a rendezvous on this machine)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def slurm_hosts(nodelist: str) -> list[str]:
+    """A Slurm node list (``gpu[01-03,07],login1``) as host names: ``scontrol show hostnames`` when
+    Slurm's tools are here, else this expansion of the common forms (one bracket group a name)."""
+    if shutil.which("scontrol"):
+        try:
+            out = subprocess.run(
+                ["scontrol", "show", "hostnames", nodelist],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            ).stdout.split()
+            if out:
+                return out
+        except (OSError, subprocess.SubprocessError):
+            pass
+    hosts: list[str] = []
+    for prefix, group, plain in re.findall(r"([^,\[]+)\[([^\]]+)\]|([^,\[\]]+)", nodelist):
+        if plain:
+            hosts.append(plain)
+            continue
+        for part in group.split(","):
+            lo, _, hi = part.partition("-")
+            if not hi:
+                hosts.append(prefix + lo)
+                continue
+            for n in range(int(lo), int(hi) + 1):
+                hosts.append(f"{prefix}{n:0{len(lo)}d}")
+    return hosts
