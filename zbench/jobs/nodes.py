@@ -98,7 +98,9 @@ def _gpu_ids(text: str, host: str) -> tuple[int, ...]:
     try:
         ids = tuple(int(p) for p in text.split("+"))
     except ValueError:
-        raise UsageError(f"--nodes {host}:{text}: GPU ids are numbers joined by +, e.g. 0+1") from None
+        raise UsageError(
+            f"--nodes {host}:{text}: GPU ids are numbers joined by +, e.g. 0+1"
+        ) from None
     if any(i < 0 for i in ids) or len(set(ids)) != len(ids):
         raise UsageError(f"--nodes {host}:{text}: GPU ids are distinct numbers, e.g. 0+1")
     return ids
@@ -114,7 +116,9 @@ def parse_nodes(text: str, run: RunConfig, environ: dict[str, str] | None = None
     if text.strip() == SLURM:
         nodelist = env.get("SLURM_JOB_NODELIST")
         if not nodelist:
-            raise UsageError("--nodes slurm works inside a Slurm allocation (no SLURM_JOB_NODELIST)")
+            raise UsageError(
+                "--nodes slurm works inside a Slurm allocation (no SLURM_JOB_NODELIST)"
+            )
         hosts = remote.slurm_hosts(nodelist)
         if not hosts:
             raise UsageError(f"SLURM_JOB_NODELIST {nodelist!r} names no node")
@@ -164,7 +168,9 @@ def rendezvous(cfg: NodesConfig, environ: dict[str, str] | None = None) -> tuple
     return address, DEFAULT_RDZV_PORT
 
 
-def torchrun_options(cfg: NodesConfig, rank: str, address: str, port: int, run_id: str) -> list[str]:
+def torchrun_options(
+    cfg: NodesConfig, rank: str, address: str, port: int, run_id: str
+) -> list[str]:
     return [
         "--nnodes",
         str(len(cfg.nodes)),
@@ -193,7 +199,9 @@ def tf_config(cfg: NodesConfig, rank: str, address: str, port: int) -> str:
     return text if index >= 0 else text.replace('"index": -1', '"index": {rank}')
 
 
-def agent_args(cfg: NodesConfig, node: Node | None, address: str, port: int, run_id: str) -> list[str]:
+def agent_args(
+    cfg: NodesConfig, node: Node | None, address: str, port: int, run_id: str
+) -> list[str]:
     """``-m zbench.jobs.node ...`` for one node (``node`` None: the srun form, rank filled in by
     each task)."""
     rank = str(node.rank) if node is not None else "{rank}"

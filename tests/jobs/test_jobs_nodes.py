@@ -1,0 +1,206 @@
+"""Multi-node jobs with local "nodes": the same agents, streams and stops as over ssh, the fake runner
+standing in for torchrun; a fake ``srun`` for the Slurm path; the ``--nodes`` parser."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from jobkit import wait_for
+from typer.testing import CliRunner
+
+from zbench.cli import app
+from zbench.contract.config import RunConfig, UsageError
+from zbench.jobs import api, nodes
+from zbench.jobs.liveness import pid_alive
+from zbench.results.store import Store
+
+CPU_RUN = RunConfig("resnet50", device="cpu", steps=40, batch_size=8, extra=())
+
+
+def submit_nodes(
+    db: Path, hosts: str, run: RunConfig = CPU_RUN, timeout: float | None = None
+) -> int:
+    cfg = nodes.parse_nodes(hosts, run)
+    [job_id] = api.submit([api.JobSpec(cfg, None, timeout)], db=db)  # type: ignore[arg-type]
+    return job_id
+
+
+def agents(log: Path, count: int, timeout: float = 20.0) -> dict[int, tuple[int, int]]:
+    """{node rank: (agent pid, launcher pgid)} from the job's log, once every node started."""
+    pattern = re.compile(r"\[node (\d+) \(.*?\)\] agent pid (\d+) launcher pgid (\d+)")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = log.read_text() if log.exists() else ""
+        found = {int(m[1]): (int(m[2]), int(m[3])) for m in pattern.finditer(text)}
+        if len(found) == count:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"the nodes did not all start:\n{log.read_text() if log.exists() else ''}")
+
+
+def gone(pids: list[int], timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(pid_alive(p) for p in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_two_local_nodes_run_as_one_job_with_per_node_figures(jobenv: Path) -> None:
+    run = RunConfig("resnet50", device="cpu", steps=5, batch_size=8)
+    job_id = submit_nodes(jobenv, "localhost,127.0.0.1", run)
+    info = wait_for(job_id, jobenv, ("done", "failed", "crashed"), timeout=60)
+    assert info.state == "done", (info.reason, api.log_tail(job_id, jobenv))
+    [run_row] = Store(jobenv).runs("job_id = ?", (job_id,))
+    figures = run_row["result"]["nodes"]
+    assert [(f["rank"], f["host"]) for f in figures] == [(0, "localhost"), (1, "127.0.0.1")]
+    rate = run_row["result"]["samples_per_s"]
+    assert sum(f["samples_per_s"] for f in figures) == pytest.approx(rate)
+    assert all(f["telemetry"] for f in figures)  # each node's own samples, per phase
+    log = Path(info.log_path or "").read_text()
+    assert "--nnodes 2 --node-rank 1 --rdzv-backend c10d" in log
+    assert "is_host=1" in log and "is_host=0" in log
+    samples = Path(info.events_path or "").with_name("node-samples.jsonl").read_text().splitlines()
+    assert {json.loads(s)["node"] for s in samples} == {0, 1}
+
+
+def test_a_node_that_dies_fails_the_job_naming_it_and_stops_the_others(
+    jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "slow")
+    job_id = submit_nodes(jobenv, "localhost,localhost")
+    info = wait_for(job_id, jobenv, ("running",))
+    log = jobenv.parent / "jobs" / str(job_id) / "runner.log"
+    found = agents(log, 2)
+    agent1, group1 = found[1]
+    os.killpg(group1, signal.SIGKILL)  # the whole machine: launcher and agent
+    os.kill(agent1, signal.SIGKILL)
+    info = wait_for(job_id, jobenv, ("failed", "crashed", "done"), timeout=30)
+    assert info.state == "failed"
+    assert info.reason is not None and "node 1 (localhost)" in info.reason
+    assert "SIGKILL" in info.reason
+    assert gone([found[0][0], found[0][1]]), "node 0 was left running"
+
+
+def test_cancel_stops_every_node(jobenv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "slow")
+    job_id = submit_nodes(jobenv, "localhost,localhost")
+    wait_for(job_id, jobenv, ("running",))
+    found = agents(jobenv.parent / "jobs" / str(job_id) / "runner.log", 2)
+    api.cancel(job_id, jobenv, grace=5.0)
+    info = wait_for(job_id, jobenv, ("cancelled", "failed", "crashed", "done"), timeout=30)
+    assert info.state == "cancelled"
+    assert gone([pid for pair in found.values() for pid in pair])
+
+
+FAKE_SRUN = """#!{python}
+import json, os, subprocess, sys, threading
+args = sys.argv[1:]
+with open({record!r}, "w") as fh:
+    json.dump(args, fh)
+k = int(args[args.index("--nodes") + 1])
+cmd = args[args.index("--unbuffered") + 1:]
+procs = []
+for i in range(k):
+    env = dict(os.environ, SLURM_NODEID=str(i), SLURM_PROCID=str(i))
+    procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL))
+lock = threading.Lock()
+def pump(i, p):
+    for line in p.stdout:
+        with lock:
+            sys.stdout.write(f"{{i}}: " + line.decode())
+            sys.stdout.flush()
+threads = [threading.Thread(target=pump, args=(i, p)) for i, p in enumerate(procs)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+sys.exit(max(p.wait() for p in procs))
+"""
+
+
+def test_nodes_slurm_runs_one_srun_for_every_node(
+    jobenv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    record = tmp_path / "srun-args.json"
+    srun = bin_dir / "srun"
+    srun.write_text(FAKE_SRUN.format(python=sys.executable, record=str(record)))
+    srun.chmod(srun.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "localhost,localhost")
+    monkeypatch.setenv("ZBENCH_RDZV_PORT", "29999")
+    run = RunConfig("resnet50", device="cpu", steps=5, batch_size=8)
+    cfg = nodes.parse_nodes("slurm", run)
+    assert cfg.launcher == "srun" and len(cfg.nodes) == 2
+    [job_id] = api.submit([api.JobSpec(cfg)], db=jobenv)  # type: ignore[arg-type]
+    info = wait_for(job_id, jobenv, ("done", "failed", "crashed"), timeout=60)
+    assert info.state == "done", (info.reason, api.log_tail(job_id, jobenv))
+    args = json.loads(record.read_text())
+    assert args[:6] == ["--nodes", "2", "--ntasks", "2", "--ntasks-per-node", "1"]
+    assert "--no-watch-stdin" in args and "is_host={is_host}" in args
+    log = Path(info.log_path or "").read_text()
+    assert "--node-rank 1" in log and "is_host=0" in log  # each task filled in its own rank
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a,,b", "HOST[:GPUS]"),
+        ("a:x", "numbers joined by +"),
+        ("a:0+0", "distinct"),
+        ("slurm", "Slurm allocation"),
+    ],
+)
+def test_bad_nodes_are_one_line_errors(text: str, message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        nodes.parse_nodes(text, RunConfig("resnet50"), environ={})
+
+
+def test_repeated_hosts_get_their_own_gpus_and_named_ids_must_match_gpus() -> None:
+    cfg = nodes.parse_nodes("localhost,localhost,gpu2:4+5", RunConfig("resnet50", gpus=2), {})
+    assert [n.gpu_ids for n in cfg.nodes] == [None, (2, 3), (4, 5)]
+    assert cfg.local_gpu_ids() == (0, 1, 2, 3)
+    with pytest.raises(UsageError, match="--gpus asks for 2"):
+        nodes.parse_nodes("a:0", RunConfig("resnet50", gpus=2), {})
+
+
+def test_tf_nodes_get_tf_config_workers() -> None:
+    cfg = nodes.parse_nodes("localhost,localhost", RunConfig("resnet50", framework="tf"), {})
+    args = nodes.agent_args(cfg, cfg.nodes[1], "127.0.0.1", 5000, "r")
+    tf_config = json.loads(args[args.index("--tf-config") + 1])
+    assert tf_config == {
+        "cluster": {"worker": ["127.0.0.1:5000", "127.0.0.1:5001"]},
+        "task": {"type": "worker", "index": 1},
+    }
+
+
+def test_cli_run_nodes_rejects_gpu_ids_and_launcher_options(jobenv: Path) -> None:
+    runner = CliRunner()
+    out = runner.invoke(app, ["run", "resnet50", "--nodes", "a,b", "--gpu-ids", "0"])
+    assert out.exit_code == 2 and "--gpu-ids is for one machine" in out.output
+    out = runner.invoke(app, ["run", "resnet50", "--nodes", "a:x"])
+    assert out.exit_code == 2 and "numbers joined by +" in out.output
+
+
+@pytest.mark.slow
+def test_real_torchrun_two_nodes_on_gloo(jobenv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torchrun's c10d rendezvous across two node launchers on loopback, DDP on gloo (the CPU)."""
+    monkeypatch.delenv("ZBENCH_RUNNER_MODULE")
+    run = RunConfig(
+        "resnet50", device="cpu", image_size=32, batch_size=2, steps=2, warmup=1, repeat=1, workers=0
+    )
+    job_id = submit_nodes(jobenv, "localhost,localhost", run, timeout=240)
+    info = wait_for(job_id, jobenv, ("done", "failed", "crashed", "timeout"), timeout=260)
+    assert info.state == "done", (info.reason, api.log_tail(job_id, jobenv, 40))
+    [row] = Store(jobenv).runs("job_id = ?", (job_id,))
+    assert row["result"]["gpus"] == 2 or row["config"]["gpus"] == 1  # world of 2 ranks
+    assert len(row["result"]["nodes"]) == 2
