@@ -303,10 +303,19 @@ def jobs(
     all_jobs: Annotated[
         bool, typer.Option("--all", help="Include finished jobs from every day.")
     ] = False,
+    hosts: Annotated[
+        str | None,
+        typer.Option(help="Gather from these machines over ssh: HOST,HOST,...", show_default=False),
+    ] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Jobs, live or finished, with their state."""
+    if hosts is not None:
+        from zbench.fleet.commands import fleet_jobs
+
+        _exit(fleet_jobs(hosts, all_jobs=all_jobs, json_out=json_out))
+        return
     from zbench.jobs.commands import list_jobs
 
     _exit(list_jobs(all_jobs=all_jobs, db=db, json_out=json_out))
@@ -372,9 +381,18 @@ def export(
             "--samples", help="The raw samples instead (one row per sample and GPU; csv or jsonl)."
         ),
     ] = False,
+    hosts: Annotated[
+        str | None,
+        typer.Option(help="Gather from these machines over ssh: HOST,HOST,...", show_default=False),
+    ] = None,
 ) -> None:
     """Export results as Markdown, CSV or JSON, with the machine and any warnings, or (--samples)
     their raw samples."""
+    if hosts is not None:
+        from zbench.fleet.commands import fleet_export
+
+        _exit(fleet_export(hosts, fmt=fmt, output=output))
+        return
     from zbench.results.api import Filters
     from zbench.results.commands import export_results
 

@@ -1,0 +1,1 @@
+"""Several machines in one zbench: each host's telemetry, jobs and results, over ssh (no daemon)."""

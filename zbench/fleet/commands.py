@@ -1,0 +1,75 @@
+"""``zbench jobs --hosts`` and ``zbench export --hosts``: every host's rows, each with its machine.
+
+Exit status: 0 every host answered, 1 some host did not (its rows are missing; stderr says why),
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+from zbench.fleet.gather import Gathered, HostsError, gather, parse_hosts, to_csv
+
+
+def _err(message: str) -> None:
+    print(f"zbench: {message}", file=sys.stderr)
+
+
+def _report(got: Gathered) -> int:
+    for host, why in got.errors.items():
+        _err(f"{host}: {why}")
+    return 1 if got.errors else 0
+
+
+def fleet_jobs(hosts_text: str, *, all_jobs: bool, json_out: bool) -> int:
+    try:
+        hosts = parse_hosts(hosts_text)
+    except HostsError as exc:
+        _err(str(exc))
+        return 2
+    got = gather(hosts, ["jobs", *(["--all"] if all_jobs else [])])
+    if json_out:
+        print(json.dumps(got.rows, indent=2))
+        return _report(got)
+    header = ("Host", "ID", "State", "Job", "Samples/s", "Started", "Reason")
+    lines = [header]
+    for r in got.rows:
+        started = (
+            dt.datetime.fromtimestamp(r["started"]).strftime("%m-%d %H:%M")
+            if r.get("started")
+            else ""
+        )
+        job = f"{r.get('workload')} {r.get('framework')} {r.get('mode')}"
+        rate = f"{r['samples_per_s']:,.1f}" if r.get("samples_per_s") else ""
+        lines.append(
+            (r["host"], str(r["id"]), r["state"], job, rate, started, r.get("reason") or "")
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    for line in lines:
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip())
+    return _report(got)
+
+
+def fleet_export(hosts_text: str, *, fmt: str, output: Path | None) -> int:
+    try:
+        hosts = parse_hosts(hosts_text)
+    except HostsError as exc:
+        _err(str(exc))
+        return 2
+    if fmt not in ("json", "csv"):
+        _err(f"export --hosts writes json or csv, not {fmt!r}")
+        return 2
+    got = gather(hosts, ["results"])
+    text = json.dumps(got.rows, indent=2) + "\n" if fmt == "json" else to_csv(got.rows)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text)
+        print(
+            f"wrote {len(got.rows)} result(s) from {len(hosts)} host(s) to {output}",
+            file=sys.stderr,
+        )
+    return _report(got)

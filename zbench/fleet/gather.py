@@ -1,0 +1,84 @@
+"""Ask every host at once: ``zbench <command> --json`` over ssh (or locally for this machine), and
+merge the rows, each keeping its machine in a ``host`` field. A host that cannot be reached is
+reported, not fatal."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from zbench.jobs.remote import zbench_remote
+
+TIMEOUT_S = 60.0
+
+
+class HostsError(ValueError):
+    """A bad ``--hosts`` list (one line, exit 2)."""
+
+
+def parse_hosts(text: str) -> list[str]:
+    hosts = [h.strip() for h in text.split(",")]
+    if not hosts or any(not h or h.startswith("-") or " " in h for h in hosts):
+        raise HostsError(f"--hosts wants HOST,HOST..., got {text!r}")
+    if len(set(hosts)) != len(hosts):
+        raise HostsError(f"--hosts names a host twice: {text!r}")
+    return hosts
+
+
+@dataclass
+class Gathered:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)  # host -> why it gave nothing
+
+
+def _ask(host: str, args: Sequence[str], timeout: float) -> list[dict[str, Any]]:
+    proc = subprocess.run(
+        zbench_remote(host, [*args, "--json"]),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        raise RuntimeError(last)
+    data = json.loads(proc.stdout)
+    rows = data if isinstance(data, list) else data.get("rows") or data.get("results") or []
+    return [dict(r, host=host) for r in rows if isinstance(r, dict)]
+
+
+def gather(hosts: Sequence[str], args: Sequence[str], timeout: float = TIMEOUT_S) -> Gathered:
+    """``zbench ARGS --json`` on every host in parallel; rows in host order."""
+    out = Gathered()
+    with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+        futures = {h: pool.submit(_ask, h, args, timeout) for h in hosts}
+        for host, fut in futures.items():
+            try:
+                out.rows += fut.result()
+            except subprocess.TimeoutExpired:
+                out.errors[host] = f"no answer within {timeout:g} s"
+            except (OSError, RuntimeError, ValueError) as exc:
+                out.errors[host] = str(exc) or type(exc).__name__
+    return out
+
+
+def to_csv(rows: Sequence[dict[str, Any]]) -> str:
+    """Rows as CSV, ``host`` first; nested values as JSON."""
+    keys: list[str] = ["host"]
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow(
+            {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in r.items()}
+        )
+    return buf.getvalue()
