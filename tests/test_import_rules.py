@@ -34,7 +34,11 @@ def _loaded_after_import(modules: list[str]) -> set[str]:
 
 
 def test_core_ui_and_contract_load_no_framework() -> None:
-    core = [m for p in ("zbench.telemetry", "zbench.jobs", "zbench.results") for m in _modules(p)]
+    core = [
+        m
+        for p in ("zbench.telemetry", "zbench.jobs", "zbench.results", "zbench.fleet")
+        for m in _modules(p)
+    ]
     ui = ["zbench.cli", *_modules("zbench.tui")]
     contract = [*_modules("zbench.contract"), "zbench.runners"]
     loaded = _loaded_after_import([*core, *ui, *contract])
@@ -42,7 +46,11 @@ def test_core_ui_and_contract_load_no_framework() -> None:
 
 
 def test_core_and_contract_load_no_textual() -> None:
-    core = [m for p in ("zbench.telemetry", "zbench.jobs", "zbench.results") for m in _modules(p)]
+    core = [
+        m
+        for p in ("zbench.telemetry", "zbench.jobs", "zbench.results", "zbench.fleet")
+        for m in _modules(p)
+    ]
     loaded = _loaded_after_import([*core, *_modules("zbench.contract")])
     assert "textual" not in loaded and "typer" not in loaded
 

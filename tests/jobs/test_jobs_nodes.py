@@ -196,7 +196,14 @@ def test_real_torchrun_two_nodes_on_gloo(jobenv: Path, monkeypatch: pytest.Monke
     """torchrun's c10d rendezvous across two node launchers on loopback, DDP on gloo (the CPU)."""
     monkeypatch.delenv("ZBENCH_RUNNER_MODULE")
     run = RunConfig(
-        "resnet50", device="cpu", image_size=32, batch_size=2, steps=2, warmup=1, repeat=1, workers=0
+        "resnet50",
+        device="cpu",
+        image_size=32,
+        batch_size=2,
+        steps=2,
+        warmup=1,
+        repeat=1,
+        workers=0,
     )
     job_id = submit_nodes(jobenv, "localhost,localhost", run, timeout=240)
     info = wait_for(job_id, jobenv, ("done", "failed", "crashed", "timeout"), timeout=260)
