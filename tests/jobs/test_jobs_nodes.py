@@ -211,3 +211,13 @@ def test_real_torchrun_two_nodes_on_gloo(jobenv: Path, monkeypatch: pytest.Monke
     [row] = Store(jobenv).runs("job_id = ?", (job_id,))
     assert row["result"]["scaling"]["world_size"] == 2  # one rank on each node
     assert len(row["result"]["nodes"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("extra", "multi"),
+    [((), False), (("--nnodes", "2"), True), (("--nnodes=1",), False), (("--nnodes", "1:4"), True)],
+)
+def test_the_torch_launcher_knows_a_multi_node_run(extra: tuple[str, ...], multi: bool) -> None:
+    from zbench.runners.torch.launch import multi_node
+
+    assert multi_node(RunConfig("resnet50", extra=extra)) is multi
