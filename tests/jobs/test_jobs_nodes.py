@@ -167,7 +167,7 @@ def test_bad_nodes_are_one_line_errors(text: str, message: str) -> None:
 
 def test_repeated_hosts_get_their_own_gpus_and_named_ids_must_match_gpus() -> None:
     cfg = nodes.parse_nodes("localhost,localhost,gpu2:4+5", RunConfig("resnet50", gpus=2), {})
-    assert [n.gpu_ids for n in cfg.nodes] == [None, (2, 3), (4, 5)]
+    assert [n.gpu_ids for n in cfg.nodes] == [(0, 1), (2, 3), (4, 5)]
     assert cfg.local_gpu_ids() == (0, 1, 2, 3)
     with pytest.raises(UsageError, match="--gpus asks for 2"):
         nodes.parse_nodes("a:0", RunConfig("resnet50", gpus=2), {})

@@ -109,7 +109,7 @@ def _gpu_ids(text: str, host: str) -> tuple[int, ...]:
 def parse_nodes(text: str, run: RunConfig, environ: dict[str, str] | None = None) -> NodesConfig:
     """``--nodes`` as given: ``slurm``, or hosts joined by commas, each with optional GPU ids
     (``host:0+1``). A host named more than once without ids gets the next ``--gpus`` GPUs each time
-    (``localhost,localhost --gpus 1``: GPU 0 and GPU 1). Raises :class:`UsageError`."""
+    (``localhost,localhost --gpus 1``: GPU 0 and GPU 1, named explicitly). Raises :class:`UsageError`."""
     env = os.environ if environ is None else environ
     if run.extra:
         raise UsageError("--nodes sets the launcher's rendezvous options: drop those after --")
@@ -136,7 +136,8 @@ def parse_nodes(text: str, run: RunConfig, environ: dict[str, str] | None = None
             )
         count = seen.get(host, 0)
         seen[host] = count + 1
-        if ids is None and count and run.device == "cuda":
+        repeated = sum(1 for p in text.split(",") if p.strip().partition(":")[0] == host) > 1
+        if ids is None and repeated and run.device == "cuda":
             ids = tuple(range(count * run.gpus, (count + 1) * run.gpus))
         nodes.append(Node(i, host, ids if run.device == "cuda" else None))
     return NodesConfig(run, tuple(nodes))
