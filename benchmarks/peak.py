@@ -37,8 +37,11 @@ EST_S = {
     ("zbench", "train"): 75, ("zbench", "infer"): 45, ("eager", "train"): 12, ("eager", "infer"): 10,
     ("compile", "train"): 30, ("compile", "infer"): 20, ("cudagraph", "train"): 14,
     ("cudagraph", "infer"): 12, ("max-autotune", "train"): 200, ("max-autotune", "infer"): 120,
-    ("zbench-2gpu", "train"): 100,
+    ("zbench-2gpu", "train"): 100, ("zbench-graphs-compile", "train"): 75,
 }  # fmt: skip
+# zbench's sides: its default max (the whole step in one CUDA graph) and the other named setting,
+# torch.compile's own CUDA graphs (--graphs compile, mode reduce-overhead).
+ZBENCH_FLAGS = {"zbench-graphs-compile": ["--graphs", "compile"]}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,6 +98,7 @@ def plan(a: argparse.Namespace, gpus: int) -> list[tuple[str, str, int]]:
     jobs = [(side, m, b) for m, b in firsts for side in ("zbench", *refs)]
     if gpus > 1:
         jobs.append(("zbench-2gpu", "train", a.train_batches[0]))
+    jobs.append(("zbench-graphs-compile", "train", a.train_batches[0]))
     jobs += [("zbench", m, b) for m, b in others]
     jobs += [(side, m, b) for m, b in others for side in reversed(refs)]
     if not cpu:
@@ -116,6 +120,7 @@ def command(a: argparse.Namespace, side: str, mode: str, batch: int, gpus: int) 
             *common,
             "--gpus",
             str(gpus if "2gpu" in side else 1),
+            *ZBENCH_FLAGS.get(side, []),
         ]
     backend = "eager" if a.device == "cpu" else "inductor"  # CPU smoke: no C++ compile
     return [

@@ -18,6 +18,14 @@ MODES: tuple[str, ...] = ("train", "infer")
 PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "fp16", "bf16")
 DATA_SOURCES: tuple[str, ...] = ("synthetic-device", "synthetic-host")
 PRESETS: tuple[str, ...] = ("review", "max")
+# CUDA graphs (PyTorch): "step" captures the whole step (forward, backward, optimizer) in one graph
+# with torch.cuda.graphs; "compile" leaves them to torch.compile's cudagraph modes; "off".
+GRAPHS: tuple[str, ...] = ("off", "step", "compile")
+COMPILE_MODES: tuple[str, ...] = (
+    "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs",
+)  # fmt: skip
+CUDAGRAPH_COMPILE_MODES: tuple[str, ...] = ("reduce-overhead", "max-autotune")
+GRAD_COMPRESSION: tuple[str, ...] = ("none", "bf16")
 
 
 @dataclass(frozen=True)
@@ -36,12 +44,18 @@ class WorkloadInfo:
     image_size: int = 224  # the review's input size (a side of the square or cube)
     num_classes: int = 1000  # synthetic data's classes (a real dataset brings its own)
     max_batch: int = 128  # --preset max on one H200-class GPU
+    # --preset max without --batch-size: the batches it measures (a few steps each) before the run,
+    # keeping the fastest; empty = max_batch only.
+    max_train_batches: tuple[int, ...] = ()
+    max_infer_batches: tuple[int, ...] = ()
     spatial_dims: int = 2  # 2 for images, 3 for volumes
     in_channels: int = 3
     size_multiple: int = 1  # --image-size must be a multiple of this
     min_size: int = 32  # ... and at least this
     compile_in_max: bool = True  # whether --preset max turns on torch.compile / XLA
     compile_note: str = ""  # why not, when it does not
+    graphs_in_max: bool = True  # whether --preset max captures the step in a CUDA graph
+    graphs_note: str = ""  # why not, when it does not
     loss: str = "cross-entropy"  # segmentation: "cross-entropy" or "cross-entropy + dice"
 
 
@@ -52,10 +66,11 @@ WORKLOADS: dict[str, WorkloadInfo] = {
         # kernels are still launch-bound at the review's batch in bf16).
         WorkloadInfo(
             "resnet50", "ResNet-50", "classification", "images", "flowers102 | imagenet", 128,
-            max_batch=256,
+            max_batch=256, max_train_batches=(256, 384), max_infer_batches=(512, 1024),
         ),
         WorkloadInfo(
             "vgg16", "VGG16", "classification", "images", "imagenet | flowers102", 128,
+            max_train_batches=(128, 256), max_infer_batches=(256, 512),
         ),
         WorkloadInfo(
             "fasterrcnn",
@@ -73,6 +88,8 @@ WORKLOADS: dict[str, WorkloadInfo] = {
             # XLA compiles only the convolutional parts (NMS and sampling have no XLA kernels).
             compile_in_max=False,
             compile_note="off: detection graphs break at data-dependent steps",
+            graphs_in_max=False,
+            graphs_note="off: lists of images and data-dependent shapes cannot be captured",
         ),
         WorkloadInfo(
             "unet2d",
@@ -85,6 +102,8 @@ WORKLOADS: dict[str, WorkloadInfo] = {
             image_size=256,
             num_classes=3,
             max_batch=64,
+            max_train_batches=(64, 128),
+            max_infer_batches=(128, 256),
             in_channels=1,
             size_multiple=16,
             min_size=16,
@@ -100,6 +119,8 @@ WORKLOADS: dict[str, WorkloadInfo] = {
             image_size=128,
             num_classes=3,
             max_batch=4,
+            max_train_batches=(4, 8),
+            max_infer_batches=(8, 16),
             spatial_dims=3,
             in_channels=1,
             size_multiple=32,
@@ -134,6 +155,9 @@ class RunConfig:
     data_source: str = "synthetic-device"
     device: str = "cuda"
     preset: str = "review"
+    graphs: str | None = None  # None = the preset's ("step" in max where it applies, else "off")
+    compile_mode: str | None = None  # torch.compile's mode; None = the preset's ("default")
+    grad_compression: str = "none"  # DDP gradient all-reduce in bf16 (changes the numerics)
     extra: tuple[str, ...] = field(default_factory=tuple)  # passed through (torchrun rendezvous...)
 
     def to_argv(self, events: str | None = None) -> list[str]:
@@ -221,6 +245,24 @@ def build_parser(prog: str = "python -m zbench.runners") -> argparse.ArgumentPar
     p.add_argument("--data-source", choices=DATA_SOURCES, default="synthetic-device")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     p.add_argument("--preset", choices=PRESETS, default="review")
+    p.add_argument(
+        "--graphs",
+        choices=GRAPHS,
+        default=None,
+        help="CUDA graphs (torch): step = the whole step in one graph, compile = torch.compile's",
+    )
+    p.add_argument(
+        "--compile-mode",
+        choices=COMPILE_MODES,
+        default=None,
+        help="torch.compile mode (implies --compile)",
+    )
+    p.add_argument(
+        "--grad-compression",
+        choices=GRAD_COMPRESSION,
+        default="none",
+        help="DDP all-reduce of gradients in bf16 (changes the numerics; recorded)",
+    )
     p.add_argument("--events", default=None, help="events file path or fd:N (default: stderr)")
     p.epilog = "Arguments after a lone -- are passed to the launcher (torchrun rendezvous, ...)."
     return p

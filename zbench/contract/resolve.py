@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from zbench.contract.config import WORKLOADS, RunConfig
+from zbench.contract.config import CUDAGRAPH_COMPILE_MODES, WORKLOADS, RunConfig
 
 DEFAULT_WARMUP = 10
 DEFAULT_STEPS = 50
@@ -25,18 +25,36 @@ class MaxPreset:
     channels_last: bool  # PyTorch only: TensorFlow runs NHWC already
     compile_flag: str  # the RunConfig field that compiles: "compile" or "xla"
     compile_note: str
+    graphs: str  # PyTorch: the step in one CUDA graph ("step"); "off" where a framework has none
+    graphs_note: str
 
 
 PRESETS_MAX: dict[str, MaxPreset] = {
-    "torch": MaxPreset("bf16", "bf16 autocast", True, "compile", "torch.compile (inductor)"),
-    "tf": MaxPreset("bf16", "bf16 (Keras mixed_bfloat16)", False, "xla", "jit_compile"),
-}
+    "torch": MaxPreset(
+        "bf16", "bf16 autocast", True, "compile", "torch.compile (inductor, mode default)",
+        "step", "step: forward, backward and fused SGD replayed as one CUDA graph",
+    ),
+    "tf": MaxPreset(
+        "bf16", "bf16 (Keras mixed_bfloat16)", False, "xla", "jit_compile", "off",
+        "off: a PyTorch option (XLA launches its own fused clusters)",
+    ),
+}  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
 class Resolved:
     config: RunConfig  # every None filled in
     choices: dict[str, str]  # what a preset chose and why, for the start event
+    # --preset max without --batch-size: the per-GPU batches the runner measures before the run
+    # (it keeps the fastest); empty when the batch is fixed.
+    batch_candidates: tuple[int, ...] = ()
+
+
+def max_batches(workload: str, mode: str) -> tuple[int, ...]:
+    """The batches ``--preset max`` measures for ``workload`` in ``mode`` (the first is the default)."""
+    info = WORKLOADS[workload]
+    found = info.max_train_batches if mode == "train" else info.max_infer_batches
+    return found or (info.max_batch,)
 
 
 def resolve(cfg: RunConfig) -> Resolved:
@@ -45,14 +63,25 @@ def resolve(cfg: RunConfig) -> Resolved:
     choices: dict[str, str] = {}
     changes: dict[str, Any] = {}
     precision, batch = cfg.precision, cfg.batch_size
+    graphs, compile_mode = cfg.graphs, cfg.compile_mode
+    candidates: tuple[int, ...] = ()
     if cfg.preset == "max":
         table = PRESETS_MAX[cfg.framework]
         if precision is None:
             precision = table.precision
             choices["precision"] = table.precision_note
         if batch is None:
-            batch = info.max_batch
-            choices["batch_size"] = f"{batch} per GPU"
+            found = max_batches(cfg.workload, cfg.mode)
+            batch = found[0]
+            if len(found) > 1:
+                candidates = found
+                listed = ", ".join(map(str, found))
+                choices["batch_size"] = f"the fastest of {listed} per GPU, measured before the run"
+            else:
+                choices["batch_size"] = f"{batch} per GPU"
+        if graphs is None:
+            graphs = table.graphs if info.graphs_in_max else "off"
+            choices["graphs"] = table.graphs_note if info.graphs_in_max else info.graphs_note
         if table.channels_last and not cfg.channels_last:
             changes["channels_last"] = True
             choices["channels_last"] = "on"
@@ -61,6 +90,11 @@ def resolve(cfg: RunConfig) -> Resolved:
         elif not getattr(cfg, table.compile_flag):
             changes[table.compile_flag] = True
             choices[table.compile_flag] = table.compile_note
+    graphs = graphs or "off"
+    if cfg.framework == "torch" and (compile_mode or graphs == "compile"):
+        changes["compile"] = True  # a compile mode, or torch.compile's graphs, compile
+    if compile_mode is None and (changes.get("compile") or cfg.compile):
+        compile_mode = "reduce-overhead" if graphs == "compile" else "default"
     resolved = dataclasses.replace(
         cfg,
         precision=precision or "fp32",
@@ -69,9 +103,29 @@ def resolve(cfg: RunConfig) -> Resolved:
         warmup=DEFAULT_WARMUP if cfg.warmup is None else cfg.warmup,
         image_size=cfg.image_size or info.image_size,
         repeat=cfg.repeat or DEFAULT_REPEATS,
+        graphs=graphs,
+        compile_mode=compile_mode,
         **changes,
     )
-    return Resolved(resolved, choices)
+    return Resolved(resolved, choices, candidates)
+
+
+def check_options(cfg: RunConfig) -> str | None:
+    """A one-line reason when options contradict each other, else None."""
+    if cfg.framework == "torch":
+        mode = cfg.compile_mode
+        if cfg.graphs == "step" and mode in CUDAGRAPH_COMPILE_MODES:
+            return (
+                f"--compile-mode {mode} makes its own CUDA graphs: use --graphs compile, or "
+                "--compile-mode max-autotune-no-cudagraphs with --graphs step"
+            )
+        if cfg.graphs == "compile" and mode is not None and mode not in CUDAGRAPH_COMPILE_MODES:
+            return (
+                f"--graphs compile needs --compile-mode reduce-overhead or max-autotune, got {mode}"
+            )
+    if cfg.grad_compression != "none" and cfg.gpus < 2:
+        return "--grad-compression compresses the DDP all-reduce: it needs --gpus 2 or more"
+    return None
 
 
 def check_shape(cfg: RunConfig) -> str | None:

@@ -6,6 +6,7 @@ loop and the mapping of every failure to one ``error`` event and an exit status 
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 import traceback
@@ -18,7 +19,7 @@ from zbench.contract import measure
 from zbench.contract.config import WORKLOADS, RunConfig
 from zbench.contract.events import Start
 from zbench.contract.protocol import EventWriter
-from zbench.contract.resolve import check_shape, resolve, workload_info
+from zbench.contract.resolve import check_options, check_shape, resolve, workload_info
 from zbench.runners.datasets import DatasetError
 
 PROGRESS_EVERY_S = 0.5
@@ -83,6 +84,12 @@ class Adapter(ABC):
     def sync(self, last: Any) -> None:
         """Wait until the device has finished everything queued (``last``: the last step's value)."""
 
+    def choose_batch(self, cfg: RunConfig, candidates: tuple[int, ...]) -> int | None:
+        """``--preset max`` without ``--batch-size``: measure ``candidates`` (per-GPU batches) and
+        return the fastest, recording what was tried in the prepared settings; None keeps
+        ``cfg.batch_size`` (the first candidate)."""
+        return None
+
     def compile_steps(self, cfg: RunConfig) -> int:
         """Steps timed apart as ``compile_s`` before the warm-up (0: ``compile_s`` is null)."""
         return 0
@@ -97,6 +104,10 @@ class Adapter(ABC):
     def reduce_window(self, stats: dict[str, Any]) -> dict[str, Any]:
         """Whole-job figures of one window (several processes: all samples, slowest window)."""
         return {**stats, "samples_per_s_rank0": stats["samples_per_s"]}
+
+    def late_settings(self) -> dict[str, Any]:
+        """Settings known only after the run (compile-cache hits), merged into the result's."""
+        return {}
 
     def peak_memory(self) -> tuple[int | None, int | None]:
         """(allocated, reserved) peak bytes of the fullest device; None where not tracked."""
@@ -162,13 +173,13 @@ def run(adapter: Adapter, config: RunConfig, writer: EventWriter) -> int:
     work failed, 2 bad input."""
     out: Any = writer if adapter.rank == 0 else _ErrorsOnly(writer, adapter.rank)
     adapter.events = out
-    reason = check_shape(config)
+    reason = check_shape(config) or check_options(config)
     if reason:
         return _bad_input(out, reason)
     cfg = resolve(config)
     batch = cfg.config.batch_size
     try:
-        return _run(adapter, cfg.config, cfg.choices, out)
+        return _run(adapter, cfg.config, cfg.choices, out, cfg.batch_candidates)
     except Unavailable as exc:
         out.error("unavailable", str(exc))
         return 1
@@ -198,11 +209,25 @@ def run(adapter: Adapter, config: RunConfig, writer: EventWriter) -> int:
         adapter.close()
 
 
-def _run(adapter: Adapter, cfg: RunConfig, choices: dict[str, str], out: Any) -> int:
-    assert cfg.batch_size and cfg.steps and cfg.image_size and cfg.precision and cfg.repeat
-    assert cfg.warmup is not None
+def _run(
+    adapter: Adapter,
+    cfg: RunConfig,
+    choices: dict[str, str],
+    out: Any,
+    candidates: tuple[int, ...] = (),
+) -> int:
     info = WORKLOADS[cfg.workload]
     prep = adapter.prepare(cfg)
+    if len(candidates) > 1 and (chosen := adapter.choose_batch(cfg, candidates)):
+        per_replica = prep.process_batch // (cfg.batch_size or 1)  # tf: one process, N replicas
+        prep = dataclasses.replace(prep, process_batch=per_replica * chosen)
+        cfg = dataclasses.replace(cfg, batch_size=chosen)
+        choices = {
+            **choices,
+            "batch_size": f"{chosen} per GPU: the fastest measured (settings: batch_search)",
+        }
+    assert cfg.batch_size and cfg.steps and cfg.image_size and cfg.precision and cfg.repeat
+    assert cfg.warmup is not None
     global_batch = cfg.batch_size * prep.gpus
     out.send(
         Start(
@@ -258,7 +283,7 @@ def _run(adapter: Adapter, cfg: RunConfig, choices: dict[str, str], out: Any) ->
         image_size=cfg.image_size,
         xla=cfg.xla,
         warmup_steps=cfg.warmup,
-        settings=prep.settings,
+        settings={**prep.settings, **adapter.late_settings()},
     )
     result = measure.build_result(
         windows, facts, compile_s=compile_s, peak_allocated=allocated, peak_reserved=reserved

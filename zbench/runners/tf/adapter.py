@@ -45,6 +45,9 @@ class TfAdapter(Adapter):
         if cfg.channels_last or cfg.compile:
             print("note: --channels-last and --compile are PyTorch options: TensorFlow runs NHWC, "
                   "use --xla to compile", file=sys.stderr)  # fmt: skip
+        if cfg.graphs not in (None, "off") or cfg.grad_compression != "none":
+            print("note: --graphs and --grad-compression are PyTorch options: TensorFlow's XLA "
+                  "(--xla) fuses the step, its strategy all-reduces in FP32", file=sys.stderr)  # fmt: skip
         # Indexes a real dataset now, so bad input is reported before a model is built.
         self.batches = make_batches(self.strategy, WORKLOADS[cfg.workload], cfg)
         tf32 = cfg.precision == "tf32"

@@ -120,6 +120,16 @@ def speed_settings(cfg: RunConfig, data: str, devices: Devices) -> dict[str, Any
         "data": data,
         "optimizer": "SGD" if cfg.mode == "train" else None,
         "device": "cuda" if devices.kind == "gpu" else "cpu",
+        # The PyTorch runner's --preset max switches, under the same keys: XLA is TensorFlow's
+        # compiler (it fuses into clusters; there is no separate CUDA-graph step), no batch search,
+        # the compile cache is XLA's own, gradients are all-reduced by the strategy in FP32.
+        "graphs": "off",
+        "graphs_note": "off: a PyTorch option",
+        "compile_mode": "jit_compile=True" if cfg.xla else None,
+        "compile_cache": None,
+        "ddp": None,
+        "grad_compression": None,
+        "batch_search": None,
     }
 
 

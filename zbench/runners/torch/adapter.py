@@ -1,8 +1,11 @@
 """PyTorch under the harness: devices and DDP, precision and the speed switches, model, optimizer
-and data, CUDA synchronization and per-step CUDA-event timing, peak memory, OOM."""
+and data, CUDA graphs and the batch search of ``--preset max``, CUDA synchronization and per-step
+CUDA-event timing, peak memory, OOM."""
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -15,6 +18,8 @@ from torch import nn
 from zbench.contract.config import WORKLOADS, RunConfig
 from zbench.runners.harness import Adapter, BadInput, Prepared, StepTimer, Unavailable
 from zbench.runners.torch import env as envinfo
+from zbench.runners.torch import tuning
+from zbench.runners.torch.graphs import GraphedStep
 from zbench.runners.torch.models import build_model
 from zbench.runners.torch.tasks import Shape, Task
 
@@ -53,6 +58,10 @@ class TorchAdapter(Adapter):
         self.device = torch.device("cpu")
         self.memory_format = torch.contiguous_format
         self.task: Task | None = None
+        self.settings: dict[str, Any] = {}
+        self.graphs = "off"  # what runs: "step", "compile" or "off" (after any fallback)
+        self._built: tuple[nn.Module, nn.Module, torch.optim.Optimizer | None] | None = None
+        self._stream: Any = None  # the capture stream (DDP is made on it too)
 
     def prepare(self, cfg: RunConfig) -> Prepared:
         assert cfg.batch_size and cfg.image_size and cfg.precision
@@ -86,7 +95,10 @@ class TorchAdapter(Adapter):
         # Indexes a real dataset (and checks what can be checked without decoding it) now, so bad
         # input is reported before a model is built.
         self.task = Task(shape, cfg.data, cfg.data_source, "train", cfg.seed + self.rank)
+        self._data, self._data_source, self._seed = cfg.data, cfg.data_source, cfg.seed + self.rank
         settings = envinfo.apply_speed_settings(cfg, self.task.data_label, self.device.type)
+        settings.update(self._max_settings(cfg))
+        self.settings = settings
         return Prepared(
             data=self.task.data_label,
             num_classes=self.task.num_classes,
@@ -99,41 +111,159 @@ class TorchAdapter(Adapter):
             environment=envinfo.environment(cfg.device),
         )
 
-    def build(self, cfg: RunConfig) -> Callable[[], Any]:
-        assert self.task is not None and cfg.image_size and cfg.precision
-        task, device = self.task, self.device
-        model = build_model(cfg.workload, task.num_classes, cfg.image_size).to(device)
+    def _max_settings(self, cfg: RunConfig) -> dict[str, Any]:
+        """CUDA graphs, compile mode and cache, DDP and gradient compression, as they will run
+        (a mode that cannot run here is turned off and the note says why)."""
+        graphs, note = cfg.graphs or "off", ""
+        kind = self.task.kind if self.task is not None else "cls"
+        if graphs == "step":
+            if self.device.type != "cuda":
+                graphs, note = (
+                    "off",
+                    "off: CUDA graphs need a GPU (torch.cuda.graphs); ran uncaptured",
+                )
+            elif kind == "det":
+                graphs, note = "off", "off: lists of images and data-dependent shapes"
+            elif cfg.precision == "fp16" and cfg.mode == "train":
+                graphs, note = "off", "off: fp16's GradScaler reads its overflow flag on the host"
+            elif self.distributed and cfg.grad_compression != "none":
+                graphs, note = "off", "off: the compression hook's futures are not captured"
+            else:
+                note = "step: forward, backward and optimizer step replayed as one CUDA graph"
+                if cfg.mode != "train":
+                    note = "step: the forward replayed as one CUDA graph"
+        elif graphs == "compile":
+            note = f"compile: torch.compile mode {cfg.compile_mode} (CUDA graph trees)"
+            if self.device.type != "cuda":
+                graphs, note = "off", "off: torch.compile's CUDA graphs need a GPU"
+        self.graphs = graphs
+        out: dict[str, Any] = {
+            "graphs": graphs,
+            "graphs_note": note or "off",
+            "compile_mode": cfg.compile_mode if cfg.compile else None,
+            "compile_cache": tuning.compile_cache() if cfg.compile else None,
+            "ddp": None,
+            "grad_compression": None,
+            "batch_search": None,
+        }
+        if self.distributed and cfg.mode == "train":
+            opts = tuning.ddp_options(cfg.preset == "max")
+            out["ddp"] = {**opts, "compiled": "torch.compile(DDP(model))" if cfg.compile else None}
+            out["grad_compression"] = (
+                "bf16 (DDP bf16_compress_hook: gradients all-reduced in bf16, changes numerics)"
+                if cfg.grad_compression == "bf16"
+                else "none"
+            )
+        if cfg.compile and cfg.preset == "max":
+            # Static shapes: each batch tried by the search compiles its own specialized kernels.
+            import torch._dynamo
+
+            torch._dynamo.config.automatic_dynamic_shapes = False
+        return out
+
+    def _model(self, cfg: RunConfig) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer | None]:
+        """Model, the module a step calls (DDP, compiled) and optimizer, made once per process."""
+        if self._built is not None:
+            return self._built
+        assert self.task is not None and cfg.image_size
+        device = self.device
+        model = build_model(cfg.workload, self.task.num_classes, cfg.image_size).to(device)
         model = model.to(memory_format=self.memory_format)
         train = cfg.mode == "train"
         model.train(train)
         net: nn.Module = model
+        if self.graphs == "step":
+            self._stream = torch.cuda.Stream(device)
         if self.distributed and train:
-            net = nn.parallel.DistributedDataParallel(
-                model,
-                device_ids=[device.index] if device.type == "cuda" else None,
-                gradient_as_bucket_view=True,  # gradients are views of the buckets: no copy
+            on_stream: AbstractContextManager[Any] = (
+                torch.cuda.stream(self._stream) if self._stream is not None else nullcontext()
             )
+            with on_stream:  # DDP made on the capture stream, as capture with DDP requires
+                ddp = nn.parallel.DistributedDataParallel(
+                    model,
+                    device_ids=[device.index] if device.type == "cuda" else None,
+                    **tuning.ddp_options(cfg.preset == "max"),
+                )
+            if cfg.grad_compression == "bf16":
+                from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+                ddp.register_comm_hook(None, default_hooks.bf16_compress_hook)
+            net = ddp
         if cfg.compile:
-            backend = os.environ.get("ZBENCH_COMPILE_BACKEND", "inductor")
-            net = torch.compile(net, backend=backend)  # type: ignore[assignment]
+            net = tuning.compile_module(net, cfg.compile_mode)
+        opt = envinfo.make_optimizer(model.parameters(), device.type) if train else None
+        self._built = (model, net, opt)
+        return self._built
+
+    def _task(self, batch: int) -> Task:
+        assert self.task is not None
+        if batch == self.task.shape.batch_size:
+            return self.task
+        shape = dataclasses.replace(self.task.shape, batch_size=batch)
+        return Task(shape, self._data, self._data_source, "train", self._seed)
+
+    def build(self, cfg: RunConfig) -> Callable[[], Any]:
+        assert cfg.batch_size
+        return self._step(cfg, cfg.batch_size)
+
+    def _step(self, cfg: RunConfig, batch_size: int) -> Callable[[], Any]:
+        assert cfg.precision
+        task, device = self._task(batch_size), self.device
+        _, net, opt = self._model(cfg)
+        train = cfg.mode == "train"
         dtype = envinfo.AUTOCAST_DTYPES.get(cfg.precision)
+        graphed = self.graphs == "step"
         autocast: Callable[[], AbstractContextManager[Any]] = (
-            (lambda: torch.autocast(device.type, dtype=dtype)) if dtype else nullcontext
+            # Capture needs autocast's weight-cast cache off; warm-up uses the same context so a
+            # compiled module's guards see one autocast state.
+            (lambda: torch.autocast(device.type, dtype=dtype, cache_enabled=not graphed))
+            if dtype
+            else nullcontext
         )
         batches = task.batches(cfg.data_source == "synthetic-device", cfg.workers)
+        mark = self.graphs == "compile"
+        if graphed:
+            body: Callable[[Any], Any]
+            if train:
+                assert opt is not None
+
+                def body(batch: Any) -> torch.Tensor:
+                    loss = task.loss(net, batch)
+                    loss.backward()
+                    opt.step()
+                    return loss.detach()
+            else:
+
+                def body(batch: Any) -> torch.Tensor:
+                    return task.forward(net, batch)
+
+            return GraphedStep(
+                body,
+                batches,
+                train=train,
+                zero_grad=lambda: opt.zero_grad(set_to_none=True) if opt else None,
+                autocast=autocast,
+                distributed=self.distributed and train,
+                stream=self._stream,
+                on_fallback=self._graphs_fell_back,
+            )
         if not train:
 
             def infer() -> None:
                 batch = next(batches)
+                if mark:
+                    torch.compiler.cudagraph_mark_step_begin()
                 with torch.inference_mode(), autocast():
                     task.forward(net, batch)
 
             return infer
+        assert opt is not None
         scaler = torch.amp.GradScaler(device.type) if cfg.precision == "fp16" else None
-        opt = envinfo.make_optimizer(model.parameters(), device.type)
 
         def train_step() -> None:
             batch = next(batches)
+            if mark:
+                torch.compiler.cudagraph_mark_step_begin()
             with autocast():
                 loss = task.loss(net, batch)
             opt.zero_grad(set_to_none=True)
@@ -146,6 +276,44 @@ class TorchAdapter(Adapter):
                 opt.step()
 
         return train_step
+
+    def _graphs_fell_back(self, reason: str) -> None:
+        print(f"zbench.runners: CUDA graph capture failed, running uncaptured: {reason}")
+        self.graphs = "off"
+        self.settings["graphs"] = "off"
+        self.settings["graphs_note"] = f"off: capture failed ({reason})"
+
+    def choose_batch(self, cfg: RunConfig, candidates: tuple[int, ...]) -> int | None:
+        try:
+            batches, source = tuning.candidates(candidates)
+        except ValueError as exc:
+            raise BadInput(str(exc)) from None
+        print(f"zbench.runners: measuring batch sizes {', '.join(map(str, batches))} per GPU")
+        chosen, record = tuning.search(
+            batches,
+            lambda b: self._step(cfg, b),
+            lambda: self.sync(None),
+            self.is_oom,
+            self.device,
+            self.distributed,
+            self._release,
+        )
+        if chosen is None:
+            raise torch.OutOfMemoryError(f"every batch tried ran out of memory: {batches}")
+        self.settings["batch_search"] = {**record, "candidates": list(batches), "source": source}
+        return chosen
+
+    def _release(self) -> None:
+        """Free a measured candidate's graph and activations before the next one."""
+        gc.collect()
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            torch.cuda.empty_cache()
+
+    def late_settings(self) -> dict[str, Any]:
+        if self.settings.get("compile_cache") is None:
+            return {}
+        return {"compile_cache": {**self.settings["compile_cache"], **tuning.cache_counts()}}
 
     def compile_steps(self, cfg: RunConfig) -> int:
         return COMPILE_STEPS if cfg.compile else 0

@@ -1,0 +1,276 @@
+"""`--preset max` (PyTorch): what it resolves to, its option checks, the CUDA-graph path's CPU
+fallback, the batch search, the compile cache under ZBENCH_HOME, DDP options and bf16 compression."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.runners.events import check_stream, run_in_process, run_subprocess, the_error
+from zbench.contract.config import RunConfig, parse_args
+from zbench.contract.resolve import check_options, resolve
+
+TINY_SEG = ["unet2d", "--device", "cpu", "--image-size", "32"]
+ONE_STEP = ["--steps", "1", "--warmup", "0", "--repeat", "1"]
+
+
+def test_max_resolves_graphs_compile_mode_and_batch_candidates() -> None:
+    best = resolve(RunConfig(workload="resnet50", preset="max"))
+    cfg = best.config
+    assert (cfg.graphs, cfg.compile, cfg.compile_mode, cfg.precision) == (
+        "step",
+        True,
+        "default",
+        "bf16",
+    )
+    assert best.batch_candidates == (256, 384) and cfg.batch_size == 256
+    assert "measured" in best.choices["batch_size"] and best.choices["graphs"].startswith("step")
+    infer = resolve(RunConfig(workload="resnet50", preset="max", mode="infer"))
+    assert infer.batch_candidates == (512, 1024)
+    fixed = resolve(RunConfig(workload="resnet50", preset="max", batch_size=128))
+    assert fixed.batch_candidates == () and fixed.config.batch_size == 128
+
+
+def test_every_workload_has_a_max_entry_that_says_what_it_chose() -> None:
+    from zbench.contract.config import WORKLOADS
+
+    for name in WORKLOADS:
+        for framework in ("torch", "tf"):
+            r = resolve(RunConfig(workload=name, preset="max", framework=framework))
+            assert {"precision", "batch_size", "graphs"} <= r.choices.keys(), (name, framework)
+            assert r.config.precision == "bf16"
+    det = resolve(RunConfig(workload="fasterrcnn", preset="max"))
+    assert det.config.graphs == "off" and not det.config.compile
+    assert det.choices["graphs"].startswith("off") and det.choices["compile"].startswith("off")
+    assert resolve(RunConfig(workload="unet3d", preset="max")).config.graphs == "step"
+    tf = resolve(RunConfig(workload="resnet50", preset="max", framework="tf")).config
+    assert tf.xla and tf.graphs == "off" and not tf.compile
+
+
+def test_review_preset_is_unchanged_by_the_new_options() -> None:
+    cfg = resolve(RunConfig(workload="resnet50")).config
+    assert (cfg.graphs, cfg.compile, cfg.compile_mode, cfg.grad_compression) == (
+        "off",
+        False,
+        None,
+        "none",
+    )
+    graphs = resolve(RunConfig(workload="resnet50", graphs="compile")).config
+    assert graphs.compile and graphs.compile_mode == "reduce-overhead"
+    mode = resolve(RunConfig(workload="resnet50", compile_mode="max-autotune")).config
+    assert mode.compile  # a compile mode compiles
+
+
+def test_new_options_round_trip_through_the_parser() -> None:
+    cfg = RunConfig(
+        workload="resnet50", graphs="step", compile_mode="max-autotune-no-cudagraphs", gpus=2,
+        grad_compression="bf16",
+    )  # fmt: skip
+    parsed, _ = parse_args(cfg.to_argv())
+    assert parsed == cfg
+
+
+@pytest.mark.parametrize(
+    "cfg, fragment",
+    [
+        (RunConfig("resnet50", graphs="step", compile_mode="reduce-overhead"), "own CUDA graphs"),
+        (RunConfig("resnet50", graphs="compile", compile_mode="default"), "--graphs compile"),
+        (RunConfig("resnet50", grad_compression="bf16"), "--gpus 2"),
+    ],
+)
+def test_contradicting_options_are_one_line(cfg: RunConfig, fragment: str) -> None:
+    reason = check_options(cfg)
+    assert reason and fragment in reason and "\n" not in reason
+
+
+def test_contradiction_exits_2_with_a_config_error(tmp_path: Path) -> None:
+    argv = [*TINY_SEG, "--grad-compression", "bf16", *ONE_STEP]
+    proc, events = run_subprocess(argv, tmp_path / "e")
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1 and "--gpus 2" in proc.stderr
+    assert the_error(events)["kind"] == "config"
+
+
+def test_bad_batch_list_is_a_config_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZBENCH_MAX_BATCHES", "two,four")
+    rc, events = run_in_process([*TINY_SEG, "--preset", "max", *ONE_STEP], tmp_path / "e")
+    assert rc == 2
+    assert "ZBENCH_MAX_BATCHES" in the_error(events)["message"]
+
+
+def test_ddp_options_of_max_and_review() -> None:
+    pytest.importorskip("torch")
+    from zbench.runners.torch.tuning import ddp_options
+
+    assert ddp_options(False) == {"gradient_as_bucket_view": True}
+    best = ddp_options(True)
+    assert best["static_graph"] and not best["broadcast_buffers"]
+    assert best["gradient_as_bucket_view"] and best["bucket_cap_mb"] == 25
+
+
+def test_compile_cache_goes_under_zbench_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("torch")
+    from zbench.runners.torch.tuning import compile_cache
+
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    got = compile_cache()
+    home = Path(str(tmp_path / "zbench-home"))  # set by conftest
+    assert Path(got["TORCHINDUCTOR_CACHE_DIR"]) == home / "cache" / "torchinductor"
+    assert Path(got["TRITON_CACHE_DIR"]).is_dir() and got["fx_graph_cache"]
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "mine"))
+    assert compile_cache()["TRITON_CACHE_DIR"] == str(tmp_path / "mine")  # the user's wins
+
+
+def test_search_keeps_the_fastest_and_records_ooms() -> None:
+    torch = pytest.importorskip("torch")
+    from zbench.runners.torch import tuning
+
+    calls: list[int] = []
+
+    def make_step(batch: int) -> object:
+        if batch == 8:
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return lambda: calls.append(batch)
+
+    chosen, record = tuning.search(
+        (8, 2, 4), make_step, lambda: None, lambda e: isinstance(e, torch.OutOfMemoryError),
+        torch.device("cpu"), False, lambda: None,
+    )  # fmt: skip
+    assert record["tried_samples_per_s"]["8"] == "oom"
+    assert list(record["tried_samples_per_s"]) == ["2", "4", "8"]  # smallest first
+    assert chosen in (2, 4) and record["chosen"] == chosen
+    assert calls.count(2) == 2 + tuning.SEARCH_WARMUP + tuning.SEARCH_STEPS
+
+
+@pytest.mark.slow
+def test_max_train_end_to_end_falls_back_from_graphs_on_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("torch")
+    from zbench.runners.torch import tuning
+
+    monkeypatch.setenv("ZBENCH_COMPILE_BACKEND", "eager")  # dynamo without inductor's C++ build
+    monkeypatch.setenv("ZBENCH_MAX_BATCHES", "1,2")
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    monkeypatch.setattr(tuning, "SEARCH_STEPS", 2)
+    monkeypatch.setattr(tuning, "SEARCH_WARMUP", 0)
+    rc, events = run_in_process([*TINY_SEG, "--preset", "max", *ONE_STEP], tmp_path / "e")
+    assert rc == 0
+    result = check_stream(events)
+    settings = result["settings"]
+    assert settings["graphs"] == "off" and "need a GPU" in settings["graphs_note"]
+    search = settings["batch_search"]
+    assert search["candidates"] == [1, 2] and search["source"] == "set by ZBENCH_MAX_BATCHES"
+    assert result["batch_size"] == search["chosen"] in (1, 2)
+    assert events[0]["config"]["batch_size"] == result["batch_size"]
+    assert "measured" in events[0]["preset_choices"]["batch_size"]
+    assert settings["compile_mode"] == "default" and result["compile_s"] > 0
+    assert "fx_graph_hits" in settings["compile_cache"]
+    assert "zbench-home" in settings["compile_cache"]["TORCHINDUCTOR_CACHE_DIR"]
+    assert events[0]["settings"]["batch_search"] == search  # the start event already says
+
+
+@pytest.mark.slow
+def test_max_infer_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    monkeypatch.setenv("ZBENCH_COMPILE_BACKEND", "eager")
+    argv = [*TINY_SEG, "--preset", "max", "--mode", "infer", "--batch-size", "2", *ONE_STEP]
+    rc, events = run_in_process(argv, tmp_path / "e")
+    assert rc == 0
+    result = check_stream(events)
+    assert result["settings"]["graphs"] == "off" and result["settings"]["batch_search"] is None
+    assert result["batch_size"] == 2 and result["precision"] == "bf16"
+
+
+@pytest.mark.slow
+def test_ddp_max_records_bf16_compression(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZBENCH_COMPILE_BACKEND", "eager")
+    argv = [*TINY_SEG, "--preset", "max", "--batch-size", "2", "--gpus", "2"]
+    argv += ["--grad-compression", "bf16", *ONE_STEP]
+    proc, events = run_subprocess(argv, tmp_path / "e", timeout=400)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    settings = check_stream(events)["settings"]
+    assert settings["grad_compression"].startswith("bf16")
+    assert settings["ddp"]["static_graph"] and not settings["ddp"]["broadcast_buffers"]
+
+
+class _FakeGraphs:
+    """torch.cuda's stream and graph calls, faked so the capture logic runs on the CPU: capture
+    runs the body once (as real capture does, recording instead of computing), replay counts."""
+
+    def __init__(self, fail: bool) -> None:
+        self.fail, self.replays = fail, 0
+        outer = self
+
+        class Graph:
+            def replay(self) -> None:
+                outer.replays += 1
+
+        class Stream:
+            def wait_stream(self, other: object) -> None:
+                pass
+
+        self.Graph, self.Stream = Graph, Stream
+
+    def graph(self, graph: object, stream: object = None) -> object:
+        import contextlib
+
+        @contextlib.contextmanager
+        def capture() -> object:
+            if self.fail:
+                raise RuntimeError("operation not permitted when stream is capturing\nmore")
+            yield
+
+        return capture()
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_graphed_step_captures_once_or_falls_back(
+    fail: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    torch = pytest.importorskip("torch")
+    from contextlib import nullcontext
+
+    from zbench.runners.torch import graphs
+
+    fake = _FakeGraphs(fail)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda: fake.Stream())
+    monkeypatch.setattr(torch.cuda, "stream", lambda s: nullcontext())
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", fake.Graph)
+    monkeypatch.setattr(torch.cuda, "graph", fake.graph)
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    static = (torch.randn(8, 4), torch.randint(0, 2, (8,)))
+    fresh = (torch.randn(8, 4), torch.randint(0, 2, (8,)))
+    feed = iter([static, *([fresh] * 20)])
+    bodies: list[int] = []
+    fell_back: list[str] = []
+
+    def body(batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        bodies.append(1)
+        loss = torch.nn.functional.cross_entropy(model(batch[0]), batch[1])
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    step = graphs.GraphedStep(
+        body, feed, train=True, zero_grad=lambda: opt.zero_grad(set_to_none=True),
+        autocast=nullcontext, distributed=False, stream=fake.Stream(),  # type: ignore[arg-type]
+        on_fallback=fell_back.append,
+    )  # fmt: skip
+    for _ in range(3):
+        step()
+    if fail:
+        assert fell_back and fell_back[0].startswith("RuntimeError: operation not permitted")
+        assert "\n" not in fell_back[0] and fake.replays == 0
+        assert len(bodies) == graphs.WARMUP + 3  # warm-up, then every step ran uncaptured
+    else:
+        assert not fell_back
+        assert len(bodies) == graphs.WARMUP + 1  # warm-up and the one capture
+        assert fake.replays == graphs.CHECK_REPLAYS + 3
+        assert torch.equal(static[0], fresh[0])  # new batches are copied into the static ones

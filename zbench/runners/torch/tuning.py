@@ -1,0 +1,157 @@
+"""``--preset max`` helpers for PyTorch: the compile cache under ZBENCH_HOME, torch.compile's mode,
+DDP's options, and the batch chosen by measurement.
+
+Batch rule: each candidate per-GPU batch (the workload table's, or ``ZBENCH_MAX_BATCHES=a,b,...``)
+runs the run's own step: its first calls compile and capture, then ``SEARCH_WARMUP`` steps, then
+``SEARCH_STEPS`` timed steps with the device synchronized at both edges (under DDP the slowest
+rank's rate counts). The fastest is kept; a larger batch must beat a smaller one by more than
+``SEARCH_MARGIN`` (noise). A candidate that runs out of memory is recorded as such and skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from zbench import paths
+
+ENV_BATCHES = "ZBENCH_MAX_BATCHES"
+ENV_BUCKET_MB = "ZBENCH_DDP_BUCKET_MB"
+DDP_BUCKET_MB = 25  # DDP's default, kept until benchmarks/peak.py --ddp-buckets measures better
+SEARCH_WARMUP = 3
+SEARCH_STEPS = 10
+SEARCH_MARGIN = 0.01
+
+
+def compile_cache() -> dict[str, Any]:
+    """Point inductor's and Triton's caches under ``$ZBENCH_HOME/cache`` unless the environment
+    already chose (so a second run of the same config loads its kernels instead of compiling), and
+    make sure the FX-graph and AOTAutograd caches are on. Call before the first compile."""
+    base = paths.home() / "cache"
+    chosen: dict[str, Any] = {}
+    for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "torchinductor"), ("TRITON_CACHE_DIR", "triton")):
+        if not os.environ.get(var):
+            os.environ[var] = str(base / sub)
+            Path(os.environ[var]).mkdir(parents=True, exist_ok=True)
+        chosen[var] = os.environ[var]
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    inductor_config.fx_graph_cache = True
+    functorch_config.enable_autograd_cache = True
+    chosen["fx_graph_cache"] = bool(inductor_config.fx_graph_cache)
+    chosen["aot_autograd_cache"] = bool(functorch_config.enable_autograd_cache)
+    return chosen
+
+
+def cache_counts() -> dict[str, int]:
+    """Cache hits and misses of this process so far, from torch's own counters."""
+    from torch._dynamo.utils import counters
+
+    return {
+        "fx_graph_hits": int(counters["inductor"]["fxgraph_cache_hit"]),
+        "fx_graph_misses": int(counters["inductor"]["fxgraph_cache_miss"]),
+        "aot_autograd_hits": int(counters["aot_autograd"]["autograd_cache_hit"]),
+        "aot_autograd_misses": int(counters["aot_autograd"]["autograd_cache_miss"]),
+    }
+
+
+def compile_module(net: torch.nn.Module, mode: str | None) -> torch.nn.Module:
+    """torch.compile with ``$ZBENCH_COMPILE_BACKEND`` (default inductor) and ``mode`` (inductor's
+    modes; another backend takes none)."""
+    backend = os.environ.get("ZBENCH_COMPILE_BACKEND", "inductor")
+    kwargs: dict[str, Any] = {}
+    if backend == "inductor" and mode and mode != "default":
+        kwargs["mode"] = mode
+    return torch.compile(net, backend=backend, **kwargs)  # type: ignore[return-value]
+
+
+def compile_label(mode: str | None) -> str:
+    backend = os.environ.get("ZBENCH_COMPILE_BACKEND", "inductor")
+    return backend if backend != "inductor" else f"inductor ({mode or 'default'})"
+
+
+def ddp_options(max_preset: bool) -> dict[str, Any]:
+    """DistributedDataParallel's keyword arguments. Every run: gradients are views of the buckets.
+    ``--preset max`` adds a static graph (buckets rebuilt once in the order gradients arrive, no
+    search for unused parameters) and no buffer broadcast before each forward: training
+    batch-norm normalizes with the batch's statistics, so the running averages (kept per rank) do
+    not change what a training step computes."""
+    opts: dict[str, Any] = {"gradient_as_bucket_view": True}
+    if max_preset:
+        bucket = os.environ.get(ENV_BUCKET_MB)
+        opts.update(
+            static_graph=True,
+            broadcast_buffers=False,
+            bucket_cap_mb=float(bucket) if bucket else DDP_BUCKET_MB,
+        )
+    return opts
+
+
+def candidates(default: tuple[int, ...]) -> tuple[tuple[int, ...], str]:
+    """The batches to measure and where they came from (``ZBENCH_MAX_BATCHES`` overrides)."""
+    text = os.environ.get(ENV_BATCHES, "").strip()
+    if not text:
+        return default, "workload table"
+    try:
+        found = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        found = ()
+    if not found or min(found) < 1:
+        raise ValueError(f"{ENV_BATCHES} must be batch sizes like 256,384, got {text!r}")
+    return found, f"set by {ENV_BATCHES}"
+
+
+def search(
+    batches: tuple[int, ...],
+    make_step: Callable[[int], Callable[[], Any]],
+    sync: Callable[[], None],
+    is_oom: Callable[[BaseException], bool],
+    device: torch.device,
+    distributed: bool,
+    release: Callable[[], None],
+) -> tuple[int | None, dict[str, Any]]:
+    """Measure each batch with the run's own step; (the fastest, what was tried)."""
+    tried: dict[str, Any] = {}
+    best: tuple[float, int] | None = None
+    t0 = time.perf_counter()
+    for batch in sorted(batches):
+        rate: float | None
+        try:
+            step = make_step(batch)
+            for _ in range(2 + SEARCH_WARMUP):  # compile and capture, then warm up
+                step()
+            sync()
+            s = time.perf_counter()
+            for _ in range(SEARCH_STEPS):
+                step()
+            sync()
+            rate = batch * SEARCH_STEPS / (time.perf_counter() - s)
+        except Exception as exc:
+            if not is_oom(exc):
+                raise
+            rate = None
+        finally:
+            step = None  # type: ignore[assignment]
+            release()
+        if distributed:  # the slowest rank's rate (an OOM anywhere counts as 0)
+            t = torch.tensor([rate or 0.0], dtype=torch.float64, device=device)
+            dist.all_reduce(t, op=dist.ReduceOp.MIN)
+            rate = float(t.item()) or None
+        tried[str(batch)] = round(rate, 1) if rate else "oom"
+        if rate and (best is None or rate > best[0] * (1 + SEARCH_MARGIN)):
+            best = (rate, batch)
+    record = {
+        "tried_samples_per_s": tried,
+        "chosen": best[1] if best else None,
+        "steps_each": SEARCH_STEPS,
+        "rule": f"fastest; a larger batch must win by more than {SEARCH_MARGIN:.0%}",
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    return (best[1] if best else None), record
