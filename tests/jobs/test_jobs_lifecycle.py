@@ -187,7 +187,9 @@ def test_gpus_are_not_shared(jobenv: Path, monkeypatch: pytest.MonkeyPatch) -> N
     seen_overlap = False
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        jobs = [api.get_job(i, jobenv) for i in ids]
+        # One read of every row: separate reads per job could see a job that ended and the job
+        # that took its GPU both as running.
+        jobs = [j for j in api.list_jobs(jobenv) if j.id in ids]
         running = [j for j in jobs if j.state == "running"]
         used = [g for j in running for g in (j.gpu_ids or ())]
         seen_overlap |= len(used) != len(set(used))
