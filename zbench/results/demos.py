@@ -68,6 +68,15 @@ def _row(run: dict[str, Any]) -> DemoResult:
     )
 
 
+def from_result_rows(rows: Sequence[Any]) -> list[DemoResult]:
+    """Demo table rows of ``results.api.ResultRow`` objects (the report's selection)."""
+    return [
+        _row({"id": r.run_id, "job_id": r.job_id, "created": r.created, "workload": r.workload,
+              "mode": r.mode, "gpu_name": r.gpu_name, "result": r.result, "config": r.config})
+        for r in rows
+    ]  # fmt: skip
+
+
 def demo_results(
     db: str | os.PathLike[str] | None = None, demo: str | None = None
 ) -> list[DemoResult]:
