@@ -64,7 +64,7 @@ class DemoView:
         t = float(ev.get("t") or 0.0)
         if self._first_t is None:
             self._first_t = t
-        elif t > self._first_t:
+        elif t > self._first_t and self.frames >= 3:
             self.fps = (self.frames - 1) / (t - self._first_t)
         if isinstance(ev.get("fps"), int | float):
             self.fps = float(ev["fps"])
@@ -97,13 +97,13 @@ class DemoView:
         lines = [
             f"[b]{escape(self.title)}[/b]",
             "  ".join(
-                f"{k} {escape(str(c[k]))}"
-                for k in ("mode", "size", "drive", "tracker", "device")
-                if k in c
+                k if c[k] is True else f"{k} {escape(str(c[k]))}"
+                for k in ("mode", "size", "drive", "tracker", "device", "smoke")
+                if c.get(k) not in (None, False)
             ),
             f"phase [b]{escape(self.phase)}[/b]  {escape(str(fr.get('stage') or ''))} "
             f"step {num(fr.get('step'))}",
-            f"loss {num(f.get('loss'), 4)}  frames/s shown {num(self.fps)}",
+            f"loss {num(f.get('loss'), 4)}  preview frames/s {num(self.fps)}",
         ]
         if fr.get("boxes") is not None:
             ids = [str(int(b[4])) for b in fr["boxes"] if len(b) >= 5]

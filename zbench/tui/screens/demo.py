@@ -42,7 +42,8 @@ class DemoScreen(Screen[None]):
     DemoScreen #demo-side { width: 1fr; }
     DemoScreen #demo-figures { height: auto; padding: 0 1; }
     DemoScreen LearningCurve, DemoScreen LossCurve { height: 1fr; min-height: 8; }
-    DemoScreen #demo-panels { width: auto; height: auto; padding: 0 1; }
+    DemoScreen #demo-panels { width: 1fr; height: auto; padding: 0 1; }
+    DemoScreen #demo-figures.-pixels { width: 46; height: 1fr; }
     DemoScreen .demo-panel { width: auto; height: auto; margin-right: 1; }
     DemoScreen .demo-panel Label { color: $text-muted; }
     """
@@ -65,18 +66,22 @@ class DemoScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        with Horizontal(id="demo-body"):
-            if self.kind == "snake":
+        if self.kind == "snake":
+            with Horizontal(id="demo-body"):
                 yield SnakeBoard(id="demo-board")
-            else:
+                with Vertical(id="demo-side"):
+                    yield Static(self.view.figures(), id="demo-figures")
+                    yield LearningCurve()
+        else:  # pictures on top, figures and the loss curve below
+            with Vertical(id="demo-body"):
                 with Horizontal(id="demo-panels"):
                     for name in PANELS if self.kind == "pixels" else ("image",):
                         with Vertical(classes="demo-panel"):
                             yield Label(name, id=f"label-{name}")
                             yield PixelView(id=f"panel-{name}")
-            with Vertical(id="demo-side"):
-                yield Static(self.view.figures(), id="demo-figures")
-                yield LearningCurve() if self.kind == "snake" else LossCurve()
+                with Horizontal(id="demo-side"):
+                    yield Static(self.view.figures(), id="demo-figures", classes="-pixels")
+                    yield LossCurve()
         yield Footer()
 
     def on_mount(self) -> None:
