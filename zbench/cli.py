@@ -210,34 +210,32 @@ def run(
     )
 
 
-@app.command()
+def _demo_epilog() -> str:
+    from zbench.demos.registry import demos  # standard library only
+    from zbench.demos.runner import options_help
+
+    parts = ["Demo options (after the name; checked by the demo's parser):"]
+    for entry in demos().values():
+        parts.append(f"[b]{entry.name}[/b]: {entry.title}")
+        parts += [f"  {line}" for line in options_help(entry).splitlines()]
+    return "\n\n".join(parts)
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    epilog=_demo_epilog(),
+)
 def demo(
-    name: Annotated[str, typer.Argument(help="snake, or `results` for the stored demo results.")],
+    ctx: typer.Context,
+    name: Annotated[
+        str, typer.Argument(help="A demo (snake, motion), or `results` for the stored results.")
+    ],
     *,
-    algo: Annotated[
-        str, typer.Option(help="ppo (masked, the default) or dqn (double DQN).")
-    ] = "ppo",
-    faithful: Annotated[
-        bool, typer.Option(help="The original project's reward: +0.1 a step, +1 fruit, -1 death.")
-    ] = False,
-    board: Annotated[int, typer.Option(help="Board side in cells.")] = 12,
-    envs: Annotated[
-        int | None,
-        typer.Option(
-            help="Boards played at once (default 8192 on a GPU, 64 on the CPU).", show_default=False
-        ),
-    ] = None,
-    minutes: Annotated[float, typer.Option(help="Training budget.")] = 5.0,
-    device: Annotated[str, typer.Option(help="cuda or cpu.")] = "cuda",
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    compile_: Annotated[
-        bool, typer.Option("--compile", help="torch.compile the policy (GPU only).")
-    ] = False,
     play: Annotated[
         Path | None,
-        typer.Option(help="Replay a trained checkpoint in this terminal.", show_default=False),
+        typer.Option(help="snake: replay a trained checkpoint here.", show_default=False),
     ] = None,
-    human: Annotated[bool, typer.Option(help="Play it yourself with the arrow keys.")] = False,
+    human: Annotated[bool, typer.Option(help="snake: play it yourself (arrow keys).")] = False,
     timeout: Annotated[
         float | None,
         typer.Option(help="Cancel the job after this many seconds.", show_default=False),
@@ -249,7 +247,7 @@ def demo(
     ] = None,
     db: DbOpt = None,
 ) -> None:
-    """Fun GPU demos as jobs: Snake learned by reinforcement learning, live in the TUI."""
+    """Fun GPU demos as jobs (Snake by RL, talking-head motion transfer), live in the TUI."""
     from zbench.jobs import demo_commands
 
     if name == "results":
@@ -257,7 +255,7 @@ def demo(
         return
     if play is not None or human:
         if name != "snake":
-            typer.echo(f"zbench: unknown demo {name!r}: choose snake", err=True)
+            typer.echo(f"zbench: --play and --human are for snake, not {name!r}", err=True)
             raise typer.Exit(2)
         if play is not None and not play.is_file():
             typer.echo(f"zbench: no checkpoint at {play}", err=True)
@@ -265,16 +263,14 @@ def demo(
         import subprocess
         import sys
 
+        board = "12"
+        if "--board" in ctx.args[:-1]:
+            board = ctx.args[ctx.args.index("--board") + 1]
         # Its own process: the player needs torch, which this process must never import.
-        cmd = [sys.executable, "-m", "zbench.demos.snake.play", "--board", str(board)]
+        cmd = [sys.executable, "-m", "zbench.demos.snake.play", "--board", board]
         _exit(subprocess.call([*cmd, str(play)] if play else cmd))
         return
-    argv = [name, "--algo", algo, "--board", str(board), "--minutes", str(minutes)]
-    argv += ["--device", device, "--seed", str(seed)]
-    argv += ["--faithful"] if faithful else []
-    argv += ["--compile"] if compile_ else []
-    argv += ["--envs", str(envs)] if envs is not None else []
-    _exit(demo_commands.run_demo(argv, timeout=timeout, detach=detach, db=db))
+    _exit(demo_commands.run_demo([name, *ctx.args], timeout=timeout, detach=detach, db=db))
 
 
 @app.command()

@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_config_round_trips_through_argv_and_the_job_row() -> None:
-    config = DemoConfig(algo="dqn", faithful=True, board=8, envs=128, minutes=0.5, device="cpu")
+    config = DemoConfig.of(
+        "snake", algo="dqn", faithful=True, board=8, envs=128, minutes=0.5, device="cpu"
+    )
     assert parse_args(config.to_argv())[0] == config
     row = config.as_dict()
     assert row["kind"] == "demo" and row["gpus"] == 0 and row["framework"] == "demo"
@@ -114,7 +116,11 @@ def test_cli_help_and_bad_input() -> None:
     "module",
     [
         "zbench.demos.runner",
+        "zbench.demos.registry",
+        "zbench.demos.motion.job",
+        "zbench.demos.snake",
         "zbench.demos.snake.render",
+        "zbench.tui.widgets.pixels",
         "zbench.results.demos",
         "zbench.tui.screens.demo",
     ],

@@ -129,3 +129,34 @@ def build_result(
         peak_mem_reserved_bytes=peak_reserved,
         peak_mem_bytes=peak_allocated,
     )
+
+
+def _short(value: Any) -> Any:
+    """A summary value as the report shows it: floats to four significant digits."""
+    if isinstance(value, float) and math.isfinite(value):
+        return float(f"{value:.4g}")
+    return value
+
+
+def build_demo_result(
+    demo: str,
+    title: str,
+    figures: dict[str, Any],
+    *,
+    summary: Sequence[tuple[str, Any]] = (),
+    series: Sequence[tuple[str, str, str, Sequence[Sequence[float]]]] = (),
+) -> dict[str, Any]:
+    """The one result record of a demo: its own figures, plus ``summary`` (label -> value, the
+    missing ones left out) and ``series`` (name -> x label, unit, ``[[x, y], ...]``), which the
+    report draws without knowing the demo (docs/demos.md)."""
+    return {
+        **{k: v for k, v in figures.items() if k not in ("summary", "series")},
+        "demo": demo,
+        "title": title,
+        "summary": {label: _short(v) for label, v in summary if v is not None},
+        "series": {
+            name: {"x": x, "unit": unit, "points": [[float(a), float(b)] for a, b in points]}
+            for name, x, unit, points in series
+            if points
+        },
+    }

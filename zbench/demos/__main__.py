@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from zbench.demos.runner import main
+from zbench.demos.adapter import main
 
 if __name__ == "__main__":
     sys.exit(main())

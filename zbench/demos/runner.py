@@ -1,55 +1,59 @@
-"""The shared demo part: demo options, their one parser, and the start/phase/result/error events.
+"""Demo options: the generic ``DemoConfig`` and its one parser, built from the registry's schemas.
 
 Standard library and ``zbench.contract`` only: the CLI and the job supervisor build a demo's
 command line from :class:`DemoConfig` and validate options with :func:`parse_args`; the demo process
-(``python -m zbench.demos <demo> ... --events X``) parses its argv with the same parser. Each demo
-module exposes ``run(config, writer) -> dict`` (the result fields) and writes ``progress`` and
-``frame`` events itself; everything else about the event stream lives here.
+(``python -m zbench.demos <demo> ... --events X``) parses its argv with the same parser. Running a
+demo (start, phases, result, errors) is the harness's job (``zbench.demos.adapter``).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import importlib
-import os
-import platform
-import signal
-import sys
-import time
-import traceback
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 from zbench.contract.config import UsageError
-from zbench.contract.protocol import EventWriter
-
-DEMOS: dict[str, str] = {"snake": "zbench.demos.snake.train"}
-DEMO_TITLES: dict[str, str] = {"snake": "Snake by reinforcement learning"}
-ALGOS: tuple[str, ...] = ("ppo", "dqn")
+from zbench.demos import registry
+from zbench.demos.registry import Demo, Opt
 
 
 @dataclass(frozen=True)
 class DemoConfig:
-    """A demo run's options as given; ``envs=None`` takes the device's default (8192 on a GPU, 64
-    on the CPU). Quacks like ``RunConfig`` where jobs need it (workload, framework, mode, gpus)."""
+    """A demo run's options, every one resolved to its value (the schema's order). Options read as
+    attributes (``config.board``). Quacks like ``RunConfig`` where jobs need it (workload,
+    framework, mode, gpus, device)."""
 
-    demo: str = "snake"
-    algo: str = "ppo"
-    faithful: bool = False
-    board: int = 12
-    envs: int | None = None
-    minutes: float = 5.0
-    device: str = "cuda"
-    seed: int = 0
-    compile: bool = False
-    checkpoint: str | None = None  # where to save the trained net (default: under ZBENCH_HOME)
+    demo: str
+    options: tuple[tuple[str, Any], ...]
 
     kind = "demo"
     framework = "demo"
     precision = None
     gpus = 1
+
+    @classmethod
+    def of(cls, demo: str, **options: Any) -> DemoConfig:
+        """The demo's defaults with ``options`` over them (unknown names: ``UsageError``)."""
+        entry = registry.get(demo)
+        values = entry.defaults()
+        unknown = sorted(set(options) - set(values))
+        if unknown:
+            raise UsageError(f"{demo}: unknown option(s) {', '.join(unknown)}")
+        values.update(options)
+        return cls(demo, tuple(values.items()))
+
+    def __getattr__(self, name: str) -> Any:
+        for key, value in object.__getattribute__(self, "options"):
+            if key == name:
+                return value
+        raise AttributeError(name)
+
+    @property
+    def entry(self) -> Demo:
+        return registry.get(self.demo)
+
+    def as_options(self) -> dict[str, Any]:
+        return dict(self.options)
 
     @property
     def workload(self) -> str:
@@ -57,35 +61,37 @@ class DemoConfig:
 
     @property
     def mode(self) -> str:
-        return self.algo + ("-faithful" if self.faithful else "")
+        return self.entry.mode(self.as_options())
 
     def to_argv(self, events: str | None = None) -> list[str]:
         """The argv after ``python -m zbench.demos``."""
         argv = [self.demo]
-        defaults = DemoConfig(demo=self.demo)
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if f.name == "demo" or value == getattr(defaults, f.name):
+        by_name = {o.name: o for o in self.entry.options}
+        for name, value in self.options:
+            opt = by_name[name]
+            if value == opt.default:
                 continue
-            flag = "--" + f.name.replace("_", "-")
-            if isinstance(value, bool):
-                argv.append(flag if value else "--no-" + f.name)
+            if opt.kind == "bool":
+                argv.append(opt.flag if value else "--no-" + opt.flag[2:])
+            elif opt.kind == "switch":
+                argv.append("--" + str(value))
             elif value is not None:
-                argv += [flag, str(value)]
+                argv += [opt.flag, str(value)]
         if events is not None:
             argv += ["--events", events]
         return argv
 
     def as_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
+        d: dict[str, Any] = {"demo": self.demo, **self.as_options()}
         d.update(kind="demo", workload=self.demo, framework="demo", mode=self.mode)
-        d["gpus"] = 0 if self.device == "cpu" else 1
+        d["gpus"] = 0 if d.get("device") == "cpu" else 1
         return d
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DemoConfig:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        demo = str(data.get("demo") or data.get("workload"))
+        names = set(registry.get(demo).defaults())
+        return cls.of(demo, **{k: v for k, v in data.items() if k in names})
 
 
 class _Parser(argparse.ArgumentParser):
@@ -93,131 +99,81 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _int_at_least(low: int, high: int | None = None) -> Any:
-    def parse(text: str) -> int:
+def _number(opt: Opt) -> Any:
+    whole = opt.kind == "int"
+
+    def parse(text: str) -> float | int:
         try:
-            value = int(text)
+            value: float | int = int(text) if whole else float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            span = f"{low}..{high}" if high is not None else f"at least {low}"
-            raise argparse.ArgumentTypeError(f"must be {span}, got {value}")
+            what = "a whole number" if whole else "a number"
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        low, high = opt.low, opt.high
+        # A float's lower bound is exclusive (minutes must be more than 0); an int's inclusive.
+        too_low = low is not None and (value < low if whole else value <= low)
+        if too_low or (high is not None and value > high):
+            above = "at least" if whole else "more than"
+            span = f"{above} {low:g}" + (f" and at most {high:g}" if high is not None else "")
+            raise argparse.ArgumentTypeError(f"must be {span}, got {value:g}")
+        if opt.multiple_of and int(value) % opt.multiple_of:
+            raise argparse.ArgumentTypeError(
+                f"must be a multiple of {opt.multiple_of}, got {value:g}"
+            )
         return value
 
     return parse
 
 
-def _minutes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected minutes, got {text!r}") from None
-    if not 0 < value <= 24 * 60:
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most 1440, got {value:g}")
-    return value
+def _add(p: argparse.ArgumentParser, opt: Opt) -> None:
+    if opt.kind == "bool":
+        p.add_argument(opt.flag, action=argparse.BooleanOptionalAction, default=opt.default,
+                       help=opt.help)  # fmt: skip
+    elif opt.kind == "switch":
+        group = p.add_mutually_exclusive_group()
+        for choice in opt.choices:
+            group.add_argument("--" + choice, dest=opt.name, action="store_const", const=choice,
+                               help=f"{opt.help} ({choice})")  # fmt: skip
+        p.set_defaults(**{opt.name: opt.default})
+    elif opt.kind == "choice":
+        p.add_argument(opt.flag, choices=opt.choices, default=opt.default, help=opt.help)
+    elif opt.kind in ("int", "float"):
+        p.add_argument(opt.flag, type=_number(opt), default=opt.default, help=opt.help)
+    else:
+        p.add_argument(opt.flag, default=opt.default, help=opt.help)
 
 
 def build_parser(prog: str = "python -m zbench.demos") -> argparse.ArgumentParser:
     p = _Parser(prog=prog, description="Run one zbench demo and write runner-protocol events.")
-    p.add_argument("demo", choices=sorted(DEMOS))
-    p.add_argument("--algo", choices=ALGOS, default="ppo")
-    p.add_argument("--faithful", action=argparse.BooleanOptionalAction, default=False)
-    p.add_argument("--board", type=_int_at_least(4, 64), default=12, help="board side, cells")
-    p.add_argument("--envs", type=_int_at_least(1, 1 << 20), default=None, help="boards at once")
-    p.add_argument("--minutes", type=_minutes, default=5.0, help="training budget")
-    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=False)
-    p.add_argument("--checkpoint", default=None, help="where to save the trained net")
-    p.add_argument("--events", default=None, help="events file path or fd:N (default: stderr)")
+    sub = p.add_subparsers(dest="demo", required=True, parser_class=_Parser, metavar="DEMO")
+    for entry in registry.demos().values():
+        d = sub.add_parser(entry.name, help=entry.title, description=entry.title)
+        for opt in entry.options:
+            _add(d, opt)
+        d.add_argument("--events", default=None, help="events file path or fd:N (default: stderr)")
     return p
 
 
 def parse_args(argv: list[str]) -> tuple[DemoConfig, str | None]:
     """(config, events target). Raises ``UsageError`` with a one-line reason."""
-    ns = build_parser().parse_args(argv)
-    kwargs = {k: v for k, v in vars(ns).items() if k != "events"}
-    return DemoConfig(**kwargs), ns.events
+    if argv and not argv[0].startswith("-"):
+        registry.get(argv[0])  # an unknown demo: name the choices in one line
+    ns = vars(build_parser().parse_args(argv))
+    demo, events = ns.pop("demo"), ns.pop("events")
+    return DemoConfig.of(demo, **ns), events
 
 
-def launch_time() -> float:
-    """When this process started (the clock of "time to beat the review" includes start-up)."""
-    try:
-        import psutil
-
-        return float(psutil.Process().create_time())
-    except Exception:  # psutil missing or /proc unreadable: the import time is close enough
-        return _IMPORTED
-
-
-_IMPORTED = time.time()
-
-
-class Unavailable(RuntimeError):
-    """What the demo needs is not here (CUDA, a framework): error kind ``unavailable``."""
-
-
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
-def _error_kind(exc: BaseException) -> str:
-    if isinstance(exc, KeyboardInterrupt):
-        return "interrupted"
-    if type(exc).__name__ in ("OutOfMemoryError", "OutOfMemory"):
-        return "oom"
-    if isinstance(exc, ImportError | Unavailable):
-        return "unavailable"
-    if isinstance(exc, UsageError):
-        return "config"
-    return "crash"
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        config, target = parse_args(argv)
-    except UsageError as exc:
-        print(f"zbench.demos: {exc}", file=sys.stderr)
-        return 2
-    try:
-        writer = EventWriter(target if target is not None else "fd:2")
-    except OSError as exc:
-        print(f"zbench.demos: cannot open events target {target}: {exc}", file=sys.stderr)
-        return 2
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    with writer:
-        return run(config, writer)
-
-
-def run(config: DemoConfig, writer: EventWriter) -> int:
-    """Start, setup, the demo, result, done; errors become one ``error`` event and exit 1 (2 for
-    bad input found late, such as a CUDA device that is not there)."""
-    writer.emit(
-        "start",
-        demo=config.demo,
-        workload=config.demo,
-        framework="demo",
-        title=DEMO_TITLES.get(config.demo, config.demo),
-        config=config.as_dict(),
-        environment={
-            "python": platform.python_version(),
-            "hostname": platform.node(),
-            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-        },
-    )
-    writer.phase("setup")
-    try:
-        module = importlib.import_module(DEMOS[config.demo])
-        result = module.run(config, writer, started=launch_time())
-    except BaseException as exc:  # every failure must end as one error event
-        kind = _error_kind(exc)
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        if kind == "crash":
-            traceback.print_exc()
-        print(f"zbench.demos: {kind}: {message}", file=sys.stderr)
-        writer.error(kind, message)  # type: ignore[arg-type]
-        return 2 if kind == "config" else 1
-    writer.emit("result", demo=config.demo, **result)
-    writer.phase("done")
-    return 0
+def options_help(entry: Demo) -> str:
+    """One line per option, for help texts outside argparse (the CLI's epilog)."""
+    lines = []
+    for o in entry.options:
+        if o.kind == "switch":
+            flag = "|".join("--" + c for c in o.choices)
+        elif o.kind == "bool":
+            flag = f"{o.flag}/--no-{o.flag[2:]}"
+        elif o.kind == "choice":
+            flag = f"{o.flag} {'|'.join(o.choices)}"
+        else:
+            flag = f"{o.flag} {o.kind.upper()}"
+        default = "" if o.default in (None, False) else f" (default {o.default})"
+        lines.append(f"{flag}: {o.help}{default}")
+    return "\n".join(lines)

@@ -27,6 +27,12 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         _err("--timeout must be a finite number of seconds above 0")
         return 2
+    from zbench.demos.registry import check  # the entry's own check, framework-free
+
+    reason = check(config.entry, config.as_options())
+    if reason:
+        _err(reason)
+        return 2
     if config.device == "cuda" and not visible_gpus():
         _err("no GPU found: add --device cpu to run on the CPU")
         return 2

@@ -1,4 +1,8 @@
-"""Demo results (runs of framework ``demo``): their own table, as Markdown, CSV or JSON."""
+"""Demo results (runs of framework ``demo``): their own table, as Markdown, CSV or JSON.
+
+The columns of each demo come from the demo registry (``zbench.demos.registry``: Snake's scores,
+motion's frames per second and L1 against its baselines), after the columns every demo has.
+"""
 
 from __future__ import annotations
 
@@ -7,27 +11,16 @@ import io
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from zbench import paths
+from zbench.demos.registry import figure, known
 from zbench.results.store import Store
 
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("Demo", "demo"),
-    ("Algo", "algo"),
-    ("Board", "board"),
-    ("Envs", "envs"),
-    ("GPU", "gpu_name"),
-    ("Min", "minutes"),
-    ("Env steps", "env_steps"),
-    ("Steps/s", "steps_per_s"),
-    ("Beat 8 s", "time_to_beat_review_s"),
-    ("Mean", "final_mean_score"),
-    ("Best", "best_score"),
-    ("Games", "games"),
-)
-TEXT_COLUMNS = {"Demo", "Algo", "GPU"}
+COMMON: tuple[tuple[str, str], ...] = (("Demo", "demo"), ("Mode", "mode"), ("GPU", "gpu_name"),
+                                       ("Min", "minutes"))  # fmt: skip
+TEXT_COLUMNS = {"Demo", "Mode", "GPU"}
 
 
 @dataclass(frozen=True)
@@ -36,44 +29,52 @@ class DemoResult:
     job_id: int | None
     created: float
     demo: str
-    algo: str
-    board: int | None
-    envs: int | None
+    mode: str
     gpu_name: str | None
     minutes: float | None
-    env_steps: int | None
-    steps_per_s: float | None
-    time_to_beat_review_s: float | None
-    final_mean_score: float | None
-    best_score: int | None
-    games: int | None
-    curve: list[dict[str, Any]]
+    figures: dict[str, Any]  # column title -> value, the demo's own columns (registry order)
+    curve: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def cell(self, title: str, key: str) -> Any:
+        return getattr(self, key) if (title, key) in COMMON else self.figures.get(title)
+
+
+def demo_columns(demo: str) -> tuple[tuple[str, str], ...]:
+    entry = known(demo)
+    return entry.table if entry is not None else ()
 
 
 def _row(run: dict[str, Any]) -> DemoResult:
     res, cfg = run["result"] or {}, run["config"] or {}
     wall = res.get("wall_s")
+    demo = str(run["workload"])
+    figures = {title: figure(res, path) for title, path in demo_columns(demo)}
+    for title, path in demo_columns(demo):  # a figure the result lacks may be an option
+        if figures[title] is None and path in cfg:
+            figures[title] = cfg[path]
     return DemoResult(
         run_id=run["id"],
         job_id=run["job_id"],
         created=run["created"],
-        demo=run["workload"],
-        algo=run["mode"],
-        board=res.get("board", cfg.get("board")),
-        envs=res.get("envs"),
+        demo=demo,
+        mode=run["mode"],
         gpu_name=run["gpu_name"],
         minutes=round(wall / 60, 2) if isinstance(wall, int | float) else cfg.get("minutes"),
-        env_steps=res.get("env_steps"),
-        steps_per_s=res.get("samples_per_s"),
-        time_to_beat_review_s=res.get("time_to_beat_review_s"),
-        final_mean_score=res.get("final_mean_score"),
-        best_score=res.get("best_score"),
-        games=res.get("games"),
+        figures=figures,
         curve=list(res.get("curve") or []),
     )
+
+
+def from_result_rows(rows: Sequence[Any]) -> list[DemoResult]:
+    """Demo table rows of ``results.api.ResultRow`` objects (the report's selection)."""
+    return [
+        _row({"id": r.run_id, "job_id": r.job_id, "created": r.created, "workload": r.workload,
+              "mode": r.mode, "gpu_name": r.gpu_name, "result": r.result, "config": r.config})
+        for r in rows
+    ]  # fmt: skip
 
 
 def demo_results(
@@ -90,28 +91,49 @@ def cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.2f}"
+        return (
+            f"{value:,.0f}"
+            if abs(value) >= 1000
+            else f"{value:.3g}"
+            if abs(value) < 1
+            else f"{value:.2f}"
+        )
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
 
 
+def _columns(rows: Sequence[DemoResult]) -> list[tuple[str, str]]:
+    cols = list(COMMON)
+    for demo in dict.fromkeys(r.demo for r in rows):
+        cols += [c for c in demo_columns(demo) if c not in cols]
+    return cols
+
+
+def _md(rows: Sequence[DemoResult]) -> list[str]:
+    cols = _columns(rows)
+    lines = ["| " + " | ".join(t for t, _ in cols) + " |"]
+    lines.append("|" + "|".join("---" if t in TEXT_COLUMNS else "---:" for t, _ in cols) + "|")
+    lines += ["| " + " | ".join(cell(r.cell(t, k)) for t, k in cols) + " |" for r in rows]
+    return lines
+
+
 def render(rows: Sequence[DemoResult], fmt: str) -> str:
-    """``md``, ``csv`` or ``json`` (JSON keeps the learning curves)."""
+    """``md`` (one table per demo), ``csv`` (every demo's columns), or ``json`` (with curves)."""
     if fmt == "json":
         return json.dumps({"demo_results": [r.as_dict() for r in rows]}, indent=2)
     if fmt == "csv":
+        cols = _columns(rows)
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow([key for _, key in COLUMNS])
+        writer.writerow([t for t, _ in cols])
         for r in rows:
-            writer.writerow(["" if getattr(r, k) is None else getattr(r, k) for _, k in COLUMNS])
+            writer.writerow(["" if r.cell(t, k) is None else r.cell(t, k) for t, k in cols])
         return buf.getvalue()
     if fmt == "md":
-        lines = ["| " + " | ".join(t for t, _ in COLUMNS) + " |"]
-        lines.append(
-            "|" + "|".join("---" if t in TEXT_COLUMNS else "---:" for t, _ in COLUMNS) + "|"
-        )
-        lines += ["| " + " | ".join(cell(getattr(r, k)) for _, k in COLUMNS) + " |" for r in rows]
-        return "\n".join(lines) + "\n"
+        demos = list(dict.fromkeys(r.demo for r in rows)) or [""]
+        out: list[str] = []
+        for demo in demos:
+            out += [*_md([r for r in rows if r.demo == demo]), ""]
+        return "\n".join(out[:-1]) + "\n"
     raise ValueError(f"unknown format {fmt!r}: use md, csv or json")

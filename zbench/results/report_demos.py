@@ -4,7 +4,8 @@ A demo run is a stored run whose ``result`` names its demo (``{"demo": "snake", 
 renderer understands two optional keys: ``summary`` (name -> value, shown as a table) and ``series``
 (name -> ``{"x": label, "unit": label, "points": [[x, y], ...]}``: learning curves, tracked-object
 counts, frames per second), each series drawn as one line chart. A demo with its own figures
-registers a renderer with ``register``.
+registers a renderer with ``register`` (motion adds its quality table: L1 and keypoint distance of
+the model against its two baselines). The section opens with the demo table (``results.demos``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zbench.results.api import ResultRow
+from zbench.results.demos import from_result_rows, render
 from zbench.results.export import md_table
 
 # (runs of one demo kind, folder for figures, the report's folder) -> Markdown lines
@@ -63,6 +65,35 @@ def generic(runs: Sequence[ResultRow], figures: Path, root: Path) -> list[str]:
     return out
 
 
+def motion(runs: Sequence[ResultRow], figures: Path, root: Path) -> list[str]:
+    """The generic part, then each run's quality against the baselines (held-out rendered clips)."""
+    out: list[str] = []
+    for run in runs:
+        out += generic([run], figures, root)
+        quality = run.result.get("quality")
+        if isinstance(quality, dict) and quality:
+            rows = [
+                [name, _fig(q.get("l1")), _fig(q.get("akd_px"))]
+                for name, q in quality.items()
+                if isinstance(q, dict)
+            ]
+            out += ["Quality on held-out clips (lower is better):", ""]
+            out += md_table(
+                ["Animated by", "L1", "Keypoint distance, px"],
+                rows,
+                {"L1", "Keypoint distance, px"},
+            )
+            out.append("")
+    return out
+
+
+def _fig(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, int | float) else "-"
+
+
+register("motion", motion)
+
+
 def demo_section(demos: Sequence[ResultRow], figures: Path, root: Path) -> list[str]:
     """The demos' figures, or nothing when no demo run is selected."""
     if not demos:
@@ -71,7 +102,7 @@ def demo_section(demos: Sequence[ResultRow], figures: Path, root: Path) -> list[
     kinds: dict[str, list[ResultRow]] = {}
     for d in demos:
         kinds.setdefault(str(d.result["demo"]), []).append(d)
-    out = ["## The demos", ""]
+    out = ["## The demos", "", *render(from_result_rows(demos), "md").splitlines(), ""]
     for kind, runs in kinds.items():
         out += RENDERERS.get(kind, generic)(runs, figures, root)
     return out

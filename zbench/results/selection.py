@@ -4,6 +4,7 @@ review's workloads), ``probe`` runs (micro-benchmark figures) and demo runs (a r
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 
@@ -29,7 +30,10 @@ class Selection:
 def select(db: Db, filters: Filters) -> Selection:
     """The runs ``filters`` selects (ValueError for a filter that cannot apply), split by kind."""
     out = Selection()
-    for r in filters.query(db):
+    runs = filters.query(db)
+    if filters.framework is None:  # demo jobs (framework "demo") are left out of the plain query
+        runs += dataclasses.replace(filters, framework="demo").query(db)
+    for r in runs:
         if r.workload == PROBE:
             out.probes.append(r)
         elif isinstance(r.result, dict) and r.result.get("demo"):

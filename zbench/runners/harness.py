@@ -177,9 +177,30 @@ def run(adapter: Adapter, config: RunConfig, writer: EventWriter) -> int:
     if reason:
         return _bad_input(out, reason)
     cfg = resolve(config)
-    batch = cfg.config.batch_size
+    batch = cfg.config.batch_size or 1
+    hint = f"try --batch-size {max(1, batch // 2)}" if batch > 1 else "use a smaller --image-size"
+    return guard(
+        adapter,
+        out,
+        lambda: _run(adapter, cfg.config, cfg.choices, out, cfg.batch_candidates),
+        oom=(
+            f"out of device memory at batch size {batch} per GPU; {hint}",
+            {"batch_size": batch, "hint": hint},
+        ),
+    )
+
+
+def guard(
+    adapter: Any,
+    out: Any,
+    body: Callable[[], int],
+    *,
+    oom: tuple[str, dict[str, Any]] = ("out of device memory", {}),
+) -> int:
+    """Run ``body`` and map every failure to one ``error`` event and an exit status (the one
+    mapping of benchmarks and demos): bad input -> ``config``, 2; anything else 1."""
     try:
-        return _run(adapter, cfg.config, cfg.choices, out, cfg.batch_candidates)
+        return body()
     except Unavailable as exc:
         out.error("unavailable", str(exc))
         return 1
@@ -193,14 +214,7 @@ def run(adapter: Adapter, config: RunConfig, writer: EventWriter) -> int:
         if message is not None:
             return _bad_input(out, message)
         if adapter.is_oom(exc):
-            b = batch or 1
-            hint = f"try --batch-size {max(1, b // 2)}" if b > 1 else "use a smaller --image-size"
-            out.error(
-                "oom",
-                f"out of device memory at batch size {b} per GPU; {hint}",
-                batch_size=b,
-                hint=hint,
-            )
+            out.error("oom", oom[0], **oom[1])
             return 1
         traceback.print_exc()
         out.error("crash", f"{type(exc).__name__}: {exc}".splitlines()[0][:500])

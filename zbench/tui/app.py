@@ -231,7 +231,7 @@ class ZbenchApp(App[int]):
             return
         job = self.job(job_id)
         if job is not None and job.framework == "demo":  # demo jobs open their live view
-            self.push_screen(DemoScreen(job_id, job.events_path))
+            self.push_screen(DemoScreen(job_id, job.events_path, job.workload))
         else:
             self.push_screen(JobDetailScreen(job_id))
 

@@ -13,11 +13,12 @@ from typing import Any, Protocol
 
 import torch
 
-from zbench.demos.runner import DemoConfig, Unavailable
+from zbench.demos.runner import DemoConfig
 from zbench.demos.snake.dqn import DQN, DQNConfig
 from zbench.demos.snake.env import Rewards, SnakeEnv
 from zbench.demos.snake.model import save_checkpoint
 from zbench.demos.snake.ppo import PPO, PPOConfig
+from zbench.runners.harness import Unavailable
 
 REVIEW_BEST = 8  # the review's best score after 4 hours of training (snake_dqn, 12x12)
 FRAME_INTERVAL_S = 0.25  # at most four frames a second

@@ -25,7 +25,8 @@ from zbench.contract.config import (
     UsageError,
     parse_args,
 )
-from zbench.demos.runner import DEMO_TITLES, DEMOS, DemoConfig
+from zbench.demos.registry import demos as registered_demos
+from zbench.demos.runner import DemoConfig
 from zbench.demos.runner import parse_args as parse_demo_args
 
 from ..services import LaunchRequest
@@ -79,10 +80,11 @@ def build_request(
         if not Path(form["path"]).expanduser().exists():
             return None, f"data: no such path: {form['path']}"
     configs: list[RunConfig | DemoConfig] = []
-    for demo in [w for w in workloads if w in DEMOS]:  # demos take their defaults (5 minutes)
+    demos = registered_demos()
+    for demo in [w for w in workloads if w in demos]:  # demos take their defaults
         device = ["--device", "cpu"] if form.get("device") == "cpu" else []
         configs.append(parse_demo_args([demo, *device])[0])
-    for workload in [w for w in workloads if w not in DEMOS]:
+    for workload in [w for w in workloads if w not in demos]:
         try:
             config, _ = parse_args(runner_argv(workload, form, gpu_ids))
         except UsageError as exc:
@@ -118,7 +120,10 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                         (f"{w.name}  {w.title}", w.name, w.name == "resnet50")
                         for w in WORKLOADS.values()
                     ],
-                    *[(f"{d}  demo: {DEMO_TITLES[d]}", d, False) for d in DEMOS],
+                    *[
+                        (f"{d.name}  demo: {d.title}", d.name, False)
+                        for d in registered_demos().values()
+                    ],
                     id="workloads",
                     compact=True,
                 )

@@ -1,5 +1,5 @@
-"""The live Snake board and the learning curve of a demo job, drawn from its ``frame`` and
-``progress`` events."""
+"""The live Snake board, its learning curve and a demo's loss curve, drawn from a demo job's
+``frame`` and ``progress`` events."""
 
 from __future__ import annotations
 
@@ -41,4 +41,19 @@ class LearningCurve(PlotextPlot):
                      marker="braille")  # fmt: skip
             plt.plot(xs, [float(p.get("best_score") or 0) for p in points], label="best",
                      marker="braille")  # fmt: skip
+        self.refresh()
+
+
+class LossCurve(PlotextPlot):
+    """A demo's training loss over its steps (motion, tracking)."""
+
+    def show(self, points: Sequence[dict[str, Any]]) -> None:
+        plt = self.plt
+        plt.clear_data()
+        plt.clear_figure()
+        plt.title("training loss over steps")
+        pts = [(float(p["step"]), float(p["loss"])) for p in points
+               if isinstance(p.get("step"), int | float) and isinstance(p.get("loss"), int | float)]  # fmt: skip
+        if pts:
+            plt.plot([x for x, _ in pts], [y for _, y in pts], label="loss", marker="braille")
         self.refresh()

@@ -1,0 +1,111 @@
+"""The demo registry and its options: schemas to one parser, argv round trips, the tracking guard,
+motion's options as its `run` takes them, and `zbench demo motion` help and bad input."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from zbench.cli import app
+from zbench.contract.config import UsageError
+from zbench.demos import registry
+from zbench.demos.motion.job import motion_options
+from zbench.demos.runner import DemoConfig, parse_args
+from zbench.jobs.runjob import command_for
+
+CLI = CliRunner(env={"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"})
+
+
+def test_registry_names_titles_and_views() -> None:
+    found = registry.demos()
+    assert list(found)[:2] == ["snake", "motion"]
+    assert found["motion"].title == "Talking-head motion transfer"
+    assert found["motion"].view == "pixels" and found["snake"].view == "snake"
+    assert registry.known("tracking") is not None and registry.known("nope") is None
+    with pytest.raises(UsageError, match="unknown demo 'nope': choose snake, motion"):
+        registry.get("nope")
+
+
+def test_tracking_appears_only_with_a_run_entry(tmp_path: Path, monkeypatch) -> None:
+    for name, body in (("with_run", "def run(options, emit):\n    return {}\n"),
+                       ("without_run", "RUN = None\n")):  # fmt: skip
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert registry.has_run_entry("with_run") and not registry.has_run_entry("without_run")
+    assert not registry.has_run_entry("no_such_module_here")
+    fake = registry.Demo(**{**registry.TRACKING.__dict__, "module": "without_run"})
+    monkeypatch.setattr(registry, "_ALL", (registry.SNAKE, registry.MOTION, fake))
+    assert "tracking" not in registry.demos()
+    fake = registry.Demo(**{**registry.TRACKING.__dict__, "module": "with_run"})
+    monkeypatch.setattr(registry, "_ALL", (registry.SNAKE, registry.MOTION, fake))
+    assert registry.demos()["tracking"].view == "boxes"
+    config, _ = parse_args(["tracking", "--tracker", "bytetrack", "--device", "cpu"])
+    assert config.mode == "bytetrack" and config.input == "generated"
+    assert "sys" in sys.modules  # the guard read the file; nothing was imported from it
+    assert "with_run" not in sys.modules
+
+
+def test_motion_config_round_trips_through_argv_and_the_job_row() -> None:
+    config = DemoConfig.of("motion", mode="animate", size=128, drive="webcam:0", device="cpu")
+    assert parse_args(config.to_argv())[0] == config
+    row = config.as_dict()
+    assert row["kind"] == "demo" and row["mode"] == "animate" and row["gpus"] == 0
+    assert DemoConfig.from_dict(row) == config
+    cmd = command_for(row, Path("ev.jsonl"))
+    assert cmd[1:4] == ["-m", "zbench.demos", "motion"] and "--animate" in cmd
+    assert cmd[cmd.index("--size") + 1] == "128"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["motion", "--size", "100"], "multiple of 32"),
+        (["motion", "--size", "32"], "at least 64"),
+        (["motion", "--train", "--animate"], "not allowed with"),
+        (["motion", "--minutes", "0"], "more than 0"),
+        (["motion", "--device", "tpu"], "invalid choice"),
+        (["motion", "--board", "12"], "unrecognized arguments"),
+    ],
+)
+def test_bad_motion_options_are_one_line_usage_errors(argv: list[str], message: str) -> None:
+    with pytest.raises(UsageError, match=message) as err:
+        parse_args(argv)
+    assert "\n" not in str(err.value)
+
+
+def test_motion_options_are_what_run_takes(tmp_path: Path) -> None:
+    opts = motion_options(DemoConfig.of("motion", mode="animate").as_options(), tmp_path)
+    assert opts["minutes"] == 0.0 and opts["drive"] == "script" and opts["size"] == 256
+    assert opts["checkpoint_dir"] == str(tmp_path / "demos" / "motion")
+    assert opts["out"].startswith(opts["checkpoint_dir"]) and opts["out"].endswith(".mp4")
+    opts = motion_options({"drive": "clip.mp4", "minutes": 2.5, "checkpoint": "x"}, tmp_path)
+    assert opts["drive"] == "clip.mp4" and opts["minutes"] == 2.5 and opts["checkpoint_dir"] == "x"
+
+
+def test_cli_demo_motion_help_lists_its_options() -> None:
+    out = CLI.invoke(app, ["demo", "motion", "--help"])
+    assert out.exit_code == 0
+    for flag in ("--train|--animate", "--drive", "--size", "--checkpoint", "--detach"):
+        assert flag in out.output, flag
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--size", "100", "--device", "cpu"], "--size: must be a multiple of 32"),
+        (["--drive"], "--drive: expected one argument"),
+        (["--animate", "--device", "cpu"], "--animate needs a trained model"),
+        (["--play", "x.pt"], "--play and --human are for snake"),
+    ],
+)
+def test_cli_demo_motion_bad_input_exits_2(
+    args: list[str], message: str, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    out = CLI.invoke(app, ["demo", "motion", *args])
+    assert out.exit_code == 2
+    assert message in out.output and len(out.output.strip().splitlines()) == 1

@@ -1,0 +1,92 @@
+"""The demo screen for pixel demos, fed by a recorded motion events file (CPU smoke run): panels
+as half-block cells, the loss curve and figures; tracking's image with boxes; an SVG snapshot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.tui.conftest import make_app
+from tests.tui.fakes import FakeJob, FakeServices
+from tests.tui.helpers import press, settle
+from zbench.tui.screens.demo import DemoScreen, DemoView
+from zbench.tui.widgets.pixels import PixelView, cells, draw_boxes, to_pixels
+
+EVENTS = Path(__file__).parent / "fixtures" / "motion_events.jsonl"
+
+
+def motion_app():
+    job = FakeJob(8, "motion", framework="demo", mode="train", precision=None,
+                  events_path=str(EVENTS))  # fmt: skip
+    return make_app(services=FakeServices(jobs=[job]))
+
+
+def test_view_folds_motion_events() -> None:
+    view = DemoView(demo="motion")
+    view.apply([json.loads(line) for line in EVENTS.read_text().splitlines()])
+    assert view.title == "Talking-head motion transfer" and view.phase == "done"
+    assert view.frame is not None and set(view.frame["panels"]) == {"source", "driving", "result"}
+    assert view.curve and view.curve[0]["loss"] is not None
+    text = view.figures()
+    assert "Frames/s (device, batch 1)" in text and "L1, affine baseline" in text
+
+
+def test_half_blocks_carry_two_pixels_and_ascii_is_ascii() -> None:
+    flat = [255, 0, 0, 0, 0, 255, 0, 255, 0, 10, 10, 10]  # 2x2: red blue / green grey
+    [row] = cells(to_pixels(flat, 2, 2))
+    assert [s.text for s in row] == ["▀", "▀"]
+    assert row[0].style.color.triplet == (255, 0, 0) and row[0].style.bgcolor.triplet == (0, 255, 0)
+    assert row[1].style.bgcolor.triplet == (10, 10, 10)
+    [ascii_row] = cells(to_pixels(flat, 2, 2), ascii=True)
+    assert all(s.text.isascii() and len(s.text) == 1 for s in ascii_row)
+    assert len(cells(to_pixels(flat[:6], 2, 1))) == 1  # an odd row sits over black
+
+
+def test_boxes_are_outlined_in_image_coordinates() -> None:
+    pixels = to_pixels([0] * (8 * 6 * 3), 8, 6)
+    out = draw_boxes(pixels, [[1, 1, 4, 3, 2], [7, 5, 9, 9, 3], [50, 50, 2, 2, 1]])
+    assert out[1][1] == out[3][4] == out[1][4] != (0, 0, 0)  # corners of the first box
+    assert out[2][2] == (0, 0, 0)  # its inside is untouched
+    assert out[5][7] != (0, 0, 0)  # a box past the edge is clipped, one outside skipped
+    assert pixels[1][1] == (0, 0, 0)  # a copy
+
+
+async def test_a_motion_job_opens_its_panels_and_curve() -> None:
+    app = motion_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, DemoScreen) and app.screen.kind == "pixels"
+        await pilot.pause(0.5)
+        await settle(pilot)
+        views = list(app.screen.query(PixelView))
+        assert len(views) == 3 and all(v.size == (48, 24) for v in views)
+
+
+async def test_tracking_view_draws_the_image_with_boxes(tmp_path: Path) -> None:
+    events = tmp_path / "ev.jsonl"
+    frame = {"v": 1, "t": 1.0, "type": "frame", "demo": "tracking", "step": 3, "width": 32,
+             "height": 16, "image": [90] * (32 * 16 * 3), "boxes": [[2, 2, 8, 6, 4], [20, 4, 6, 8, 9]]}  # fmt: skip
+    events.write_text(json.dumps(frame) + "\n")
+    app = make_app(services=FakeServices(jobs=[]))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        app.push_screen(DemoScreen(None, events, "tracking"))
+        await pilot.pause(0.5)
+        await settle(pilot)
+        view = app.screen.query_one("#panel-image", PixelView)
+        assert view.size == (32, 8)
+        assert "tracks 2: 4 9" in str(app.screen.view.figures())
+
+
+@pytest.mark.parametrize("size", [(160, 50)], ids=["160x50"])
+def test_motion_screen_snapshot(snap_compare, size) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await press(pilot, "enter")
+        await pilot.pause(0.5)
+        await settle(pilot)
+
+    assert snap_compare(motion_app(), terminal_size=size, run_before=run_before)

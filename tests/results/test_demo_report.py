@@ -1,0 +1,80 @@
+"""Demo rows in the results: the demo table (Markdown per demo, CSV, JSON) and the report's demos
+section from a made demo database: Snake's learning curve and figures, motion's figures."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from zbench.contract.measure import build_demo_result
+from zbench.results.demos import demo_results, render
+from zbench.results.report import write_report
+from zbench.results.store import Store
+
+T0 = 1_796_100_000.0
+SNAKE = {"samples_per_s": 2.1e6, "env_steps": 6_300_000, "wall_s": 300.0, "best_score": 31,
+         "final_mean_score": 14.2, "games": 5200, "board": 12, "envs": 8192,
+         "time_to_beat_review_s": 41.5, "env_only_steps_per_s": 9.9e6,
+         "curve": [{"t_s": 10.0 * i, "mean_score": i * 0.5, "best_score": i} for i in range(1, 20)]}  # fmt: skip
+MOTION = {"fps": 410.2, "stream_fps": 95.0, "size": 256, "device": "cuda", "train_steps": 5000,
+          "quality": {"source": {"l1": 0.081, "akd_px": 6.1}, "affine": {"l1": 0.064, "akd_px": 3.2},
+                      "model": {"l1": 0.031, "akd_px": 1.4}}}  # fmt: skip
+
+
+def _add(store: Store, n: int, demo: str, mode: str, result: dict) -> None:
+    config = {"demo": demo, "kind": "demo", "mode": mode, "device": "cuda"}
+    [job] = store.add_jobs([{"workload": demo, "framework": "demo", "mode": mode, "config": config,
+                             "state": "done", "created": T0 + n}])  # fmt: skip
+    store.add_run({"job_id": job, "created": T0 + n, "workload": demo, "framework": "demo",
+                   "mode": mode, "precision": None, "batch_size": None, "gpus": 1,
+                   "gpu_name": "NVIDIA H200", "samples_per_s": result.get("samples_per_s"),
+                   "config": config, "env": {}, "result": result})  # fmt: skip
+
+
+def demo_db(path: Path) -> Path:
+    store = Store(path)
+    snake = build_demo_result(
+        "snake", "Snake by reinforcement learning", SNAKE,
+        summary=[("Best score", 31), ("Final mean score", 14.2)],
+        series=[("mean score", "t_s", "score",
+                 [(p["t_s"], p["mean_score"]) for p in SNAKE["curve"]])],
+    )  # fmt: skip
+    motion = build_demo_result(
+        "motion", "Talking-head motion transfer", MOTION,
+        summary=[("Frames/s (device, batch 1)", 410.2), ("L1, model", 0.031)],
+        series=[("training loss", "step", "loss", [(i, 10.0 / (i + 1)) for i in range(50)])],
+    )  # fmt: skip
+    _add(store, 0, "snake", "ppo", snake)
+    _add(store, 1, "motion", "train", motion)
+    return path
+
+
+def test_demo_table_has_each_demos_columns(tmp_path: Path) -> None:
+    rows = demo_results(demo_db(tmp_path / "d.db"))
+    assert [r.demo for r in rows] == ["snake", "motion"]
+    md = render(rows, "md")
+    snake_table, motion_table = md.split("\n\n")
+    assert "| Beat 8 s |" in snake_table and "FPS" not in snake_table
+    assert "| FPS | Loop FPS | L1 | L1 affine | L1 source |" in motion_table
+    assert "| motion | train | NVIDIA H200 |" in motion_table and "| 410.20 |" in motion_table
+    table = list(csv.DictReader(io.StringIO(render(rows, "csv"))))
+    assert table[0]["Best"] == "31" and table[0]["FPS"] == ""
+    assert table[1]["L1"] == "0.031" and table[1]["L1 affine"] == "0.064"
+    data = json.loads(render(rows, "json"))["demo_results"]
+    assert data[0]["curve"] and data[1]["figures"]["Loop FPS"] == 95.0
+
+
+def test_report_renders_demo_rows(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    text = write_report(out, db=demo_db(tmp_path / "d.db")).markdown.read_text()
+    demos = text.split("## The demos", 1)[1]
+    assert "| Beat 8 s |" in demos and "| FPS |" in demos  # the demo table first
+    assert "### Snake by reinforcement learning (run 1)" in demos and "| Best score | 31 |" in demos
+    assert "### Talking-head motion transfer (run 2)" in demos
+    assert "| model | 0.031 | 1.4 |" in demos and "| affine | 0.064 | 3.2 |" in demos
+    figures = sorted(p.name for p in (out / "figures" / "demos").iterdir())
+    assert figures == ["demo-1-0.png", "demo-2-0.png"]  # snake's learning curve, motion's loss
+    assert "![mean score](figures/demos/demo-1-0.png)" in demos
+    assert (out / "report.html").is_file()

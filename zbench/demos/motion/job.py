@@ -1,0 +1,49 @@
+"""The motion demo as a job: the registry's options (``zbench demo motion ...``) to ``run``'s own."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+CHECKPOINT = "motion.pt"  # train.CHECKPOINT (train.py imports torch)
+
+
+def motion_options(options: Mapping[str, Any], home: Path) -> dict[str, Any]:
+    """``run``'s options (docs/demos-motion.md) from the job's: ``--animate`` trains nothing,
+    the checkpoint folder defaults to ``home/demos/motion`` and the video is written there."""
+    folder = Path(options.get("checkpoint") or home / "demos" / "motion")
+    drive = str(options.get("drive") or "scripted")
+    out: dict[str, Any] = {
+        "checkpoint_dir": str(folder),
+        "minutes": 0.0 if options.get("mode") == "animate" else float(options.get("minutes", 4.0)),
+        "size": int(options.get("size", 256)),
+        "drive": "script" if drive == "scripted" else drive,
+        "device": str(options.get("device", "cuda")),
+        "seed": int(options.get("seed", 0)),
+        "frames": int(options.get("frames", 150)),
+        "smoke": bool(options.get("smoke", False)),
+        "out": str(folder / f"motion-{time.strftime('%Y%m%d-%H%M%S')}.mp4"),
+    }
+    return out
+
+
+def check(options: Mapping[str, Any]) -> str | None:
+    """``--animate`` needs a trained checkpoint (before anything starts)."""
+    from zbench import paths
+
+    if options.get("mode") != "animate":
+        return None
+    folder = Path(motion_options(options, paths.home())["checkpoint_dir"])
+    if not (folder / CHECKPOINT).is_file():
+        return f"--animate needs a trained model: no {CHECKPOINT} in {folder} (train first)"
+    return None
+
+
+def run(options: Mapping[str, Any], emit: Callable[..., None]) -> dict[str, Any]:
+    """Entry for the demo adapter (imports torch only when called)."""
+    from zbench import paths
+    from zbench.demos.motion import run as motion_run
+
+    return motion_run(motion_options(options, paths.home()), emit)

@@ -1,0 +1,247 @@
+"""The one registry of demos: name -> entry module, options schema, title, live view and figures.
+
+Standard library only (with ``zbench.contract``): the CLI, the TUI launch dialog, the job launcher
+and the results read it without importing a framework. A demo's entry module exposes
+``run(options, emit) -> figures``; ``zbench.demos.adapter`` runs it under the one harness.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from zbench.contract.config import UsageError
+
+
+@dataclass(frozen=True)
+class Opt:
+    """One demo option. ``kind``: int, float, str, bool (``--x/--no-x``), choice, or switch (one
+    flag per choice, ``--train`` / ``--animate``, stored under ``name``)."""
+
+    name: str
+    kind: str
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    multiple_of: int | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line chart of the result: points from a figure holding a list of dicts (``source``),
+    or from the run's ``progress`` events (``source="progress"``)."""
+
+    name: str
+    x: str
+    y: str
+    unit: str
+    source: str = "progress"
+
+
+@dataclass(frozen=True)
+class Demo:
+    name: str
+    title: str
+    module: str  # exposes run(options, emit) -> figures
+    options: tuple[Opt, ...]
+    view: str  # the TUI's live view: snake (board), pixels (RGB panels), boxes (image + boxes)
+    mode: Callable[[Mapping[str, Any]], str]  # the job row's mode
+    summary: tuple[tuple[str, str], ...] = ()  # (label, figure path "a.b.c")
+    series: tuple[Series, ...] = ()
+    table: tuple[tuple[str, str], ...] = ()  # the demo table's columns of this demo
+    frame_hz: float = 4.0  # at most this many frame events a second
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def defaults(self) -> dict[str, Any]:
+        return {o.name: o.default for o in self.options}
+
+
+_DEVICE = Opt("device", "choice", "cuda", "cuda or cpu", choices=("cuda", "cpu"))
+_SEED = Opt("seed", "int", 0, "random seed")
+
+SNAKE = Demo(
+    name="snake",
+    title="Snake by reinforcement learning",
+    module="zbench.demos.snake",
+    options=(
+        Opt("algo", "choice", "ppo", "ppo (masked) or dqn (double DQN)", choices=("ppo", "dqn")),
+        Opt("faithful", "bool", False, "the original reward: +0.1 a step, +1 fruit, -1 death"),
+        Opt("board", "int", 12, "board side, cells", low=4, high=64),
+        Opt(
+            "envs",
+            "int",
+            None,
+            "boards at once (default 8192 on a GPU, 64 on the CPU)",
+            low=1,
+            high=1 << 20,
+        ),
+        Opt("minutes", "float", 5.0, "training budget", low=0.0, high=24 * 60),
+        _DEVICE,
+        _SEED,
+        Opt("compile", "bool", False, "torch.compile the policy (GPU only)"),
+        Opt("checkpoint", "str", None, "where to save the trained net"),
+    ),
+    view="snake",
+    mode=lambda o: str(o.get("algo", "ppo")) + ("-faithful" if o.get("faithful") else ""),
+    summary=(
+        ("Board-steps/s", "samples_per_s"),
+        ("Env alone, steps/s", "env_only_steps_per_s"),
+        ("Beat the review's 8 after, s", "time_to_beat_review_s"),
+        ("Final mean score", "final_mean_score"),
+        ("Best score", "best_score"),
+        ("Games", "games"),
+    ),
+    series=(
+        Series("mean score", "t_s", "mean_score", "score", source="curve"),
+        Series("best score", "t_s", "best_score", "score", source="curve"),
+    ),
+    table=(
+        ("Board", "board"),
+        ("Envs", "envs"),
+        ("Env steps", "env_steps"),
+        ("Steps/s", "samples_per_s"),
+        ("Beat 8 s", "time_to_beat_review_s"),
+        ("Mean", "final_mean_score"),
+        ("Best", "best_score"),
+        ("Games", "games"),
+    ),
+)
+
+MOTION = Demo(
+    name="motion",
+    title="Talking-head motion transfer",
+    module="zbench.demos.motion.job",
+    options=(
+        Opt("minutes", "float", 4.0, "training budget", low=0.0, high=24 * 60),
+        Opt(
+            "size",
+            "int",
+            256,
+            "frame side in pixels (a multiple of 32)",
+            low=64,
+            high=1024,
+            multiple_of=32,
+        ),
+        Opt("drive", "str", "scripted", "scripted, a video file or image folder, or webcam:N"),
+        Opt("checkpoint", "str", None, "checkpoint folder (default: under ZBENCH_HOME)"),
+        Opt(
+            "mode",
+            "switch",
+            "train",
+            "train (then animate), or animate a saved checkpoint",
+            choices=("train", "animate"),
+        ),
+        _DEVICE,
+        _SEED,
+        Opt("frames", "int", 150, "driving frames to animate", low=1, high=100_000),
+        Opt("smoke", "bool", False, "tiny model, 64x64, a few steps (the CPU test path)"),
+    ),
+    view="pixels",
+    mode=lambda o: str(o.get("mode", "train")),
+    summary=(
+        ("Frames/s (device, batch 1)", "fps"),
+        ("Frames/s (demo loop)", "stream_fps"),
+        ("L1, model", "quality.model.l1"),
+        ("L1, affine baseline", "quality.affine.l1"),
+        ("L1, source baseline", "quality.source.l1"),
+        ("Training steps", "train_steps"),
+    ),
+    series=(Series("training loss", "step", "loss", "loss"),),
+    table=(
+        ("Size", "size"),
+        ("FPS", "fps"),
+        ("Loop FPS", "stream_fps"),
+        ("L1", "quality.model.l1"),
+        ("L1 affine", "quality.affine.l1"),
+        ("L1 source", "quality.source.l1"),
+    ),
+)
+
+TRACKING = Demo(
+    name="tracking",
+    title="Multi-object tracking",
+    module="zbench.demos.tracking",
+    options=(
+        Opt("minutes", "float", 3.0, "training budget", low=0.0, high=24 * 60),
+        Opt("input", "str", "generated", "generated, a MOT folder, a video file, or webcam:N"),
+        Opt("frames", "int", 300, "frames to track (a cap on other inputs)", low=1, high=100_000),
+        Opt(
+            "tracker",
+            "choice",
+            "deepsort",
+            "deepsort or bytetrack",
+            choices=("deepsort", "bytetrack"),
+        ),
+        _DEVICE,
+        _SEED,
+        Opt("smoke", "bool", False, "tiny models, a short scene (the CPU test path)"),
+    ),
+    view="boxes",
+    mode=lambda o: str(o.get("tracker", "deepsort")),
+    summary=(("Frames/s", "fps"), ("MOTA", "mota"), ("IDF1", "idf1")),
+    table=(("FPS", "fps"), ("MOTA", "mota"), ("IDF1", "idf1")),
+)
+
+_ALL: tuple[Demo, ...] = (SNAKE, MOTION, TRACKING)
+
+
+def has_run_entry(module: str) -> bool:
+    """Whether ``module`` exists and defines a top-level ``run`` (read, not imported: an entry
+    module may import a framework)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return False
+    try:
+        with open(spec.origin, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError):
+        return False
+    return any(isinstance(n, ast.FunctionDef) and n.name == "run" for n in tree.body)
+
+
+def demos() -> dict[str, Demo]:
+    """The demos present here, in display order (one still being built is left out)."""
+    return {d.name: d for d in _ALL if has_run_entry(d.module)}
+
+
+def known(name: str) -> Demo | None:
+    """A demo by name whether or not it is present here (stored runs of another machine)."""
+    return next((d for d in _ALL if d.name == name), None)
+
+
+def get(name: str) -> Demo:
+    found = demos()
+    if name not in found:
+        raise UsageError(f"unknown demo {name!r}: choose {', '.join(found)}")
+    return found[name]
+
+
+def check(demo: Demo, options: Mapping[str, Any]) -> str | None:
+    """The entry module's own ``check(options)`` (bad input it can see before running: a missing
+    checkpoint), where it has one; entry modules import frameworks only inside ``run``."""
+    module = importlib.import_module(demo.module)
+    fn = getattr(module, "check", None)
+    return fn(options) if callable(fn) else None
+
+
+def figure(figures: Mapping[str, Any], path: str) -> Any:
+    """A figure by dotted path (``quality.model.l1``), None where missing."""
+    value: Any = figures
+    for part in path.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value

@@ -1,0 +1,132 @@
+"""What a demo job's live view shows, folded from its events (pure: tests feed it events).
+
+One fold for every demo: Snake frames carry a ``board``, motion frames ``panels`` (source, driving,
+result), tracking frames an ``image`` with ``boxes``; progress events make the curve (scores, or
+the training loss); the result adds the figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .format import escape
+
+
+@dataclass
+class DemoView:
+    title: str = "demo"
+    demo: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+    phase: str = "setup"
+    board: dict[str, Any] | None = None
+    frame: dict[str, Any] | None = None  # the latest pixel frame (motion, tracking)
+    curve: list[dict[str, Any]] = field(default_factory=list)
+    latest: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    env_rate: float | None = None
+    frames: int = 0
+    fps: float | None = None  # frames the view received per second of the demo's clock
+    _first_t: float | None = None
+
+    def apply(self, events: list[dict[str, Any]]) -> None:
+        for ev in events:
+            kind = ev.get("type")
+            if kind == "start":
+                self.title = str(ev.get("title") or ev.get("demo") or "demo")
+                self.demo = str(ev.get("demo") or "")
+                self.config = dict(ev.get("config") or {})
+            elif kind == "phase":
+                self.phase = str(ev.get("phase"))
+                if ev.get("env_steps_per_s") is not None:
+                    self.env_rate = float(ev["env_steps_per_s"])
+            elif kind == "frame":
+                self._frame(ev)
+            elif kind == "progress":
+                point = {k: ev.get(k) for k in ("t_s", "env_steps", "mean_score", "best_score")}
+                point.update(steps_per_s=ev.get("samples_per_s"), step=ev.get("step"),
+                             loss=ev.get("loss"))  # fmt: skip
+                self.curve.append(point)
+                self.latest.update(point, games=ev.get("games"))
+            elif kind == "result":
+                self.result = ev
+            elif kind == "error":
+                self.error = ev
+
+    def _frame(self, ev: dict[str, Any]) -> None:
+        if isinstance(ev.get("board"), dict):
+            self.board = ev["board"]
+            self.latest.update({k: ev.get(k) for k in ("t_s", "mean_score", "best_score")})
+            return
+        self.frame = ev
+        self.frames += 1
+        t = float(ev.get("t") or 0.0)
+        if self._first_t is None:
+            self._first_t = t
+        elif t > self._first_t and self.frames >= 3:
+            self.fps = (self.frames - 1) / (t - self._first_t)
+        if isinstance(ev.get("fps"), int | float):
+            self.fps = float(ev["fps"])
+
+    def figures(self) -> str:
+        if self.board is not None or self.demo in ("", "snake"):
+            return self._snake_figures()
+        return self._pixel_figures()
+
+    def _snake_figures(self) -> str:
+        c, f = self.config, self.latest
+        faithful = " faithful" if c.get("faithful") else ""
+        lines = [
+            f"[b]{escape(self.title)}[/b]",
+            f"{c.get('algo', '?')}{faithful}  board {c.get('board', '?')}  "
+            f"envs {c.get('envs') or 'default'}  {c.get('device', '')}",
+            f"phase [b]{self.phase}[/b]  t {num(f.get('t_s'))} s",
+            f"score now {num((self.board or {}).get('score'))}  "
+            f"mean {num(f.get('mean_score'))}  best [b]{num(f.get('best_score'))}[/b]",
+            f"env steps {num(f.get('env_steps'))}  steps/s {num(f.get('steps_per_s'))}",
+            f"games {num(f.get('games'))}  env alone {num(self.env_rate)} steps/s",
+        ]
+        if self.result:
+            beat = self.result.get("time_to_beat_review_s")
+            lines.append(f"[$success]done[/]: beat the review's 8 after {num(beat)} s")
+        return "\n".join(lines + self._error())
+
+    def _pixel_figures(self) -> str:
+        c, f, fr = self.config, self.latest, self.frame or {}
+        lines = [
+            f"[b]{escape(self.title)}[/b]",
+            "  ".join(
+                k if c[k] is True else f"{k} {escape(str(c[k]))}"
+                for k in ("mode", "size", "drive", "tracker", "device", "smoke")
+                if c.get(k) not in (None, False)
+            ),
+            f"phase [b]{escape(self.phase)}[/b]  {escape(str(fr.get('stage') or ''))} "
+            f"step {num(fr.get('step'))}",
+            f"loss {num(f.get('loss'), 4)}  preview frames/s {num(self.fps)}",
+        ]
+        if fr.get("boxes") is not None:
+            ids = [str(int(b[4])) for b in fr["boxes"] if len(b) >= 5]
+            lines.append(f"tracks {len(ids)}: {escape(' '.join(ids[:20]))}")
+        for label, value in (self.result or {}).get("summary", {}).items():
+            lines.append(f"{escape(str(label))}: [b]{num(value, 4)}[/b]")
+        return "\n".join(lines + self._error())
+
+    def _error(self) -> list[str]:
+        if not self.error:
+            return []
+        return [f"[$error]{escape(str(self.error.get('kind')))}: "
+                f"{escape(str(self.error.get('message')))}[/]"]  # fmt: skip
+
+
+def num(value: Any, digits: int | None = None) -> str:
+    """A figure for the view: thousands grouped, one decimal; ``digits`` significant ones below 1."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:.{digits}g}" if digits and abs(value) < 1 else f"{value:.1f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return escape(str(value))
