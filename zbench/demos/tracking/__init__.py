@@ -1,0 +1,1 @@
+"""Multi-object tracking demo: a detector and an appearance embedding feeding Deep SORT."""
