@@ -70,11 +70,15 @@ class TrackingOptions:
         o = cls(**dict(options))
         if o.smoke:
             o.width, o.height, o.targets = 320, 192, min(o.targets, 6)
-            o.frames, o.steps = min(o.frames, 10), o.steps or 2
+            o.frames, o.steps = min(o.frames, 8), o.steps or 1
         if o.tracker not in ("deepsort", "bytetrack"):
             raise ValueError(f"unknown tracker {o.tracker!r}: use deepsort or bytetrack")
         if o.detector not in ("model", "truth", "public"):
             raise ValueError(f"unknown detector {o.detector!r}: use model, truth or public")
+        if o.input != "generated" and not o.input.startswith("webcam:") and not Path(o.input).exists():
+            raise FileNotFoundError(f"no such input: {o.input}")
+        if o.gt is not None and not Path(o.gt).is_file():
+            raise FileNotFoundError(f"no such ground-truth file: {o.gt}")
         if o.width < 64 or o.height < 64 or o.frames < 1 or o.targets < 1:
             raise ValueError("width and height must be >= 64, frames and targets >= 1")
         return o
@@ -107,7 +111,8 @@ def _budget(o: TrackingOptions, share: float) -> dict[str, Any]:
 
 
 def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any, dict]:
-    model = det.build_detector(min_size=o.train_size()[1] if o.smoke else 540, max_size=o.train_size()[0] if o.smoke else 960).to(device)  # fmt: skip
+    w, h = o.train_size()
+    model = det.build_detector(*((h, w, 20) if o.smoke else (540, 960, 200))).to(device)
     ckpt = Path(o.checkpoint_dir) / DETECTOR_FILE
     path = Path(o.detector_weights) if o.detector_weights else (ckpt if o.resume and ckpt.is_file() else None)
     if path is not None:

@@ -37,7 +37,7 @@ class Bf16Backbone(nn.Module):
         return OrderedDict((k, v.float()) for k, v in out.items())
 
 
-def build_detector(min_size: int = 540, max_size: int = 960) -> nn.Module:
+def build_detector(min_size: int = 540, max_size: int = 960, max_detections: int = 200) -> nn.Module:
     """Faster R-CNN MobileNetV3-Large FPN, two classes (background, pedestrian), no weights."""
     from torchvision.models.detection import fasterrcnn_mobilenet_v3_large_fpn
 
@@ -49,7 +49,7 @@ def build_detector(min_size: int = 540, max_size: int = 960) -> nn.Module:
         max_size=max_size,
         rpn_pre_nms_top_n_test=600,
         rpn_post_nms_top_n_test=300,
-        box_detections_per_img=200,
+        box_detections_per_img=max_detections,
         box_score_thresh=0.05,
     )
     model.backbone = Bf16Backbone(model.backbone)

@@ -72,8 +72,11 @@ def deepsort_npy(path: Path, gt: Path | None, limit: int | None) -> Iterator[Fra
 
 
 def noisy_truth(truth: FrameTruth, rng: np.random.Generator, width: int, height: int,
-                min_vis: float = 0.3) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Detections a good detector would give: most visible figures, jittered, a few false alarms."""
+                min_vis: float = 0.3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Detections a good detector would give: most visible figures, jittered, a few false alarms.
+
+    Returns tlwh ``[N, 4]``, scores ``[N]`` and the figure id of each (-1: false alarm).
+    """
     vis = truth.visibility
     found = (vis >= min_vis) & (rng.random(len(vis)) < 0.6 + 0.4 * vis)
     box = truth.tlwh[found].copy()
@@ -84,7 +87,8 @@ def noisy_truth(truth: FrameTruth, rng: np.random.Generator, width: int, height:
     h = rng.uniform(0.05, 0.2, n_fp) * height
     fp = np.stack([rng.uniform(0, width, n_fp), rng.uniform(0.3, 0.9, n_fp) * height,
                    h * 0.4, h], axis=1)  # fmt: skip
-    return np.concatenate([box, fp]), np.concatenate([score, rng.uniform(0.1, 0.6, n_fp)])
+    ids = np.concatenate([truth.ids[found], np.full(n_fp, -1)])
+    return np.concatenate([box, fp]), np.concatenate([score, rng.uniform(0.1, 0.6, n_fp)]), ids
 
 
 def make_tracker(name: str, deepsort: DeepSortParams, byte: ByteTrackParams, fps: float = 25.0):
@@ -148,7 +152,7 @@ class Pipeline:
             if frame.truth is None:
                 raise ValueError("detector='truth' needs a generated sequence")
             h, w = (img.shape[1:] if img is not None else (1080, 1920))
-            tlwh, scores = noisy_truth(frame.truth, self.rng, int(w), int(h))
+            tlwh, scores, _ = noisy_truth(frame.truth, self.rng, int(w), int(h))
             tlbr = torch.as_tensor(tlwh, dtype=torch.float32)
             tlbr[:, 2:] += tlbr[:, :2]
         else:

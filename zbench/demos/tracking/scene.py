@@ -12,6 +12,7 @@ generator on the drawing device.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -229,6 +230,12 @@ class Scene:
     def render(self) -> tuple[torch.Tensor, FrameTruth]:
         """The current frame and its truth (boxes clipped to the frame)."""
         rects, order = self.part_rects(), self.order()
+        return self.draw(rects, order), self.truth(rects, order)
+
+    def truth(self, rects: np.ndarray | None = None, order: np.ndarray | None = None) -> FrameTruth:
+        """The current frame's truth without drawing it."""
+        rects = self.part_rects() if rects is None else rects
+        order = self.order() if order is None else order
         vis = self.visibility(rects, order)
         box = self.boxes()
         x0 = np.clip(box[:, 0], 0, self.cfg.width)
@@ -237,18 +244,21 @@ class Scene:
         y1 = np.clip(box[:, 1] + box[:, 3], 0, self.cfg.height)
         tlwh = np.stack([x0, y0, x1 - x0, y1 - y0], axis=1)
         keep = (tlwh[:, 2] > 1) & (tlwh[:, 3] > 1)
-        truth = FrameTruth(self.ids[keep].copy(), tlwh[keep], vis[keep], self.identity[keep].copy())
-        return self.draw(rects, order), truth
+        return FrameTruth(self.ids[keep].copy(), tlwh[keep], vis[keep], self.identity[keep].copy())
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, FrameTruth]]:
         for _ in range(self.cfg.frames):
-            yield self.next()
+            if self.frame:
+                self._advance()
+            self.frame += 1
+            yield self.render()
 
-    def next(self) -> tuple[torch.Tensor, FrameTruth]:
+    def next(self, draw: bool = True) -> tuple[torch.Tensor | None, FrameTruth]:
+        """The next frame (the first call gives the first frame); ``draw=False``: truth only."""
         if self.frame:
             self._advance()
         self.frame += 1
-        return self.render()
+        return self.render() if draw else (None, self.truth())
 
 
 def random_palette(n: int, seed: int) -> np.ndarray:
