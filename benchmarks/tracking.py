@@ -54,7 +54,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--frames", type=int, default=300, help="frames of the speed sequence")
     p.add_argument("--sequences", type=int, default=3, help="association-quality sequences")
     p.add_argument("--seq-frames", type=int, default=150)
-    p.add_argument("--checkpoint-dir", type=Path, help="load detector.pt/embedder.pt, skip training")
+    p.add_argument(
+        "--checkpoint-dir", type=Path, help="load detector.pt/embedder.pt, skip training"
+    )
     p.add_argument("--smoke", action="store_true", help="tiny frames and models (CPU test)")
     p.add_argument("--out", type=Path, required=True, help="JSON results path")
     p.add_argument("--out-dir", type=Path, required=True, help="checkpoints and result files")
@@ -71,14 +73,18 @@ def log(msg: str) -> None:
 def models(a, device, size):
     if a.checkpoint_dir:
         dmodel = det.build_detector().to(device)
-        det.load_detector_state(dmodel, train.load_state(a.checkpoint_dir / "detector.pt", device)["model"])
+        det.load_detector_state(
+            dmodel, train.load_state(a.checkpoint_dir / "detector.pt", device)["model"]
+        )
         emodel = ReidNet().to(device)
         state = train.load_state(a.checkpoint_dir / "embedder.pt", device)["model"]
         emodel.load_state_dict({k: v for k, v in state.items() if not k.startswith("classifier.")})
         return dmodel, emodel, {"loaded": str(a.checkpoint_dir)}
     steps = 1 if a.smoke else None
     secs = None if a.smoke else a.minutes * 60
-    dmodel = det.build_detector(*((size[1], size[0], 20) if a.smoke else (540, 960, 200))).to(device)
+    dmodel = det.build_detector(*((size[1], size[0], 20) if a.smoke else (540, 960, 200))).to(
+        device
+    )
     t0 = time.monotonic()
     dl = train.train_detector(dmodel, steps=steps, seconds=secs and secs * 2 / 3, batch=1 if a.smoke else 8,
                               size=size, callback=lambda s: s.step % 100 or log(f"  detector step {s.step} loss {s.loss:.3f}"))  # fmt: skip
@@ -105,7 +111,10 @@ def end_to_end(a, device, dmodel, emodel, tracker_name: str, frames) -> dict:
     for f in frames[warm:]:
         pipe.step(f)
     gt = np.concatenate([f.gt for f in frames[warm:]])
-    out = {"fps": pipe.times.fps(), "detections_per_frame": round(pipe.times.detections / pipe.times.frames, 1)}
+    out = {
+        "fps": pipe.times.fps(),
+        "detections_per_frame": round(pipe.times.detections / pipe.times.frames, 1),
+    }
     out["metrics"] = metrics.evaluate(gt, np.array(pipe.results).reshape(-1, 6))
     return out
 
@@ -118,9 +127,16 @@ def tracker_alone(a, targets: int) -> dict:
     for _ in range(cfg.frames):
         _, truth = scene.next(draw=False)
         b, s, ids = pipeline.noisy_truth(truth, rng, cfg.width, cfg.height)
-        feat = np.where(ids[:, None] >= 0, base[np.maximum(ids, 0) % len(base)], frng.normal(size=(len(ids), 128)))
+        feat = np.where(
+            ids[:, None] >= 0,
+            base[np.maximum(ids, 0) % len(base)],
+            frng.normal(size=(len(ids), 128)),
+        )
         seq.append((b, s, feat + 0.3 * frng.normal(size=feat.shape)))
-    out = {"targets": targets, "detections_per_frame": round(float(np.mean([len(x[0]) for x in seq])), 1)}
+    out = {
+        "targets": targets,
+        "detections_per_frame": round(float(np.mean([len(x[0]) for x in seq])), 1),
+    }
     makers = {"deepsort": DeepSortTracker, "bytetrack": ByteTracker}
     if reference.available():
         makers["deep_sort_realtime"] = reference.ReferenceDeepSort  # type: ignore[assignment]
@@ -155,7 +171,9 @@ def association(a, device, emodel) -> dict:
             tlbr[:, 2:] += tlbr[:, :2]
             inputs.append((b, sc, emb(img, tlbr).float().cpu().numpy()))
             gt += mot_io.truth_rows(t, truth)
-        mot_io.write_deepsort_npy(a.out_dir / f"bench-{s}.npy", {i + 1: x for i, x in enumerate(inputs)})
+        mot_io.write_deepsort_npy(
+            a.out_dir / f"bench-{s}.npy", {i + 1: x for i, x in enumerate(inputs)}
+        )
         rows_by = {}
         for name, make in trackers.items():
             tk, rows = make(), []
@@ -183,7 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.manual_seed(0)
     size = (320, 192) if a.smoke else (960, 544)
-    res: dict = {"device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu", "torch": torch.__version__}
+    res: dict = {
+        "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
+        "torch": torch.__version__,
+    }
     log(f"[1/4] training on {res['device']} ({a.minutes} min budget)")
     dmodel, emodel, res["training"] = models(a, device, size)
     test = (size[0], size[1]) if a.smoke else (1920, 1080)
@@ -193,9 +214,14 @@ def main(argv: list[str] | None = None) -> int:
 
     log(f"[2/4] end to end, {test[0]}x{test[1]}, {a.targets} targets, {a.frames} frames")
     t0 = time.perf_counter()
-    frames = list(pipeline.generated(SceneConfig(test[0], test[1], a.targets, a.frames, seed=77), device))
+    frames = list(
+        pipeline.generated(SceneConfig(test[0], test[1], a.targets, a.frames, seed=77), device)
+    )
     res["render_fps"] = round(len(frames) / (time.perf_counter() - t0), 1)
-    res["end_to_end"] = {name: end_to_end(a, device, dmodel, emodel, name, frames) for name in ("deepsort", "bytetrack")}
+    res["end_to_end"] = {
+        name: end_to_end(a, device, dmodel, emodel, name, frames)
+        for name in ("deepsort", "bytetrack")
+    }
     del frames
     log(f"[3/4] tracker alone on the CPU, {a.targets} targets")
     res["tracker_alone"] = tracker_alone(a, a.targets)
@@ -209,7 +235,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_table(res: dict) -> None:
-    print(f"\ndevice {res['device']}  detector AP@0.5 {res['detector_ap50_1080p']:.3f}  training {res['training']}")
+    print(
+        f"\ndevice {res['device']}  detector AP@0.5 {res['detector_ap50_1080p']:.3f}  training {res['training']}"
+    )
     for name, r in res["end_to_end"].items():
         f, m = r["fps"], r["metrics"]
         print(f"e2e {name:10s} det {f['detector']} emb {f['embedder']} trk {f['tracker']} "
@@ -217,7 +245,9 @@ def print_table(res: dict) -> None:
     print(f"tracker alone (CPU, frames/s): {res['tracker_alone']}")
     for name, m in res["association"].items():
         if isinstance(m, dict):
-            print(f"assoc {name:20s} HOTA {m['HOTA']:.3f} MOTA {m['MOTA']:.3f} IDF1 {m['IDF1']:.3f} IDSW {m['IDSW']}")
+            print(
+                f"assoc {name:20s} HOTA {m['HOTA']:.3f} MOTA {m['MOTA']:.3f} IDF1 {m['IDF1']:.3f} IDSW {m['IDSW']}"
+            )
         else:
             print(f"assoc {name}: {m}")
 

@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("scipy")
 
-from zbench.demos.tracking import kalman, reference  # noqa: E402
-from zbench.demos.tracking.boxes import iou_matrix, tlwh_to_xyah  # noqa: E402
-from zbench.demos.tracking.bytetrack import ByteTracker  # noqa: E402
-from zbench.demos.tracking.deepsort import DeepSortTracker  # noqa: E402
+from zbench.demos.tracking import kalman, reference
+from zbench.demos.tracking.boxes import iou_matrix, tlwh_to_xyah
+from zbench.demos.tracking.bytetrack import ByteTracker
+from zbench.demos.tracking.deepsort import DeepSortTracker
 
 
 def test_initiate_sets_deep_sort_published_covariance():
@@ -49,9 +49,9 @@ def test_gating_distance_is_the_hand_computed_mahalanobis_distance():
 
 
 def test_iou_and_box_conversions():
-    assert iou_matrix(np.array([[0, 0, 10, 10]]), np.array([[5, 0, 10, 10], [20, 20, 5, 5]])).tolist() == [
-        [pytest.approx(50 / 150), 0.0]
-    ]
+    assert iou_matrix(
+        np.array([[0, 0, 10, 10]]), np.array([[5, 0, 10, 10], [20, 20, 5, 5]])
+    ).tolist() == [[pytest.approx(50 / 150), 0.0]]
     assert tlwh_to_xyah(np.array([[10, 20, 30, 60]])).tolist() == [[25, 50, 0.5, 60]]
 
 

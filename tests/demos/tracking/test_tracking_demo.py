@@ -15,10 +15,10 @@ pytest.importorskip("cv2")
 pytest.importorskip("scipy")
 pytest.importorskip("trackeval")
 
-from zbench.demos.tracking import mot_io, run  # noqa: E402
-from zbench.demos.tracking.demo import TrackingOptions  # noqa: E402
-from zbench.demos.tracking.pipeline import noisy_truth  # noqa: E402
-from zbench.demos.tracking.scene import Scene, SceneConfig  # noqa: E402
+from zbench.demos.tracking import mot_io, run
+from zbench.demos.tracking.demo import TrackingOptions
+from zbench.demos.tracking.pipeline import noisy_truth
+from zbench.demos.tracking.scene import Scene, SceneConfig
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -68,9 +68,16 @@ def _deepsort_files(tmp_path: Path) -> tuple[Path, Path]:
 def test_deepsort_detection_file_run_writes_results_and_metrics(tmp_path, tracker):
     npy, gt = _deepsort_files(tmp_path)
     rec = Recorder()
-    res = run({"input": str(npy), "gt": str(gt), "tracker": tracker, "out_dir": str(tmp_path / "out")}, rec)
+    res = run(
+        {"input": str(npy), "gt": str(gt), "tracker": tracker, "out_dir": str(tmp_path / "out")},
+        rec,
+    )
     assert res["frames"] == 30 and res["detector"] == "file" and res["tracks"] >= 8
-    assert res["metrics"]["MOTA"] > 0.6 and res["metrics"]["IDF1"] > 0.6 and 0 < res["metrics"]["HOTA"] <= 1
+    assert (
+        res["metrics"]["MOTA"] > 0.6
+        and res["metrics"]["IDF1"] > 0.6
+        and 0 < res["metrics"]["HOTA"] <= 1
+    )
     rows = mot_io.read_mot_txt(Path(res["results"]))
     assert rows.shape[1] == 10 and set(rows[:, 0].astype(int)) <= set(range(1, 31))
     assert rec.of("result") == [res]
@@ -84,8 +91,13 @@ def test_deepsort_detection_file_run_writes_results_and_metrics(tmp_path, tracke
 def test_smoke_run_trains_detects_tracks_and_measures(tmp_path):
     """Tiny CPU end to end: train both models a step, detect, embed, track, write, evaluate."""
     rec = Recorder()
-    res = run({"smoke": True, "out_dir": str(tmp_path / "out"), "checkpoint_dir": str(tmp_path / "ck")}, rec)
-    assert (tmp_path / "ck" / "detector.pt").is_file() and (tmp_path / "ck" / "embedder.pt").is_file()
+    res = run(
+        {"smoke": True, "out_dir": str(tmp_path / "out"), "checkpoint_dir": str(tmp_path / "ck")},
+        rec,
+    )
+    assert (tmp_path / "ck" / "detector.pt").is_file() and (
+        tmp_path / "ck" / "embedder.pt"
+    ).is_file()
     assert res["frames"] == 8 and Path(res["results"]).is_file() and Path(res["video"]).is_file()
     assert set(res["metrics"]) >= {"HOTA", "MOTA", "IDF1"}
     assert "ap50" in res["models"]["detector"]

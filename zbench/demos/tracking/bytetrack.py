@@ -96,7 +96,9 @@ class ByteTracker:
         self.status[rest[u_rest]] = LOST
         # 3. Unconfirmed tracks against the leftover high-score detections.
         left = high[u_high]
-        cost = self._iou_cost(boxes[unconfirmed], tlwh[left], scores[left] if p.fuse_score else None)
+        cost = self._iou_cost(
+            boxes[unconfirmed], tlwh[left], scores[left] if p.fuse_score else None
+        )
         m3, u_unc, u_left = _assign(cost, 0.7)
         self._apply([(unconfirmed[a], left[b]) for a, b in m3], tlwh)
         alive = np.ones(len(self.ids), bool)
@@ -113,7 +115,9 @@ class ByteTracker:
         ]
 
     @staticmethod
-    def _iou_cost(tracks: np.ndarray, dets: np.ndarray, det_scores: np.ndarray | None) -> np.ndarray:
+    def _iou_cost(
+        tracks: np.ndarray, dets: np.ndarray, det_scores: np.ndarray | None
+    ) -> np.ndarray:
         if len(tracks) == 0 or len(dets) == 0:
             return np.zeros((len(tracks), len(dets)))
         sim = iou_matrix(tracks, dets)

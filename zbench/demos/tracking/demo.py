@@ -75,7 +75,11 @@ class TrackingOptions:
             raise ValueError(f"unknown tracker {o.tracker!r}: use deepsort or bytetrack")
         if o.detector not in ("model", "truth", "public"):
             raise ValueError(f"unknown detector {o.detector!r}: use model, truth or public")
-        if o.input != "generated" and not o.input.startswith("webcam:") and not Path(o.input).exists():
+        if (
+            o.input != "generated"
+            and not o.input.startswith("webcam:")
+            and not Path(o.input).exists()
+        ):
             raise FileNotFoundError(f"no such input: {o.input}")
         if o.gt is not None and not Path(o.gt).is_file():
             raise FileNotFoundError(f"no such ground-truth file: {o.gt}")
@@ -114,7 +118,11 @@ def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
     w, h = o.train_size()
     model = det.build_detector(*((h, w, 20) if o.smoke else (540, 960, 200))).to(device)
     ckpt = Path(o.checkpoint_dir) / DETECTOR_FILE
-    path = Path(o.detector_weights) if o.detector_weights else (ckpt if o.resume and ckpt.is_file() else None)
+    path = (
+        Path(o.detector_weights)
+        if o.detector_weights
+        else (ckpt if o.resume and ckpt.is_file() else None)
+    )
     if path is not None:
         det.load_detector_state(model, train.load_state(path, device)["model"])
         emit("phase", phase="setup", detail=f"detector weights {path}")
@@ -134,10 +142,18 @@ def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
 
 def load_or_train_embedder(o: TrackingOptions, device, emit: Emit) -> tuple[Any, dict]:
     ckpt = Path(o.checkpoint_dir) / EMBEDDER_FILE
-    path = Path(o.embedder_weights) if o.embedder_weights else (ckpt if o.resume and ckpt.is_file() else None)
+    path = (
+        Path(o.embedder_weights)
+        if o.embedder_weights
+        else (ckpt if o.resume and ckpt.is_file() else None)
+    )
     if path is not None:
         model = ReidNet().to(device)
-        state = {k: v for k, v in train.load_state(path, device)["model"].items() if not k.startswith("classifier.")}
+        state = {
+            k: v
+            for k, v in train.load_state(path, device)["model"].items()
+            if not k.startswith("classifier.")
+        }
         model.load_state_dict(state)
         emit("phase", phase="setup", detail=f"embedder weights {path}")
         return model, {"source": str(path)}
@@ -190,7 +206,9 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         emb, info["embedder"] = load_or_train_embedder(o, device, emit)
         embedder = Embedder(emb, o.bf16)
     frames, fps, name = _source(o, device)
-    ds = DeepSortParams(o.max_cosine_distance, o.nn_budget, 0.7, o.max_age, o.n_init, o.min_confidence)
+    ds = DeepSortParams(
+        o.max_cosine_distance, o.nn_budget, 0.7, o.max_age, o.n_init, o.min_confidence
+    )
     bt = ByteTrackParams(o.track_thresh, match_thresh=o.match_thresh, track_buffer=o.track_buffer)
     pipe = pipeline.Pipeline(pipeline.make_tracker(o.tracker, ds, bt, fps), detector, embedder,
                              o.detector, o.seed, save_detections={} if o.save_detections else None)  # fmt: skip
@@ -226,11 +244,15 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         "models": info,
     }
     if o.save_detections and pipe.save_detections is not None:
-        result["detections_file"] = str(mot_io.write_deepsort_npy(out / f"{name}.npy", pipe.save_detections))
+        result["detections_file"] = str(
+            mot_io.write_deepsort_npy(out / f"{name}.npy", pipe.save_detections)
+        )
     if gt_rows:
         from zbench.demos.tracking import metrics
 
         emit("phase", phase="evaluate")
-        result["metrics"] = metrics.evaluate(np.concatenate(gt_rows), np.array(pipe.results).reshape(-1, 6))
+        result["metrics"] = metrics.evaluate(
+            np.concatenate(gt_rows), np.array(pipe.results).reshape(-1, 6)
+        )
     emit("result", **result)
     return result

@@ -37,7 +37,9 @@ class Bf16Backbone(nn.Module):
         return OrderedDict((k, v.float()) for k, v in out.items())
 
 
-def build_detector(min_size: int = 540, max_size: int = 960, max_detections: int = 200) -> nn.Module:
+def build_detector(
+    min_size: int = 540, max_size: int = 960, max_detections: int = 200
+) -> nn.Module:
     """Faster R-CNN MobileNetV3-Large FPN, two classes (background, pedestrian), no weights."""
     from torchvision.models.detection import fasterrcnn_mobilenet_v3_large_fpn
 
@@ -57,8 +59,9 @@ def build_detector(min_size: int = 540, max_size: int = 960, max_detections: int
 
 
 def set_bf16(model: nn.Module, on: bool) -> None:
-    if isinstance(getattr(model, "backbone", None), Bf16Backbone):
-        model.backbone.enabled = on
+    backbone = getattr(model, "backbone", None)
+    if isinstance(backbone, Bf16Backbone):
+        backbone.enabled = on
 
 
 class Detector:
@@ -100,7 +103,9 @@ def average_precision(
         n_pos += int((~gign).sum())
         order = np.argsort(-dscore, kind="stable")
         dbox, dscore = dbox[order], dscore[order]
-        iou = iou_matrix(dbox, gbox) if len(gbox) and len(dbox) else np.zeros((len(dbox), len(gbox)))
+        iou = (
+            iou_matrix(dbox, gbox) if len(gbox) and len(dbox) else np.zeros((len(dbox), len(gbox)))
+        )
         taken = np.zeros(len(gbox), bool)
         for i in range(len(dbox)):
             cand = np.where(taken, -1.0, iou[i])
@@ -109,12 +114,16 @@ def average_precision(
             j = int(np.argmax(valid)) if len(gbox) else -1
             if j >= 0 and valid[j] >= iou_thresh:
                 taken[j] = True
-                scores.append(dscore[i]), tp.append(True), keep.append(True)
+                scores.append(dscore[i])
+                tp.append(True)
+                keep.append(True)
                 continue
             ign = np.where(gign, cand, -1.0)
             j = int(np.argmax(ign)) if len(gbox) else -1
             matched_ignored = j >= 0 and ign[j] >= iou_thresh
-            scores.append(dscore[i]), tp.append(False), keep.append(not matched_ignored)
+            scores.append(dscore[i])
+            tp.append(False)
+            keep.append(not matched_ignored)
     if n_pos == 0:
         return float("nan")
     s, t = np.array(scores)[np.array(keep, bool)], np.array(tp)[np.array(keep, bool)]
@@ -133,5 +142,8 @@ def average_precision(
 def load_detector_state(model: nn.Module, state: dict) -> None:
     """Our checkpoints, or a plain torchvision Faster R-CNN state dict (no Bf16Backbone level)."""
     if any(k.startswith("backbone.fpn.") for k in state):
-        state = {("backbone.body." + k[9:] if k.startswith("backbone.") else k): v for k, v in state.items()}
+        state = {
+            ("backbone.body." + k[9:] if k.startswith("backbone.") else k): v
+            for k, v in state.items()
+        }
     model.load_state_dict(state)

@@ -52,8 +52,12 @@ def build_data(gt: np.ndarray, results: np.ndarray, min_vis: float = 0.1) -> dic
         gt_ids.append(g[:, 1].astype(np.int64))
         tr_ids.append(r[:, 1].astype(np.int64))
         sims.append(iou)
-    gmap = {v: i for i, v in enumerate(np.unique(np.concatenate(gt_ids or [np.zeros(0)])))}
-    tmap = {v: i for i, v in enumerate(np.unique(np.concatenate(tr_ids or [np.zeros(0)])))}
+    gmap = {
+        v: i for i, v in enumerate(np.unique(np.concatenate(gt_ids or [np.zeros(0, np.int64)])))
+    }
+    tmap = {
+        v: i for i, v in enumerate(np.unique(np.concatenate(tr_ids or [np.zeros(0, np.int64)])))
+    }
     return {
         "num_timesteps": len(gt_ids),
         "num_gt_ids": len(gmap),

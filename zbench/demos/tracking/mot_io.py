@@ -12,6 +12,7 @@ import configparser
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +84,9 @@ def read_mot_txt(path: Path, min_columns: int = 6) -> np.ndarray:
     if not text:
         return np.zeros((0, max(min_columns, 9)))
     try:
-        rows = [[float(v) for v in line.replace(" ", "").split(",") if v] for line in text.splitlines()]
+        rows = [
+            [float(v) for v in line.replace(" ", "").split(",") if v] for line in text.splitlines()
+        ]
     except ValueError as exc:
         raise ValueError(f"{path}: not a comma-separated MOT file ({exc})") from exc
     width = max(len(r) for r in rows)
@@ -191,7 +194,9 @@ def read_deepsort_npy(path: Path, feature_dim: int | None = None) -> dict[int, t
         raise FileNotFoundError(f"no such detection file: {path}")
     arr = np.load(path, allow_pickle=False)
     if arr.ndim != 2 or arr.shape[1] <= 10:
-        raise ValueError(f"{path}: expected rows of 10 MOT columns + a feature, got shape {arr.shape}")
+        raise ValueError(
+            f"{path}: expected rows of 10 MOT columns + a feature, got shape {arr.shape}"
+        )
     if feature_dim is not None and arr.shape[1] - 10 != feature_dim:
         raise ValueError(f"{path}: features have {arr.shape[1] - 10} dims, expected {feature_dim}")
     return {
@@ -245,7 +250,7 @@ class AnnotatedVideo:
 
     def __init__(self, path: Path, fps: float = 25.0, trail: int = 30) -> None:
         self.path, self.fps, self.trail = Path(path), fps, trail
-        self.writer = None
+        self.writer: Any = None
         self.history: dict[int, list[tuple[int, int]]] = {}
 
     def draw(self, rgb: np.ndarray, tracks: list) -> np.ndarray:
@@ -254,7 +259,7 @@ class AnnotatedVideo:
         img = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR)
         thick = max(1, img.shape[0] // 400)
         for t in tracks:
-            x, y, w, h = (int(round(v)) for v in t.tlwh)
+            x, y, w, h = (round(v) for v in t.tlwh)
             r, g, b = id_colour(t.track_id)
             hist = self.history.setdefault(t.track_id, [])
             hist.append((x + w // 2, y + h))
@@ -273,7 +278,9 @@ class AnnotatedVideo:
             if self.path.suffix.lower() not in (".mp4", ".avi"):
                 raise ValueError(f"unsupported video type {self.path.suffix!r}: use .mp4 or .avi")
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fourcc = cv2.VideoWriter_fourcc(*("mp4v" if self.path.suffix.lower() == ".mp4" else "MJPG"))
+            fourcc = cv2.VideoWriter_fourcc(
+                *("mp4v" if self.path.suffix.lower() == ".mp4" else "MJPG")
+            )
             self.writer = cv2.VideoWriter(str(self.path), fourcc, self.fps, img.shape[1::-1])
             if not self.writer.isOpened():
                 raise RuntimeError(f"OpenCV cannot write {self.path}")

@@ -144,6 +144,8 @@ class Pipeline:
         t0 = time.perf_counter()
         img = frame.image
         feats: np.ndarray | torch.Tensor | None = None
+        tlwh: np.ndarray | None = None
+        scores: np.ndarray | None = None
         if frame.detections is not None:
             tlwh, scores, feats = frame.detections
             tlbr = torch.as_tensor(tlwh, dtype=torch.float32)
@@ -151,7 +153,7 @@ class Pipeline:
         elif self.mode == "truth":
             if frame.truth is None:
                 raise ValueError("detector='truth' needs a generated sequence")
-            h, w = (img.shape[1:] if img is not None else (1080, 1920))
+            h, w = img.shape[1:] if img is not None else (1080, 1920)
             tlwh, scores, _ = noisy_truth(frame.truth, self.rng, int(w), int(h))
             tlbr = torch.as_tensor(tlwh, dtype=torch.float32)
             tlbr[:, 2:] += tlbr[:, :2]
@@ -159,14 +161,15 @@ class Pipeline:
             if self.detector is None or img is None:
                 raise ValueError("no detector and no detections for this input")
             tlbr, score_t = self.detector(img)  # type: ignore[operator]
-            tlwh = scores = None
         self._sync(img)
         t1 = time.perf_counter()
         if feats is None:
             if self.embedder is None or img is None:
                 raise ValueError("no embedder and no features for this input")
             feats = self.embedder(img, tlbr.to(img.device))  # type: ignore[operator]
-        if tlwh is None:  # detector output: one host copy of boxes, scores, features
+        if (
+            tlwh is None or scores is None
+        ):  # detector output: one host copy of boxes, scores, features
             tlbr_np = tlbr.float().cpu().numpy()
             tlwh = np.concatenate([tlbr_np[:, :2], tlbr_np[:, 2:] - tlbr_np[:, :2]], axis=1)
             scores = score_t.float().cpu().numpy()

@@ -36,7 +36,9 @@ def draw_boxes(img: np.ndarray, boxes: np.ndarray, ids: list[int]) -> np.ndarray
 class FramePreview:
     """Emits at most `rate` `frame` events per second (always the last one when `final`)."""
 
-    def __init__(self, emit: Callable[..., None], rate: float = 4.0, width: int = PREVIEW_PX) -> None:
+    def __init__(
+        self, emit: Callable[..., None], rate: float = 4.0, width: int = PREVIEW_PX
+    ) -> None:
         self.emit, self.period, self.width = emit, 1.0 / rate, width
         self.last = -1e9
 
@@ -60,7 +62,9 @@ class FramePreview:
                 "width": small.shape[1],
                 "height": small.shape[0],
                 "image": small.reshape(-1).tolist(),
-                "boxes": [[i, *(round(float(v), 1) for v in b)] for i, b in zip(ids, sb, strict=True)],
+                "boxes": [
+                    [i, *(round(float(v), 1) for v in b)] for i, b in zip(ids, sb, strict=True)
+                ],
             }
         self.emit(
             "frame",

@@ -41,7 +41,10 @@ class ReferenceDeepSort:
         tlwh = np.asarray(tlwh, np.float64).reshape(-1, 4)
         scores = np.asarray(scores, np.float64).reshape(-1)
         keep = scores >= self.params.min_confidence  # deep_sort_app.py's min_confidence
-        raw = [(list(map(float, b)), float(s), "person") for b, s in zip(tlwh[keep], scores[keep], strict=True)]
+        raw = [
+            (list(map(float, b)), float(s), "person")
+            for b, s in zip(tlwh[keep], scores[keep], strict=True)
+        ]
         embeds = [np.asarray(f, np.float32) for f in np.asarray(features)[keep]]
         tracks = self.tracker.update_tracks(raw, embeds=embeds)
         return [

@@ -107,12 +107,17 @@ def train_detector(model: nn.Module, *, steps: int | None = None, seconds: float
             box = torch.as_tensor(truth.tlwh[keep], dtype=torch.float32)
             box[:, 2:] += box[:, :2]
             images.append(img.float().div_(255))
-            targets.append({"boxes": box.to(device), "labels": torch.ones(len(box), dtype=torch.int64, device=device)})
+            targets.append(
+                {
+                    "boxes": box.to(device),
+                    "labels": torch.ones(len(box), dtype=torch.int64, device=device),
+                }
+            )
         for g in opt.param_groups:
             g["lr"] = _lr(lr, step[0], frac)
         loss = sum(model(images, targets).values())
         opt.zero_grad(set_to_none=True)
-        loss.backward()  # type: ignore[union-attr]
+        loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 10.0)
         opt.step()
         step[0] += 1
