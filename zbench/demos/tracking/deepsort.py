@@ -101,8 +101,8 @@ class DeepSortTracker:
         self._fill_galleries()
         out = (self.state == CONFIRMED) & (self.tsu <= 1)
         return [
-            TrackOut(int(i), tuple(float(v) for v in box))  # type: ignore[arg-type]
-            for i, box in zip(self.ids[out], self.tlwh()[out], strict=True)
+            TrackOut(i, tuple(box))  # type: ignore[arg-type]
+            for i, box in zip(self.ids[out].tolist(), self.tlwh()[out].tolist(), strict=True)
         ]
 
     def tlwh(self) -> np.ndarray:
@@ -123,21 +123,21 @@ class DeepSortTracker:
     ) -> tuple[list[tuple[int, int]], list[int], list[int]]:
         p = self.params
         n_det = len(tlwh)
-        confirmed = [i for i in range(len(self.ids)) if self.state[i] == CONFIRMED]
-        unconfirmed = [i for i in range(len(self.ids)) if self.state[i] != CONFIRMED]
+        confirmed = np.flatnonzero(self.state == CONFIRMED).tolist()
+        unconfirmed = np.flatnonzero(self.state != CONFIRMED).tolist()
         dets = list(range(n_det))
         matches_a: list[tuple[int, int]] = []
         if confirmed and n_det:
             gate = kalman.gating_distance(self.mean[confirmed], self.cov[confirmed], xyah)
             cost = self._gated_appearance_cost(confirmed, gate <= kalman.CHI2_95_4DOF, features)
-            row_of = {t: r for r, t in enumerate(confirmed)}
-            for level in range(p.max_age):
+            # The cascade's levels (1 .. max_age frames since update), only those with tracks.
+            tsu = self.tsu[confirmed]
+            for level in np.unique(tsu[(tsu >= 1) & (tsu <= p.max_age)]).tolist():
                 if not dets:
                     break
-                tracks_l = [t for t in confirmed if self.tsu[t] == 1 + level]
-                if not tracks_l:
-                    continue
-                sub = cost[np.ix_([row_of[t] for t in tracks_l], dets)]
+                rows = np.flatnonzero(tsu == level)
+                tracks_l = [confirmed[r] for r in rows.tolist()]
+                sub = cost[np.ix_(rows, dets)]
                 m, _, dets = _min_cost_matching(sub, p.max_cosine_distance, tracks_l, dets)
                 matches_a += m
         matched_a = {t for t, _ in matches_a}
