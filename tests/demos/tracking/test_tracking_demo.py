@@ -42,6 +42,8 @@ def test_unknown_and_bad_options_are_config_errors():
         TrackingOptions.parse({"tracker": "sort"})
     with pytest.raises(ValueError, match="unknown detector"):
         TrackingOptions.parse({"detector": "yolo"})
+    with pytest.raises(ValueError, match="needs a MOT folder"):
+        TrackingOptions.parse({"detector": "public"})
 
 
 def test_missing_input_is_a_clear_error(tmp_path):

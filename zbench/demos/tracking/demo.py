@@ -81,6 +81,10 @@ class TrackingOptions:
             and not Path(o.input).exists()
         ):
             raise FileNotFoundError(f"no such input: {o.input}")
+        if o.detector == "truth" and o.input != "generated":
+            raise ValueError("detector='truth' needs input='generated'")
+        if o.detector == "public" and not Path(o.input).is_dir():
+            raise ValueError("detector='public' needs a MOT folder with det/det.txt")
         if o.gt is not None and not Path(o.gt).is_file():
             raise FileNotFoundError(f"no such ground-truth file: {o.gt}")
         if o.width < 64 or o.height < 64 or o.frames < 1 or o.targets < 1:
@@ -195,8 +199,6 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     device = pick_device(o.device)
     emit("phase", phase="setup", device=str(device), input=o.input, tracker=o.tracker)
     npy = o.input.endswith(".npy")
-    if o.detector != "model" and o.input == "generated" and o.detector == "public":
-        raise ValueError("detector='public' needs a MOT folder with det/det.txt")
     info: dict[str, Any] = {}
     detector = embedder = None
     if o.detector == "model" and not npy:
