@@ -62,8 +62,12 @@ class DeepSortTracker:
         self.hits = np.zeros(0, dtype=np.int64)
         self.tsu = np.zeros(0, dtype=np.int64)  # frames since the last update
         self.state = np.zeros(0, dtype=np.int8)
-        # The appearance gallery of confirmed tracks: a ring of the last nn_budget features.
-        self.gallery = np.zeros((0, p.nn_budget, feature_dim), dtype=np.float32)
+        # The appearance gallery of confirmed tracks: a ring of the last nn_budget features per
+        # track, in a pool of slots that grows by doubling, so that tracks coming and going do
+        # not copy every gallery each frame.
+        self.pool = np.zeros((16, p.nn_budget, feature_dim), dtype=np.float32)
+        self.free = list(range(16))
+        self.slot = np.zeros(0, dtype=np.int64)  # each track's pool slot
         self.gallery_n = np.zeros(0, dtype=np.int64)  # features ever added (ring position)
         self.pending: list[list[np.ndarray]] = []  # features not yet in the gallery
         self._next_id = 1
@@ -169,7 +173,7 @@ class DeepSortTracker:
             cols = np.flatnonzero(inside[row])
             if len(cols) == 0:
                 continue
-            gallery = self.gallery[t, : min(int(self.gallery_n[t]), budget)]
+            gallery = self.pool[self.slot[t], : min(int(self.gallery_n[t]), budget)]
             cost[row, cols] = 1.0 - (gallery @ features[cols].T).max(axis=0)
         return cost
 
@@ -184,14 +188,21 @@ class DeepSortTracker:
         self.tsu = np.concatenate([self.tsu, np.zeros(n, dtype=np.int64)])
         self.state = np.concatenate([self.state, np.full(n, TENTATIVE, dtype=np.int8)])
         budget = self.params.nn_budget
-        self.gallery = np.concatenate([self.gallery, np.zeros((n, budget, self.dim), np.float32)])
+        if len(self.free) < n:
+            cap = len(self.pool)
+            grow = max(cap, n - len(self.free))
+            self.pool = np.concatenate([self.pool, np.zeros((grow, budget, self.dim), np.float32)])
+            self.free += range(cap, cap + grow)
+        self.slot = np.concatenate([self.slot, np.array(self.free[:n], dtype=np.int64)])
+        del self.free[:n]
         self.gallery_n = np.concatenate([self.gallery_n, np.zeros(n, dtype=np.int64)])
         self.pending += [[f] for f in features]
 
     def _keep(self, alive: np.ndarray) -> None:
         if alive.all():
             return
-        for name in ("mean", "cov", "ids", "hits", "tsu", "state", "gallery", "gallery_n"):
+        self.free += self.slot[~alive].tolist()
+        for name in ("mean", "cov", "ids", "hits", "tsu", "state", "slot", "gallery_n"):
             setattr(self, name, getattr(self, name)[alive])
         self.pending = [f for f, a in zip(self.pending, alive, strict=True) if a]
 
@@ -200,7 +211,7 @@ class DeepSortTracker:
         budget = self.params.nn_budget
         for t in np.flatnonzero(self.state == CONFIRMED):
             for f in self.pending[t]:
-                self.gallery[t, self.gallery_n[t] % budget] = f
+                self.pool[self.slot[t], self.gallery_n[t] % budget] = f
                 self.gallery_n[t] += 1
             self.pending[t] = []
 
