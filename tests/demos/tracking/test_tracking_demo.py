@@ -127,3 +127,29 @@ def test_benchmark_smoke_writes_json(tmp_path):
     assert set(res["end_to_end"]) == {"deepsort", "bytetrack"}
     assert res["tracker_alone"]["deepsort"] > 0
     assert "HOTA" in res["association"]["deepsort"]
+
+
+def test_overlapped_streaming_gives_the_same_tracks_as_stages_in_turn(tmp_path):
+    from zbench.demos.tracking.deepsort import DeepSortTracker
+    from zbench.demos.tracking.pipeline import Pipeline, deepsort_npy
+
+    npy, gt = _deepsort_files(tmp_path)
+    serial = Pipeline(DeepSortTracker())
+    for frame in deepsort_npy(npy, gt, None):
+        serial.step(frame)
+    overlapped = Pipeline(DeepSortTracker())
+    wall = overlapped.run_overlapped(deepsort_npy(npy, gt, None))
+    assert overlapped.results == serial.results and len(serial.results) > 100
+    assert overlapped.times.frames == 30 and overlapped.times.total == pytest.approx(wall)
+
+
+def test_overlapped_streaming_reports_a_tracker_failure(tmp_path):
+    from zbench.demos.tracking.pipeline import Pipeline, deepsort_npy
+
+    class Broken:
+        def update(self, *args):
+            raise RuntimeError("tracker broke")
+
+    npy, gt = _deepsort_files(tmp_path)
+    with pytest.raises(RuntimeError, match="tracker broke"):
+        Pipeline(Broken()).run_overlapped(deepsort_npy(npy, gt, None))  # type: ignore[arg-type]

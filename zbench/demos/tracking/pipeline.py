@@ -8,8 +8,10 @@ synchronised at each stage's end, so they add up to the end-to-end time per fram
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -139,8 +141,8 @@ class Pipeline:
         if image is not None and image.device.type == "cuda":
             torch.cuda.synchronize(image.device)
 
-    def step(self, frame: Frame) -> tuple[list[TrackOut], np.ndarray, np.ndarray]:
-        """Track one frame; returns the tracks, the detections' tlwh and scores."""
+    def detect(self, frame: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Detections and features of one frame on the host: tlwh, scores, features."""
         t0 = time.perf_counter()
         img = frame.image
         feats: np.ndarray | torch.Tensor | None = None
@@ -167,26 +169,70 @@ class Pipeline:
             if self.embedder is None or img is None:
                 raise ValueError("no embedder and no features for this input")
             feats = self.embedder(img, tlbr.to(img.device))  # type: ignore[operator]
-        if (
-            tlwh is None or scores is None
-        ):  # detector output: one host copy of boxes, scores, features
+        if tlwh is None or scores is None:  # detector output: one host copy of each
             tlbr_np = tlbr.float().cpu().numpy()
             tlwh = np.concatenate([tlbr_np[:, :2], tlbr_np[:, 2:] - tlbr_np[:, :2]], axis=1)
             scores = score_t.float().cpu().numpy()
         feats_np = feats.float().cpu().numpy() if isinstance(feats, torch.Tensor) else feats
         t2 = time.perf_counter()
-        tracks = self.tracker.update(tlwh, scores, feats_np)
-        t3 = time.perf_counter()
-        tm = self.times
-        tm.detector += t1 - t0
-        tm.embedder += t2 - t1
-        tm.tracker += t3 - t2
-        tm.total += t3 - t0
-        tm.frames += 1
-        tm.detections += len(tlwh)
-        for tr in tracks:
-            self.results.append([frame.index, tr.track_id, *tr.tlwh])
-            self.ids.add(tr.track_id)
+        self.times.detector += t1 - t0
+        self.times.embedder += t2 - t1
+        self.times.detections += len(tlwh)
         if self.save_detections is not None:
             self.save_detections[frame.index] = (np.asarray(tlwh), np.asarray(scores), feats_np)
-        return tracks, np.asarray(tlwh), np.asarray(scores)
+        return np.asarray(tlwh), np.asarray(scores), np.asarray(feats_np)
+
+    def track(
+        self, index: int, tlwh: np.ndarray, scores: np.ndarray, feats: np.ndarray
+    ) -> list[TrackOut]:
+        t0 = time.perf_counter()
+        tracks = self.tracker.update(tlwh, scores, feats)
+        self.times.tracker += time.perf_counter() - t0
+        self.times.frames += 1
+        for tr in tracks:
+            self.results.append([index, tr.track_id, *tr.tlwh])
+            self.ids.add(tr.track_id)
+        return tracks
+
+    def step(self, frame: Frame) -> tuple[list[TrackOut], np.ndarray, np.ndarray]:
+        """Track one frame, stages in turn; returns the tracks, the detections' tlwh and scores."""
+        t0 = time.perf_counter()
+        tlwh, scores, feats = self.detect(frame)
+        tracks = self.track(frame.index, tlwh, scores, feats)
+        self.times.total += time.perf_counter() - t0
+        return tracks, tlwh, scores
+
+    def run_overlapped(self, frames: Iterable[Frame]) -> float:
+        """Detector and embedder on frame t+1 while a second thread tracks frame t.
+
+        The device work of the next frame proceeds while the tracker runs on the host (the CUDA
+        calls release the GIL); tracks come out in frame order. Returns the wall time, which
+        also goes to ``times.total``.
+        """
+        work: queue.Queue = queue.Queue(maxsize=2)
+        failure: list[BaseException] = []
+
+        def tracker_loop() -> None:
+            while (item := work.get()) is not None:
+                if not failure:
+                    try:
+                        self.track(*item)
+                    except BaseException as exc:  # reported in the caller's thread
+                        failure.append(exc)
+
+        thread = threading.Thread(target=tracker_loop, name="tracker", daemon=True)
+        t0 = time.perf_counter()
+        thread.start()
+        try:
+            for frame in frames:
+                if failure:
+                    break
+                work.put((frame.index, *self.detect(frame)))
+        finally:
+            work.put(None)
+            thread.join()
+        wall = time.perf_counter() - t0
+        self.times.total += wall
+        if failure:
+            raise failure[0]
+        return wall
