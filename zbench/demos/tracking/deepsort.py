@@ -105,7 +105,7 @@ class DeepSortTracker:
         self._fill_galleries()
         out = (self.state == CONFIRMED) & (self.tsu <= 1)
         return [
-            TrackOut(i, tuple(box))  # type: ignore[arg-type]
+            TrackOut(i, tuple(box))
             for i, box in zip(self.ids[out].tolist(), self.tlwh()[out].tolist(), strict=True)
         ]
 
@@ -141,7 +141,7 @@ class DeepSortTracker:
                     break
                 rows = np.flatnonzero(tsu == level)
                 tracks_l = [confirmed[r] for r in rows.tolist()]
-                sub = cost[np.ix_(rows, dets)]
+                sub = cost[np.ix_(rows, np.asarray(dets, dtype=np.int64))]
                 m, _, dets = _min_cost_matching(sub, p.max_cosine_distance, tracks_l, dets)
                 matches_a += m
         matched_a = {t for t, _ in matches_a}
