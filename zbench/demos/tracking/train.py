@@ -8,10 +8,13 @@ Checkpoints are ``torch.save`` of state dicts, read back with ``torch.load(weigh
 from __future__ import annotations
 
 import math
+import queue
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -68,6 +71,46 @@ class SceneStream:
         return out
 
 
+class Prefetch:
+    """Draws the next batches in a thread while the device trains on this one.
+
+    The training step waits on the device (releasing the GIL) while the renderer's NumPy and
+    launch work runs here; ``depth`` batches are kept ready. ``close`` stops the thread.
+    """
+
+    def __init__(self, stream: SceneStream, depth: int = 2) -> None:
+        self.stream = stream
+        self.ready: queue.Queue = queue.Queue(maxsize=depth)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._fill, name="scene-prefetch", daemon=True)
+        self.thread.start()
+
+    def _fill(self) -> None:
+        while not self.stop.is_set():
+            try:
+                item: Any = self.stream.draw()
+            except BaseException as exc:  # handed to the training thread
+                item = exc
+            while not self.stop.is_set():
+                try:
+                    self.ready.put(item, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+            if isinstance(item, BaseException):
+                return
+
+    def draw(self):
+        item = self.ready.get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+
+
 def _lr(base: float, step: int, frac: float, warmup: int = 100) -> float:
     return base * min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
 
@@ -96,7 +139,7 @@ def train_detector(model: nn.Module, *, steps: int | None = None, seconds: float
     device = next(model.parameters()).device
     det.set_bf16(model, bf16 and device.type == "cuda")
     model.train()
-    stream = SceneStream(batch, size[0], size[1], device, seed)
+    stream = Prefetch(SceneStream(batch, size[0], size[1], device, seed))
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     step = [0]
 
@@ -123,7 +166,10 @@ def train_detector(model: nn.Module, *, steps: int | None = None, seconds: float
         step[0] += 1
         return float(loss.detach())
 
-    out = _loop(one, steps, seconds, callback)
+    try:
+        out = _loop(one, steps, seconds, callback)
+    finally:
+        stream.close()
     model.eval()
     return out
 
@@ -144,7 +190,7 @@ def train_embedder(model: ReidNet, *, steps: int | None = None, seconds: float |
     assert model.classifier is not None, "build ReidNet(num_classes=...) to train it"
     model.train()
     palette = random_palette(model.classifier.out_features, seed)
-    stream = SceneStream(batch, size[0], size[1], device, seed + 1, palette=palette)
+    stream = Prefetch(SceneStream(batch, size[0], size[1], device, seed + 1, palette=palette))
     rng = np.random.default_rng(seed + 2)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
     use_bf16 = bf16 and device.type == "cuda"
@@ -176,7 +222,10 @@ def train_embedder(model: ReidNet, *, steps: int | None = None, seconds: float |
         step[0] += 1
         return float(loss.detach())
 
-    out = _loop(one, steps, seconds, callback)
+    try:
+        out = _loop(one, steps, seconds, callback)
+    finally:
+        stream.close()
     model.eval()
     return out
 
