@@ -198,3 +198,23 @@ def test_written_sequence_is_a_mot_folder(tmp_path):
 def test_preview_boxes_are_drawn_in_the_id_colour():
     img = draw_boxes(np.zeros((10, 10, 3), np.uint8), np.array([[2, 2, 4, 4]]), [7])
     assert tuple(img[2, 4]) == mot_io.id_colour(7) and tuple(img[4, 4]) == (0, 0, 0)
+
+
+def test_prefetch_hands_batches_in_order_and_passes_errors_on():
+    from zbench.demos.tracking.train import Prefetch
+
+    class Counting:
+        n = 0
+
+        def draw(self):
+            self.n += 1
+            if self.n == 4:
+                raise RuntimeError("renderer failed")
+            return self.n
+
+    pre = Prefetch(Counting())  # type: ignore[arg-type]
+    assert [pre.draw(), pre.draw(), pre.draw()] == [1, 2, 3]
+    with pytest.raises(RuntimeError, match="renderer failed"):
+        pre.draw()
+    pre.close()
+    assert not pre.thread.is_alive()
