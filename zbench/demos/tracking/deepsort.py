@@ -168,13 +168,20 @@ class DeepSortTracker:
         pairs inside it are compared: a few per track instead of every detection.
         """
         cost = np.full(inside.shape, INFTY_COST)
-        budget = self.params.nn_budget
-        for row, t in enumerate(tracks):
-            cols = np.flatnonzero(inside[row])
-            if len(cols) == 0:
+        rows, cols = np.nonzero(inside)  # row-major: each track's pairs are contiguous
+        if len(rows) == 0:
+            return cost
+        cut = (np.flatnonzero(np.diff(rows)) + 1).tolist()
+        slots = self.slot[tracks].tolist()
+        sizes = np.minimum(self.gallery_n[tracks], self.params.nn_budget).tolist()
+        row_list = rows.tolist()
+        for start, end in zip([0, *cut], [*cut, len(rows)], strict=True):
+            row = row_list[start]
+            if sizes[row] == 0:
                 continue
-            gallery = self.pool[self.slot[t], : min(int(self.gallery_n[t]), budget)]
-            cost[row, cols] = 1.0 - (gallery @ features[cols].T).max(axis=0)
+            c = cols[start:end]
+            gallery = self.pool[slots[row], : sizes[row]]
+            cost[row, c] = 1.0 - (gallery @ features[c].T).max(axis=0)
         return cost
 
     def _initiate(self, xyah: np.ndarray, features: np.ndarray) -> None:
