@@ -152,6 +152,17 @@ def test_boxes_on_ignored_ground_truth_are_not_false_positives():
     assert metrics.evaluate(gt, gt[:, :6], min_vis=0.0)["FN"] == 0
 
 
+@needs_trackeval
+def test_mot17_classes_distractors_are_ignored_and_vehicles_dropped():
+    gt = _gt()
+    gt[gt[:, 1] == 2, 7] = 7  # a static person: boxes on it are neither right nor wrong
+    m = metrics.evaluate(gt, gt[:, :6])
+    assert m["FP"] == 0 and m["FN"] == 0
+    gt[gt[:, 1] == 2, 7] = 3  # a car: not a target, so a box on it is a false positive
+    m = metrics.evaluate(gt, gt[:, :6])
+    assert m["FP"] == 5 and m["FN"] == 0
+
+
 def test_average_precision_hand_cases():
     g = (np.array([[0, 0, 10, 10], [50, 50, 10, 10]], float), np.array([False, False]))
     perfect = (g[0].copy(), np.array([0.9, 0.8]))

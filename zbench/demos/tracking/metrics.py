@@ -3,9 +3,9 @@
 TrackEval's file-based dataset classes expect its folder layout and config; its metric classes only
 need, per frame, the ground-truth and tracker ids (relabelled to 0..n-1) and the IoU between them,
 so we build that dict ourselves (``DO_PREPROC`` is ours too). The preprocessing follows TrackEval's
-MOT17 rule in spirit: ground truth below ``min_vis`` visibility (or with the consider flag 0) is
-ignored, and tracker boxes matched to it (Hungarian, IoU >= 0.5) are removed rather than counted as
-false positives. TrackEval is imported on first use, so only this module needs it.
+MOT17 rule: ground truth of distractor classes (2, 7, 8, 12), with the consider flag 0, or below
+``min_vis`` visibility is ignored, and tracker boxes matched to it (Hungarian, IoU >= 0.5) are
+removed rather than counted as false positives; other non-pedestrian classes are dropped. TrackEval is imported on first use, so only this module needs it.
 """
 
 from __future__ import annotations
@@ -29,8 +29,14 @@ def _trackeval():
     return tm
 
 
+DISTRACTORS = (2, 7, 8, 12)  # person on vehicle, static person, distractor, reflection
+
+
 def build_data(gt: np.ndarray, results: np.ndarray, min_vis: float = 0.1) -> dict[str, Any]:
     """TrackEval's per-sequence data dict from gt rows (9 columns) and result rows (>= 6)."""
+    gt = np.asarray(gt, np.float64).reshape(-1, 9)
+    cls = gt[:, 7]
+    gt = gt[(cls == 1) | (cls == -1) | np.isin(cls, DISTRACTORS)]
     gt_by, res_by = rows_by_frame(gt), rows_by_frame(results)
     frames = sorted(set(gt_by) | set(res_by))
     first = min(frames) if frames else 1
@@ -40,7 +46,7 @@ def build_data(gt: np.ndarray, results: np.ndarray, min_vis: float = 0.1) -> dic
         g = gt_by.get(f, np.zeros((0, 9)))
         r = res_by.get(f, np.zeros((0, 6)))
         iou = iou_matrix(g[:, 2:6], r[:, 2:6]) if len(g) and len(r) else np.zeros((len(g), len(r)))
-        ignore = (g[:, 6] == 0) | (g[:, 8] < min_vis) if len(g) else np.zeros(0, bool)
+        ignore = (g[:, 6] == 0) | (g[:, 8] < min_vis) | np.isin(g[:, 7], DISTRACTORS)
         if ignore.any() and len(r):
             score = np.where(iou >= 0.5 - 1e-9, iou, 0)
             rows, cols = linear_sum_assignment(-score)
