@@ -229,3 +229,18 @@ def test_prefetch_hands_batches_in_order_and_passes_errors_on():
         pre.draw()
     pre.close()
     assert not pre.thread.is_alive()
+
+
+@pytest.mark.slow
+def test_plain_torchvision_detector_weights_load_into_ours(tmp_path):
+    from torchvision.models.detection import fasterrcnn_mobilenet_v3_large_fpn
+
+    from zbench.demos.tracking import train
+
+    plain = fasterrcnn_mobilenet_v3_large_fpn(weights=None, weights_backbone=None, num_classes=2)
+    path = tmp_path / "user.pt"
+    torch.save(plain.state_dict(), path)
+    ours = detector.build_detector()
+    detector.load_detector_state(ours, train.load_state(path, "cpu")["model"])
+    a = plain.backbone.fpn.inner_blocks[0][0].weight
+    assert torch.equal(ours.backbone.body.fpn.inner_blocks[0][0].weight, a)
