@@ -34,22 +34,23 @@ def draw_boxes(img: np.ndarray, boxes: np.ndarray, ids: list[int]) -> np.ndarray
 
 
 class FramePreview:
-    """Emits at most `rate` `frame` events per second (always the last one when `final`)."""
+    """Emits at most `rate` `frame` events per second; `final` sends the last frame if not sent."""
 
     def __init__(
         self, emit: Callable[..., None], rate: float = 4.0, width: int = PREVIEW_PX
     ) -> None:
         self.emit, self.period, self.width = emit, 1.0 / rate, width
         self.last = -1e9
+        self.sent = -1  # the last frame index sent
 
     def due(self) -> bool:
         return time.monotonic() - self.last >= self.period
 
     def __call__(self, index: int, total: int | None, rgb: np.ndarray | None, tracks: list,
                  times, final: bool = False) -> None:  # fmt: skip
-        if not final and not self.due():
+        if (not final and not self.due()) or index == self.sent:
             return
-        self.last = time.monotonic()
+        self.last, self.sent = time.monotonic(), index
         ids = [t.track_id for t in tracks]
         boxes = np.array([t.tlwh for t in tracks], np.float64).reshape(-1, 4)
         fields: dict = {"width": 0, "height": 0, "image": None, "boxes": []}
