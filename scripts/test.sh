@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[torch,tf-cpu,dev]'
+.venv/bin/python -m pip install -q -e '.[torch,tf-cpu,demos,dev]'
+# TrackEval and deep-sort-realtime declare opencv-python, which clashes with the headless OpenCV
+# build of the demos extra; what they import is in that extra, so install them without.
+.venv/bin/python -m pip install -q --no-deps 'trackeval>=1.3' 'deep-sort-realtime>=1.3.2'
 echo "== ruff check";          .venv/bin/ruff check .
 echo "== ruff format --check"; .venv/bin/ruff format --check .
 echo "== mypy";                .venv/bin/mypy

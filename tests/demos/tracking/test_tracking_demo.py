@@ -1,0 +1,155 @@
+"""Tracking demo entry: options, events, results files and metrics from end-to-end CPU runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("cv2")
+pytest.importorskip("scipy")
+pytest.importorskip("trackeval")
+
+from zbench.demos.tracking import mot_io, run
+from zbench.demos.tracking.demo import TrackingOptions
+from zbench.demos.tracking.pipeline import noisy_truth
+from zbench.demos.tracking.scene import Scene, SceneConfig
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, dict]] = []
+
+    def __call__(self, type_: str, **fields) -> None:
+        json.dumps(fields)  # every event must be JSON-serialisable
+        self.events.append((type_, fields))
+
+    def of(self, type_: str) -> list[dict]:
+        return [f for t, f in self.events if t == type_]
+
+
+def test_unknown_and_bad_options_are_config_errors():
+    with pytest.raises(ValueError, match="unknown tracking option"):
+        TrackingOptions.parse({"colour": "red"})
+    with pytest.raises(ValueError, match="unknown tracker"):
+        TrackingOptions.parse({"tracker": "sort"})
+    with pytest.raises(ValueError, match="unknown detector"):
+        TrackingOptions.parse({"detector": "yolo"})
+    with pytest.raises(ValueError, match="needs a MOT folder"):
+        TrackingOptions.parse({"detector": "public"})
+
+
+def test_missing_input_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such input"):
+        run({"input": str(tmp_path / "none.npy"), "out_dir": str(tmp_path)}, Recorder())
+
+
+def _deepsort_files(tmp_path: Path) -> tuple[Path, Path]:
+    """A generated sequence as Deep SORT's .npy detections (looks by figure) and a gt.txt."""
+    cfg = SceneConfig(width=480, height=270, targets=8, frames=30, seed=2)
+    scene, rng, frng = Scene(cfg), np.random.default_rng(0), np.random.default_rng(1)
+    looks = frng.normal(size=(500, 128))
+    dets, gt = {}, []
+    for t in range(1, cfg.frames + 1):
+        _, truth = scene.next(draw=False)
+        b, s, ids = noisy_truth(truth, rng, cfg.width, cfg.height)
+        dets[t] = (b, s, looks[ids % 500] + 0.2 * frng.normal(size=(len(ids), 128)))
+        gt += mot_io.truth_rows(t, truth)
+    npy = mot_io.write_deepsort_npy(tmp_path / "seq.npy", dets)
+    return npy, mot_io.write_gt(tmp_path / "gt.txt", np.array(gt))
+
+
+@pytest.mark.parametrize("tracker", ["deepsort", "bytetrack"])
+def test_deepsort_detection_file_run_writes_results_and_metrics(tmp_path, tracker):
+    npy, gt = _deepsort_files(tmp_path)
+    rec = Recorder()
+    res = run(
+        {"input": str(npy), "gt": str(gt), "tracker": tracker, "out_dir": str(tmp_path / "out")},
+        rec,
+    )
+    assert res["frames"] == 30 and res["detector"] == "file" and res["tracks"] >= 8
+    assert (
+        res["metrics"]["MOTA"] > 0.6
+        and res["metrics"]["IDF1"] > 0.6
+        and 0 < res["metrics"]["HOTA"] <= 1
+    )
+    rows = mot_io.read_mot_txt(Path(res["results"]))
+    assert rows.shape[1] == 10 and set(rows[:, 0].astype(int)) <= set(range(1, 31))
+    assert rec.of("result") == [res]
+    frames = rec.of("frame")
+    assert frames and frames[0]["demo"] == "tracking" and frames[0]["image"] is None
+    assert set(frames[-1]["fps"]) == {"detector", "embedder", "tracker", "end_to_end"}
+    assert [e["phase"] for e in rec.of("phase")][-2:] == ["track", "evaluate"]
+
+
+@pytest.mark.slow
+def test_smoke_run_trains_detects_tracks_and_measures(tmp_path):
+    """Tiny CPU end to end: train both models a step, detect, embed, track, write, evaluate."""
+    rec = Recorder()
+    res = run(
+        {"smoke": True, "out_dir": str(tmp_path / "out"), "checkpoint_dir": str(tmp_path / "ck")},
+        rec,
+    )
+    assert (tmp_path / "ck" / "detector.pt").is_file() and (
+        tmp_path / "ck" / "embedder.pt"
+    ).is_file()
+    assert res["frames"] == 8 and Path(res["results"]).is_file() and Path(res["video"]).is_file()
+    assert set(res["metrics"]) >= {"HOTA", "MOTA", "IDF1"}
+    assert "ap50" in res["models"]["detector"]
+    frame = rec.of("frame")[0]
+    assert len(frame["image"]) == frame["width"] * frame["height"] * 3 and frame["width"] == 96
+    phases = [e["phase"] for e in rec.of("phase")]
+    assert phases.index("train_detector") < phases.index("train_embedder") < phases.index("track")
+    assert {p["phase"] for p in rec.of("progress")} == {"train_detector", "train_embedder"}
+    # A second run loads the checkpoints instead of training.
+    again = run({"smoke": True, "detector": "truth", "video": False, "out_dir": str(tmp_path / "o2"),
+                 "checkpoint_dir": str(tmp_path / "ck")}, Recorder())  # fmt: skip
+    assert again["models"]["embedder"]["source"].endswith("embedder.pt") and "metrics" in again
+
+
+@pytest.mark.slow
+def test_benchmark_smoke_writes_json(tmp_path):
+    out = tmp_path / "t.json"
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "tracking.py"), "--smoke", "--out", str(out),
+         "--out-dir", str(tmp_path / "b")],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads(out.read_text())
+    assert set(res["end_to_end"]) == {"deepsort", "bytetrack"}
+    assert res["tracker_alone"]["deepsort"] > 0
+    assert "HOTA" in res["association"]["deepsort"]
+
+
+def test_overlapped_streaming_gives_the_same_tracks_as_stages_in_turn(tmp_path):
+    from zbench.demos.tracking.deepsort import DeepSortTracker
+    from zbench.demos.tracking.pipeline import Pipeline, deepsort_npy
+
+    npy, gt = _deepsort_files(tmp_path)
+    serial = Pipeline(DeepSortTracker())
+    for frame in deepsort_npy(npy, gt, None):
+        serial.step(frame)
+    overlapped = Pipeline(DeepSortTracker())
+    wall = overlapped.run_overlapped(deepsort_npy(npy, gt, None))
+    assert overlapped.results == serial.results and len(serial.results) > 100
+    assert overlapped.times.frames == 30 and overlapped.times.total == pytest.approx(wall)
+
+
+def test_overlapped_streaming_reports_a_tracker_failure(tmp_path):
+    from zbench.demos.tracking.pipeline import Pipeline, deepsort_npy
+
+    class Broken:
+        def update(self, *args):
+            raise RuntimeError("tracker broke")
+
+    npy, gt = _deepsort_files(tmp_path)
+    with pytest.raises(RuntimeError, match="tracker broke"):
+        Pipeline(Broken()).run_overlapped(deepsort_npy(npy, gt, None))  # type: ignore[arg-type]

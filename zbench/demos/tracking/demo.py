@@ -1,0 +1,270 @@
+"""The tracking demo's entry: train (or load) detector and embedder, track a sequence, measure, report.
+
+`run(options, emit)` is what a demo runner calls; emit(type, **fields) sends `phase`, `progress`,
+`frame` and `result` events (schema in docs/demos-tracking.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from zbench.demos.tracking import detector as det
+from zbench.demos.tracking import mot_io, pipeline, train
+from zbench.demos.tracking.bytetrack import ByteTrackParams
+from zbench.demos.tracking.deepsort import DeepSortParams
+from zbench.demos.tracking.embedder import Embedder, ReidNet
+from zbench.demos.tracking.preview import FramePreview
+from zbench.demos.tracking.scene import SceneConfig, to_hwc
+
+Emit = Callable[..., None]
+DETECTOR_FILE, EMBEDDER_FILE = "detector.pt", "embedder.pt"
+
+
+@dataclass
+class TrackingOptions:
+    """Everything `run` accepts; unknown keys are a config error."""
+
+    input: str = "generated"  # "generated", a MOT folder, a video file, "webcam:N", a .npy file
+    gt: str | None = None  # gt.txt for a video or .npy input
+    frames: int = 300  # generated length, or a cap on other inputs
+    width: int = 1920
+    height: int = 1080
+    targets: int = 50
+    detector: str = "model"  # "model", "truth" (generated: jittered truth), "public" (det.txt)
+    tracker: str = "deepsort"  # or "bytetrack"
+    checkpoint_dir: str = "tracking-checkpoints"
+    detector_weights: str | None = None  # a state dict for build_detector's model
+    embedder_weights: str | None = None  # a state dict for ReidNet
+    minutes: float = 3.0  # training budget for both models (2/3 detector); 0: checkpoints only
+    steps: int | None = None  # caps each model's training steps
+    resume: bool = True  # use checkpoints in checkpoint_dir when they are there
+    out_dir: str = "tracking-out"
+    video: bool = True  # write an annotated video
+    save_detections: bool = False  # write Deep SORT's .npy detection file of this run
+    device: str = "auto"
+    bf16: bool = True
+    seed: int = 0
+    smoke: bool = False  # tiny frames and models, a few steps: the CPU test path
+    max_cosine_distance: float = 0.2
+    nn_budget: int = 100
+    max_age: int = 30
+    n_init: int = 3
+    min_confidence: float = 0.3
+    track_thresh: float = 0.5
+    match_thresh: float = 0.8
+    track_buffer: int = 30
+
+    @classmethod
+    def parse(cls, options: Mapping[str, Any]) -> TrackingOptions:
+        known = {f.name for f in fields(cls)}
+        bad = sorted(set(options) - known)
+        if bad:
+            raise ValueError(f"unknown tracking option(s): {', '.join(bad)}")
+        o = cls(**dict(options))
+        if o.smoke:
+            o.width, o.height, o.targets = 320, 192, min(o.targets, 6)
+            o.frames, o.steps = min(o.frames, 8), o.steps or 1
+        if o.tracker not in ("deepsort", "bytetrack"):
+            raise ValueError(f"unknown tracker {o.tracker!r}: use deepsort or bytetrack")
+        if o.detector not in ("model", "truth", "public"):
+            raise ValueError(f"unknown detector {o.detector!r}: use model, truth or public")
+        if (
+            o.input != "generated"
+            and not o.input.startswith("webcam:")
+            and not Path(o.input).exists()
+        ):
+            raise FileNotFoundError(f"no such input: {o.input}")
+        if o.detector == "truth" and o.input != "generated":
+            raise ValueError("detector='truth' needs input='generated'")
+        if o.detector == "public" and not Path(o.input).is_dir():
+            raise ValueError("detector='public' needs a MOT folder with det/det.txt")
+        if o.gt is not None and not Path(o.gt).is_file():
+            raise FileNotFoundError(f"no such ground-truth file: {o.gt}")
+        if o.width < 64 or o.height < 64 or o.frames < 1 or o.targets < 1:
+            raise ValueError("width and height must be >= 64, frames and targets >= 1")
+        return o
+
+    def train_size(self) -> tuple[int, int]:
+        return (320, 192) if self.smoke else (960, 544)
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def _progress(emit: Emit, phase: str) -> train.Callback:
+    last = [0.0]
+
+    def cb(st: train.TrainStatus) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.5 or st.step == st.total:
+            last[0] = now
+            emit("progress", phase=phase, step=st.step, total=st.total,
+                 elapsed_s=round(st.elapsed, 2), loss=round(st.loss, 5))  # fmt: skip
+
+    return cb
+
+
+def _budget(o: TrackingOptions, share: float) -> dict[str, Any]:
+    return {"steps": o.steps, "seconds": o.minutes * 60 * share if o.minutes > 0 else None}
+
+
+def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any, dict]:
+    w, h = o.train_size()
+    model = det.build_detector(*((h, w, 20) if o.smoke else (540, 960, 200))).to(device)
+    ckpt = Path(o.checkpoint_dir) / DETECTOR_FILE
+    path = (
+        Path(o.detector_weights)
+        if o.detector_weights
+        else (ckpt if o.resume and ckpt.is_file() else None)
+    )
+    if path is not None:
+        det.load_detector_state(model, train.load_state(path, device)["model"])
+        emit("phase", phase="setup", detail=f"detector weights {path}")
+        return model, {"source": str(path)}
+    if o.minutes <= 0 and not o.steps:
+        raise ValueError(f"no detector checkpoint in {o.checkpoint_dir} and no training budget")
+    emit("phase", phase="train_detector", detail="rendered scenes")
+    losses = train.train_detector(model, **_budget(o, 2 / 3), batch=1 if o.smoke else 8,
+                                  size=o.train_size(), bf16=o.bf16, seed=o.seed,
+                                  callback=_progress(emit, "train_detector"))  # fmt: skip
+    train.save(ckpt, model, steps=len(losses))
+    frames = train.held_out(2 if o.smoke else 50, o.train_size(), device, 5 if o.smoke else 40)
+    ap = train.detector_ap(model, frames, o.bf16)
+    emit("phase", phase="saved", detail=str(ckpt), steps=len(losses), ap50=round(ap, 4))
+    return model, {"source": str(ckpt), "steps": len(losses), "ap50": ap}
+
+
+def load_or_train_embedder(o: TrackingOptions, device, emit: Emit) -> tuple[Any, dict]:
+    ckpt = Path(o.checkpoint_dir) / EMBEDDER_FILE
+    path = (
+        Path(o.embedder_weights)
+        if o.embedder_weights
+        else (ckpt if o.resume and ckpt.is_file() else None)
+    )
+    if path is not None:
+        model = ReidNet().to(device)
+        state = {
+            k: v
+            for k, v in train.load_state(path, device)["model"].items()
+            if not k.startswith("classifier.")
+        }
+        model.load_state_dict(state)
+        emit("phase", phase="setup", detail=f"embedder weights {path}")
+        return model, {"source": str(path)}
+    if o.minutes <= 0 and not o.steps:
+        raise ValueError(f"no embedder checkpoint in {o.checkpoint_dir} and no training budget")
+    model = ReidNet(train.NUM_IDENTITIES).to(device)
+    emit("phase", phase="train_embedder", detail="rendered scenes")
+    losses = train.train_embedder(model, **_budget(o, 1 / 3), batch=1 if o.smoke else 6,
+                                  size=o.train_size(), bf16=o.bf16, seed=o.seed,
+                                  callback=_progress(emit, "train_embedder"))  # fmt: skip
+    train.save(ckpt, model, steps=len(losses))
+    emit("phase", phase="saved", detail=str(ckpt), steps=len(losses))
+    return model, {"source": str(ckpt), "steps": len(losses)}
+
+
+def _source(o: TrackingOptions, device) -> tuple[Iterator[pipeline.Frame], float, str]:
+    """Frames, frame rate and a name for the sequence."""
+    if o.input == "generated":
+        cfg = SceneConfig(o.width, o.height, o.targets, o.frames, o.seed)
+        return pipeline.generated(cfg, device), cfg.fps, f"generated-{o.seed}"
+    if o.input.startswith("webcam:"):
+        return pipeline.video(int(o.input.split(":", 1)[1]), device, o.frames), 30.0, "webcam"
+    path = Path(o.input)
+    if not path.exists():
+        raise FileNotFoundError(f"no such input: {o.input}")
+    if path.is_dir():
+        info = mot_io.read_seqinfo(path)
+        frames = pipeline.mot_folder(path, device, o.frames, o.detector == "public")
+        return frames, info.frame_rate, info.name
+    if path.suffix == ".npy":
+        return pipeline.deepsort_npy(path, Path(o.gt) if o.gt else None, o.frames), 25.0, path.stem
+    return pipeline.video(str(path), device, o.frames), 25.0, path.stem
+
+
+def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
+    """Train or load, track, evaluate; emits events and returns the result's fields."""
+    o = TrackingOptions.parse(options)
+    torch.manual_seed(o.seed)
+    device = pick_device(o.device)
+    emit("phase", phase="setup", device=str(device), input=o.input, tracker=o.tracker)
+    npy = o.input.endswith(".npy")
+    info: dict[str, Any] = {}
+    detector = embedder = None
+    if o.detector == "model" and not npy:
+        model, info["detector"] = load_or_train_detector(o, device, emit)
+        detector = det.Detector(model, o.bf16)
+    if not npy:
+        emb, info["embedder"] = load_or_train_embedder(o, device, emit)
+        embedder = Embedder(emb, o.bf16)
+    frames, fps, name = _source(o, device)
+    ds = DeepSortParams(
+        o.max_cosine_distance, o.nn_budget, 0.7, o.max_age, o.n_init, o.min_confidence
+    )
+    bt = ByteTrackParams(o.track_thresh, match_thresh=o.match_thresh, track_buffer=o.track_buffer)
+    pipe = pipeline.Pipeline(pipeline.make_tracker(o.tracker, ds, bt, fps), detector, embedder,
+                             o.detector, o.seed, save_detections={} if o.save_detections else None)  # fmt: skip
+    out = Path(o.out_dir)
+    writer = mot_io.AnnotatedVideo(out / f"{name}.mp4", fps) if o.video and not npy else None
+    preview = FramePreview(emit)
+    gt_rows: list[np.ndarray] = []
+    emit("phase", phase="track", sequence=name)
+    total = o.frames if o.input == "generated" else None
+    last: tuple[pipeline.Frame, list] | None = None
+    try:
+        for frame in frames:
+            tracks, _, _ = pipe.step(frame)
+            if frame.gt is not None:
+                gt_rows.append(frame.gt)
+            show = frame.image is not None and (writer is not None or preview.due())
+            rgb = to_hwc(frame.image) if show else None  # type: ignore[arg-type]
+            if writer is not None and rgb is not None:
+                writer.write(rgb, tracks)
+            preview(frame.index, total, rgb, tracks, pipe.times)
+            last = (frame, tracks)
+    finally:
+        video_path = writer.close() if writer is not None else None
+    if last is None:
+        raise ValueError(f"no frames in {o.input}")
+    img = to_hwc(last[0].image) if last[0].image is not None else None
+    preview(last[0].index, total, img, last[1], pipe.times, final=True)
+    results_path = mot_io.write_results(out / f"{name}.txt", np.array(pipe.results).reshape(-1, 6))
+    result: dict[str, Any] = {
+        "demo": "tracking",
+        "sequence": name,
+        "tracker": o.tracker,
+        "detector": o.detector if not npy else "file",
+        "device": str(device),
+        "frames": pipe.times.frames,
+        "fps": pipe.times.fps(),
+        "detections_per_frame": round(pipe.times.detections / pipe.times.frames, 1),
+        "tracks": len(pipe.ids),
+        "results": str(results_path),
+        "video": str(video_path) if video_path else None,
+        "models": info,
+    }
+    if o.save_detections and pipe.save_detections is not None:
+        result["detections_file"] = str(
+            mot_io.write_deepsort_npy(out / f"{name}.npy", pipe.save_detections)
+        )
+    if gt_rows:
+        from zbench.demos.tracking import metrics
+
+        emit("phase", phase="evaluate")
+        # Rendered figures under 10 % visible are ignored; MOTChallenge ground truth is taken
+        # as TrackEval takes it (no visibility threshold).
+        min_vis = 0.1 if o.input == "generated" else 0.0
+        rows = np.array(pipe.results).reshape(-1, 6)
+        result["metrics"] = metrics.evaluate(np.concatenate(gt_rows), rows, min_vis)
+    emit("result", **result)
+    return result

@@ -1,0 +1,93 @@
+"""Re-identification embedding: 128x64 crops to 128-d L2-normalised features (Deep SORT's shape).
+
+A small residual CNN in the spirit of Deep SORT's cosine-metric network (Wojke & Bewley 2018:
+a wide-residual stack, 128-d output, trained as identity classification); crops are cut from the
+frame on the device with torchvision's ``roi_align``, all boxes of a frame in one call.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+CROP_HW = (128, 64)
+FEATURE_DIM = 128
+
+
+def _block(cin: int, cout: int, stride: int) -> nn.Module:
+    return nn.Sequential(
+        nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+        nn.Conv2d(cout, cout, 3, 1, 1, bias=False),
+        nn.BatchNorm2d(cout),
+    )
+
+
+class Residual(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int) -> None:
+        super().__init__()
+        self.body = _block(cin, cout, stride)
+        self.skip = (
+            nn.Identity()
+            if cin == cout and stride == 1
+            else nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.relu(self.body(x) + self.skip(x))
+
+
+class ReidNet(nn.Module):
+    """``[N, 3, 128, 64]`` in [0, 1] -> ``[N, 128]`` unit vectors; `classify` for training."""
+
+    def __init__(self, num_classes: int = 0, dim: int = FEATURE_DIM) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 32, 3, 1, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU(inplace=True)
+        )
+        self.layers = nn.Sequential(
+            Residual(32, 32, 2), Residual(32, 64, 2), Residual(64, 128, 2), Residual(128, 128, 1)
+        )
+        self.fc = nn.Sequential(nn.Linear(128, dim), nn.BatchNorm1d(dim))
+        self.classifier = nn.Linear(dim, num_classes) if num_classes else None
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.layers(self.stem(x - 0.5))
+        return self.fc(h.mean(dim=(2, 3)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.normalize(self.embed(x).float(), dim=1)
+
+    def classify(self, x: torch.Tensor) -> torch.Tensor:
+        assert self.classifier is not None, "built without classes"
+        return self.classifier(self.embed(x))
+
+
+def crop(image: torch.Tensor, tlbr: torch.Tensor) -> torch.Tensor:
+    """Crops ``[N, 3, 128, 64]`` in [0, 1] from a uint8 ``[3, H, W]`` frame and tlbr boxes."""
+    from torchvision.ops import roi_align
+
+    if len(tlbr) == 0:
+        return image.new_zeros((0, 3, *CROP_HW), dtype=torch.float32)
+    rois = torch.cat([tlbr.new_zeros(len(tlbr), 1), tlbr.float()], dim=1)
+    x = image[None].float().div_(255)
+    return roi_align(x, rois, CROP_HW, spatial_scale=1.0, sampling_ratio=2, aligned=True)
+
+
+class Embedder:
+    """Features ``[N, 128]`` for a frame's boxes, on the frame's device."""
+
+    def __init__(self, model: ReidNet, bf16: bool = True) -> None:
+        self.model = model.eval()
+        self.device = next(model.parameters()).device
+        self.bf16 = bf16 and self.device.type == "cuda"
+
+    @torch.inference_mode()
+    def __call__(self, image: torch.Tensor, tlbr: torch.Tensor) -> torch.Tensor:
+        x = crop(image.to(self.device), tlbr.to(self.device))
+        if len(x) == 0:
+            return x.new_zeros((0, FEATURE_DIM))
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            return self.model(x)

@@ -1,0 +1,108 @@
+"""Deep SORT's constant-velocity Kalman filter in image space, batched over tracks.
+
+State per track: ``(x, y, a, h, vx, vy, va, vh)``, box centre, aspect ratio (w/h), height and their
+velocities. The noise model and its constants are Deep SORT's as published (Wojke et al. 2017,
+nwojke/deep_sort ``kalman_filter.py``): process and measurement noise scale with the box height.
+
+Why not the per-track filter of nwojke/deep_sort or deep-sort-realtime: both run one track at a time
+in Python, which measured 14 frames/s at 50 targets on a 2-core host; here every operation takes all
+tracks at once (``[T, 8]`` means, ``[T, 8, 8]`` covariances), with the same arithmetic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+NDIM = 4
+#: 0.95 quantile of the chi-square distribution with 4 degrees of freedom (Deep SORT's gate).
+CHI2_95_4DOF = 9.4877
+
+_STD_POS = 1.0 / 20
+_STD_VEL = 1.0 / 160
+
+_F = np.eye(2 * NDIM)
+_F[:NDIM, NDIM:] = np.eye(NDIM)  # dt = 1 frame
+_H = np.eye(NDIM, 2 * NDIM)
+
+
+def initiate(xyah: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """New tracks from measurements ``[N, 4]``: means ``[N, 8]`` and covariances ``[N, 8, 8]``."""
+    xyah = np.asarray(xyah, dtype=np.float64).reshape(-1, NDIM)
+    n = len(xyah)
+    mean = np.concatenate([xyah, np.zeros((n, NDIM))], axis=1)
+    h = xyah[:, 3]
+    std = np.stack(
+        [
+            2 * _STD_POS * h,
+            2 * _STD_POS * h,
+            np.full(n, 1e-2),
+            2 * _STD_POS * h,
+            10 * _STD_VEL * h,
+            10 * _STD_VEL * h,
+            np.full(n, 1e-5),
+            10 * _STD_VEL * h,
+        ],
+        axis=1,
+    )
+    cov = np.zeros((n, 2 * NDIM, 2 * NDIM))
+    idx = np.arange(2 * NDIM)
+    cov[:, idx, idx] = std**2
+    return mean, cov
+
+
+def predict(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One frame ahead for every track."""
+    h = mean[:, 3]
+    n = len(mean)
+    std = np.stack(
+        [
+            _STD_POS * h,
+            _STD_POS * h,
+            np.full(n, 1e-2),
+            _STD_POS * h,
+            _STD_VEL * h,
+            _STD_VEL * h,
+            np.full(n, 1e-5),
+            _STD_VEL * h,
+        ],
+        axis=1,
+    )
+    new_mean = mean @ _F.T
+    new_cov = _F @ cov @ _F.T
+    idx = np.arange(2 * NDIM)
+    new_cov[:, idx, idx] += std**2
+    return new_mean, new_cov
+
+
+def project(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Measurement-space means ``[T, 4]`` and innovation covariances ``[T, 4, 4]``."""
+    h = mean[:, 3]
+    n = len(mean)
+    std = np.stack([_STD_POS * h, _STD_POS * h, np.full(n, 1e-1), _STD_POS * h], axis=1)
+    proj_cov = _H @ cov @ _H.T
+    idx = np.arange(NDIM)
+    proj_cov[:, idx, idx] += std**2
+    return mean[:, :NDIM].copy(), proj_cov
+
+
+def update(mean: np.ndarray, cov: np.ndarray, xyah: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Correct tracks ``[T]`` with one measurement each ``[T, 4]``."""
+    proj_mean, proj_cov = project(mean, cov)
+    # K = P H^T S^-1, computed as a solve against S (symmetric positive definite).
+    pht = cov @ _H.T  # [T, 8, 4]
+    gain = np.linalg.solve(proj_cov, np.swapaxes(pht, 1, 2))  # S^-1 (P H^T)^T: [T, 4, 8]
+    gain = np.swapaxes(gain, 1, 2)  # [T, 8, 4]
+    innovation = np.asarray(xyah, dtype=np.float64) - proj_mean
+    new_mean = mean + np.einsum("tij,tj->ti", gain, innovation)
+    new_cov = cov - gain @ proj_cov @ np.swapaxes(gain, 1, 2)
+    return new_mean, new_cov
+
+
+def gating_distance(mean: np.ndarray, cov: np.ndarray, xyah: np.ndarray) -> np.ndarray:
+    """Squared Mahalanobis distance ``[T, N]`` of N measurements to T tracks' predictions."""
+    proj_mean, proj_cov = project(mean, cov)
+    chol = np.linalg.cholesky(proj_cov)  # [T, 4, 4]
+    d = np.asarray(xyah, dtype=np.float64)[None, :, :] - proj_mean[:, None, :]  # [T, N, 4]
+    # Solve L z = d for every track (lower triangular); |z|^2 is the distance.
+    z = np.linalg.solve(chol, np.swapaxes(d, 1, 2))  # [T, 4, N]
+    return np.sum(z * z, axis=1)

@@ -1,0 +1,238 @@
+"""The tracking pipeline: frame sources, detector -> embedder -> tracker, per-stage timing.
+
+Sources yield `Frame`s: an image (uint8 ``[3, H, W]`` tensor on the device, or None when
+detections come from a file), the ground truth rows when known, and precomputed detections
+(public det.txt, Deep SORT .npy files) when given. Stage times are wall clock with the device
+synchronised at each stage's end, so they add up to the end-to-end time per frame.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from zbench.demos.tracking import mot_io
+from zbench.demos.tracking.bytetrack import ByteTracker, ByteTrackParams
+from zbench.demos.tracking.deepsort import DeepSortParams, DeepSortTracker, TrackOut
+from zbench.demos.tracking.scene import FrameTruth, Scene, SceneConfig
+
+
+@dataclass
+class Frame:
+    """One frame: index from 1, image or None, gt rows ``[M, 9]`` or None, given detections."""
+
+    index: int
+    image: torch.Tensor | None
+    gt: np.ndarray | None = None
+    truth: FrameTruth | None = None
+    detections: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # tlwh, conf, feat
+
+
+def generated(cfg: SceneConfig, device) -> Iterator[Frame]:
+    for t, (img, truth) in enumerate(Scene(cfg, device), start=1):
+        yield Frame(t, img, np.array(mot_io.truth_rows(t, truth)).reshape(-1, 9), truth)
+
+
+def mot_folder(folder: Path, device, limit: int | None, public: bool) -> Iterator[Frame]:
+    seq = mot_io.MotFolder(folder)
+    gt = mot_io.rows_by_frame(seq.gt) if seq.gt is not None else None
+    if public and seq.det is None:
+        raise ValueError(f"{folder}: detector='public' needs det/det.txt")
+    dets = mot_io.rows_by_frame(seq.det) if public and seq.det is not None else {}
+    for t, rgb in enumerate(seq.frames(limit), start=1):
+        d = dets.get(t, np.zeros((0, 10)))
+        yield Frame(
+            t,
+            torch.from_numpy(rgb).permute(2, 0, 1).to(device),
+            gt.get(t, np.zeros((0, 9))) if gt is not None else None,
+            detections=(d[:, 2:6], d[:, 6], None) if public else None,
+        )
+
+
+def video(source: str | int, device, limit: int | None) -> Iterator[Frame]:
+    for t, rgb in enumerate(mot_io.iter_video(source, limit), start=1):
+        yield Frame(t, torch.from_numpy(rgb).permute(2, 0, 1).to(device))
+
+
+def deepsort_npy(path: Path, gt: Path | None, limit: int | None) -> Iterator[Frame]:
+    frames = mot_io.read_deepsort_npy(path)
+    gt_by = mot_io.rows_by_frame(mot_io.read_mot_txt(gt)) if gt else None
+    last = max(frames) if frames else 0
+    if gt_by:
+        last = max(last, max(gt_by))
+    for t in range(1, (min(last, limit) if limit else last) + 1):
+        tlwh, conf, feat = frames.get(t, (np.zeros((0, 4)), np.zeros(0), None))
+        yield Frame(t, None, gt_by.get(t, np.zeros((0, 9))) if gt_by is not None else None,
+                    detections=(tlwh, conf, feat))  # fmt: skip
+
+
+def noisy_truth(truth: FrameTruth, rng: np.random.Generator, width: int, height: int,
+                min_vis: float = 0.3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Detections a good detector would give: most visible figures, jittered, a few false alarms.
+
+    Returns tlwh ``[N, 4]``, scores ``[N]`` and the figure id of each (-1: false alarm).
+    """
+    vis = truth.visibility
+    found = (vis >= min_vis) & (rng.random(len(vis)) < 0.6 + 0.4 * vis)
+    box = truth.tlwh[found].copy()
+    box[:, :2] += rng.normal(0, 0.03, (len(box), 2)) * box[:, 2:]
+    box[:, 2:] *= np.exp(rng.normal(0, 0.03, (len(box), 2)))
+    score = np.clip(0.55 + 0.4 * vis[found] + rng.normal(0, 0.1, len(box)), 0.05, 1.0)
+    n_fp = rng.poisson(0.05 * max(len(vis), 1))
+    h = rng.uniform(0.05, 0.2, n_fp) * height
+    fp = np.stack([rng.uniform(0, width, n_fp), rng.uniform(0.3, 0.9, n_fp) * height,
+                   h * 0.4, h], axis=1)  # fmt: skip
+    ids = np.concatenate([truth.ids[found], np.full(n_fp, -1)])
+    return np.concatenate([box, fp]), np.concatenate([score, rng.uniform(0.1, 0.6, n_fp)]), ids
+
+
+def make_tracker(name: str, deepsort: DeepSortParams, byte: ByteTrackParams, fps: float = 25.0):
+    if name == "deepsort":
+        return DeepSortTracker(deepsort)
+    if name == "bytetrack":
+        return ByteTracker(byte, frame_rate=fps)
+    raise ValueError(f"unknown tracker {name!r}: use deepsort or bytetrack")
+
+
+@dataclass
+class StageTimes:
+    """Seconds spent per stage over the frames processed."""
+
+    detector: float = 0.0
+    embedder: float = 0.0
+    tracker: float = 0.0
+    total: float = 0.0
+    frames: int = 0
+    detections: int = 0
+
+    def fps(self) -> dict[str, float | None]:
+        def rate(s: float) -> float | None:
+            return round(self.frames / s, 1) if s > 0 else None
+
+        return {"detector": rate(self.detector), "embedder": rate(self.embedder),
+                "tracker": rate(self.tracker), "end_to_end": rate(self.total)}  # fmt: skip
+
+
+@dataclass
+class Pipeline:
+    """detector (or given detections) -> embedder (unless given features) -> tracker."""
+
+    tracker: DeepSortTracker | ByteTracker
+    detector: object | None = None  # detector.Detector
+    embedder: object | None = None  # embedder.Embedder
+    mode: str = "model"  # "model", "truth" or "public"
+    seed: int = 0
+    times: StageTimes = field(default_factory=StageTimes)
+    results: list[list[float]] = field(default_factory=list)
+    save_detections: dict[int, tuple] | None = None
+
+    def __post_init__(self) -> None:
+        self.rng = np.random.default_rng(self.seed + 7)
+        self.ids: set[int] = set()
+
+    def _sync(self, image: torch.Tensor | None) -> None:
+        if image is not None and image.device.type == "cuda":
+            torch.cuda.synchronize(image.device)
+
+    def detect(self, frame: Frame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Detections and features of one frame on the host: tlwh, scores, features."""
+        t0 = time.perf_counter()
+        img = frame.image
+        feats: np.ndarray | torch.Tensor | None = None
+        tlwh: np.ndarray | None = None
+        scores: np.ndarray | None = None
+        if frame.detections is not None:
+            tlwh, scores, feats = frame.detections
+            tlbr = torch.as_tensor(tlwh, dtype=torch.float32)
+            tlbr[:, 2:] += tlbr[:, :2]
+        elif self.mode == "truth":
+            if frame.truth is None:
+                raise ValueError("detector='truth' needs a generated sequence")
+            h, w = img.shape[1:] if img is not None else (1080, 1920)
+            tlwh, scores, _ = noisy_truth(frame.truth, self.rng, int(w), int(h))
+            tlbr = torch.as_tensor(tlwh, dtype=torch.float32)
+            tlbr[:, 2:] += tlbr[:, :2]
+        else:
+            if self.detector is None or img is None:
+                raise ValueError("no detector and no detections for this input")
+            tlbr, score_t = self.detector(img)  # type: ignore[operator]
+        self._sync(img)
+        t1 = time.perf_counter()
+        if feats is None:
+            if self.embedder is None or img is None:
+                raise ValueError("no embedder and no features for this input")
+            feats = self.embedder(img, tlbr.to(img.device))  # type: ignore[operator]
+        if tlwh is None or scores is None:  # detector output: one host copy of each
+            tlbr_np = tlbr.float().cpu().numpy()
+            tlwh = np.concatenate([tlbr_np[:, :2], tlbr_np[:, 2:] - tlbr_np[:, :2]], axis=1)
+            scores = score_t.float().cpu().numpy()
+        feats_np = feats.float().cpu().numpy() if isinstance(feats, torch.Tensor) else feats
+        t2 = time.perf_counter()
+        self.times.detector += t1 - t0
+        self.times.embedder += t2 - t1
+        self.times.detections += len(tlwh)
+        if self.save_detections is not None:
+            self.save_detections[frame.index] = (np.asarray(tlwh), np.asarray(scores), feats_np)
+        return np.asarray(tlwh), np.asarray(scores), np.asarray(feats_np)
+
+    def track(
+        self, index: int, tlwh: np.ndarray, scores: np.ndarray, feats: np.ndarray
+    ) -> list[TrackOut]:
+        t0 = time.perf_counter()
+        tracks = self.tracker.update(tlwh, scores, feats)
+        self.times.tracker += time.perf_counter() - t0
+        self.times.frames += 1
+        for tr in tracks:
+            self.results.append([index, tr.track_id, *tr.tlwh])
+            self.ids.add(tr.track_id)
+        return tracks
+
+    def step(self, frame: Frame) -> tuple[list[TrackOut], np.ndarray, np.ndarray]:
+        """Track one frame, stages in turn; returns the tracks, the detections' tlwh and scores."""
+        t0 = time.perf_counter()
+        tlwh, scores, feats = self.detect(frame)
+        tracks = self.track(frame.index, tlwh, scores, feats)
+        self.times.total += time.perf_counter() - t0
+        return tracks, tlwh, scores
+
+    def run_overlapped(self, frames: Iterable[Frame]) -> float:
+        """Detector and embedder on frame t+1 while a second thread tracks frame t.
+
+        The device work of the next frame proceeds while the tracker runs on the host (the CUDA
+        calls release the GIL); tracks come out in frame order. Returns the wall time, which
+        also goes to ``times.total``.
+        """
+        work: queue.Queue = queue.Queue(maxsize=2)
+        failure: list[BaseException] = []
+
+        def tracker_loop() -> None:
+            while (item := work.get()) is not None:
+                if not failure:
+                    try:
+                        self.track(*item)
+                    except BaseException as exc:  # reported in the caller's thread
+                        failure.append(exc)
+
+        thread = threading.Thread(target=tracker_loop, name="tracker", daemon=True)
+        t0 = time.perf_counter()
+        thread.start()
+        try:
+            for frame in frames:
+                if failure:
+                    break
+                work.put((frame.index, *self.detect(frame)))
+        finally:
+            work.put(None)
+            thread.join()
+        wall = time.perf_counter() - t0
+        self.times.total += wall
+        if failure:
+            raise failure[0]
+        return wall
