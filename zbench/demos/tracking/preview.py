@@ -63,8 +63,9 @@ class FramePreview:
                 "width": small.shape[1],
                 "height": small.shape[0],
                 "image": small.reshape(-1).tolist(),
+                # [x, y, w, h, id] in the picture's pixels, the frame schema of every demo view.
                 "boxes": [
-                    [i, *(round(float(v), 1) for v in b)] for i, b in zip(ids, sb, strict=True)
+                    [*(round(float(v), 1) for v in b), i] for i, b in zip(ids, sb, strict=True)
                 ],
             }
         self.emit(
