@@ -115,9 +115,20 @@ def monitor(
     json_out: Annotated[
         bool, typer.Option("--json", help="One JSON object per sample on stdout.")
     ] = False,
+    once: Annotated[
+        bool,
+        typer.Option(help="Print one sample and exit (samples twice, so rates are real)."),
+    ] = False,
+    wide: Annotated[bool, typer.Option(help="Every column, however wide the table.")] = False,
+    db: DbOpt = None,
 ) -> None:
-    """Live GPU, NVLink and host telemetry in the terminal."""
+    """Live GPU, NVLink, host and GPU-process telemetry in the terminal."""
     from zbench.telemetry.monitor import run_monitor
+
+    def runners() -> dict[int, int]:
+        from zbench.jobs.api import runner_pids
+
+        return runner_pids(db)
 
     _exit(
         run_monitor(
@@ -127,6 +138,9 @@ def monitor(
             record=record,
             replay=replay,
             json_out=json_out,
+            once=once,
+            wide=wide,
+            runners=None if replay is not None else runners,
         )
     )
 

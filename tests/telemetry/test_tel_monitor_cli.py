@@ -48,9 +48,11 @@ def test_table_with_fake_nvml(fake: FakeNvml) -> None:
     res = runner.invoke(app, ["monitor", "--count", "2", "--interval", "0.05", "--gpus", "0,1"])
     assert res.exit_code == 0, res.output
     out = res.stdout
-    assert "NVLink TX GB/s" in out and "0 H200" in out and "93%" in out
+    assert "NVL TX" in out and "0 H200" in out and "93%" in out
     assert "host CPU" in out
     assert max(len(line) for line in out.splitlines()) <= 120
+    res = runner.invoke(app, ["monitor", "--once", "--wide"])
+    assert "NVLink TX GB/s" in res.stdout and "PCIe TX/RX GB/s" in res.stdout
 
 
 def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:

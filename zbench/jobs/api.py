@@ -208,3 +208,10 @@ def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int =
     if row["log_path"] and Path(row["log_path"]).exists():
         return liveness.tail_lines(Path(row["log_path"]), lines)
     return (row["log_tail"] or "").splitlines()[-lines:]
+
+
+def runner_pids(db: str | os.PathLike[str] | None = None) -> dict[int, int]:
+    """Runner pid -> job id of the running jobs (each runner leads its own process group), so a
+    GPU process can be named as one of ours."""
+    rows = _store(db).jobs(states=("running",))
+    return {int(r["pid"]): int(r["id"]) for r in rows if r.get("pid")}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import queue
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,15 @@ def run_monitor(
     record: Path | None = None,
     replay: Path | None = None,
     json_out: bool = False,
+    once: bool = False,
+    wide: bool = False,
+    runners: Callable[[], Mapping[int, int]] | None = None,
 ) -> int:
+    """``once``: sample twice and show the second sample only, so CPU %, PCIe and NVLink rates are
+    real (a first sample has no earlier counters to take a difference from). ``runners`` gives the
+    running jobs' runner pids (pid -> job id) to name the job of a GPU process."""
+    if once:
+        count = 2
     try:
         gpu_list = parse_gpus(gpus)
         backend = open_backend(replay=replay, gpus=gpu_list)
@@ -46,7 +55,7 @@ def run_monitor(
     sampler.subscribe(inbox.put)
     seen = 0
     try:
-        with _Output(json_out) as out:
+        with _Output(json_out, wide=wide, live=not once, runners=runners) as out:
             sampler.start()
             while count is None or seen < count:
                 try:
@@ -56,6 +65,8 @@ def run_monitor(
                 seen += 1
                 if writer is not None:
                     writer.write(snap)
+                if once and seen == 1 and not getattr(backend, "finished", False):
+                    continue  # the priming sample: its rates have nothing to compare with
                 out.show(snap)
                 if getattr(backend, "finished", False):
                     break  # a replayed trace ran out
@@ -70,35 +81,61 @@ def run_monitor(
 
 
 class _Output:
-    """JSON lines (flushed per line) or a Rich Live table."""
+    """JSON lines (flushed per line), a Rich Live table, or (``live=False``) one printed table."""
 
-    def __init__(self, json_out: bool) -> None:
+    def __init__(
+        self,
+        json_out: bool,
+        *,
+        wide: bool = False,
+        live: bool = True,
+        runners: Callable[[], Mapping[int, int]] | None = None,
+    ) -> None:
         self.json_out = json_out
+        self.wide = wide
+        self.use_live = live
+        self.runners = runners
         self.live: Any = None
+        self.shown = 0
 
     def __enter__(self) -> _Output:
         if not self.json_out:
             from rich.console import Console
-            from rich.live import Live
-            from rich.text import Text
 
-            self.console = Console()
-            self.live = Live(Text("sampling..."), console=self.console, auto_refresh=False)
-            self.live.__enter__()
+            self.console = Console(highlight=False)
+            if self.use_live and self.console.is_terminal:
+                from rich.live import Live
+                from rich.text import Text
+
+                self.live = Live(Text("sampling..."), console=self.console, auto_refresh=False)
+                self.live.__enter__()
         return self
+
+    def _runners(self) -> Mapping[int, int]:
+        if self.runners is None:
+            return {}
+        try:
+            return self.runners()
+        except Exception:  # no jobs database yet, or it is busy: the job column stays empty
+            return {}
 
     def show(self, snap: Snapshot) -> None:
         if self.json_out:
             sys.stdout.write(json.dumps(to_dict(snap), separators=(",", ":")) + "\n")
             sys.stdout.flush()
             return
+        from zbench.tableview import table_width
         from zbench.telemetry.monitor_view import render
 
-        assert self.live is not None
-        self.live.update(render(snap), refresh=True)
+        view = render(snap, table_width(self.console, self.wide), self._runners())
+        if self.live is None:  # --once, or a pipe: every sample printed whole, one after another
+            if self.shown:
+                self.console.line()
+            self.console.print(view, soft_wrap=True)
+            self.shown += 1
+        else:
+            self.live.update(view, refresh=True)
 
     def __exit__(self, *exc: object) -> None:
         if self.live is not None:
             self.live.__exit__(None, None, None)
-            if not self.console.is_terminal:
-                self.console.line()

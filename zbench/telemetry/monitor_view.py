@@ -1,13 +1,52 @@
-"""The Rich table that ``zbench monitor`` shows: one row per GPU, a host line beneath."""
+"""What ``zbench monitor`` shows: one row per GPU, the host, and the GPU processes, fitted to a width.
+
+The tables go through ``zbench.textfit`` so that at 80 columns the least important columns are left
+out whole instead of every cell being cut to "Re…"; with no width (a pipe, ``--wide``) all are shown.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping, Sequence
+
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
+from zbench.glyphs import glyphs
 from zbench.telemetry import fmt
-from zbench.telemetry.snapshot import NA, GpuSnapshot, Snapshot
+from zbench.telemetry.processes import job_of
+from zbench.telemetry.snapshot import NA, GpuProcess, GpuSnapshot, Snapshot
+from zbench.textfit import Column, lines
+
+GPU_COLUMNS = (
+    Column("GPU", priority=0),
+    Column("util", priority=0, right=True),
+    Column("mem ctl", "ctl", priority=3, right=True),
+    Column("memory", "mem GiB", priority=0, right=True),
+    Column("power", "W", priority=1, right=True),
+    Column("temp", "C", priority=2, right=True),
+    Column("SM/mem MHz", "MHz", priority=5, right=True),
+    Column("PCIe TX/RX GB/s", "PCIe", priority=6, right=True),
+    Column("NVLink TX GB/s", "NVL TX", priority=4, right=True),
+    Column("NVLink RX GB/s", "NVL RX", priority=4, right=True),
+    Column("SM act", "SM", priority=1, right=True),
+    Column("tensor", "tens", priority=2, right=True),
+    Column("throttle", priority=7, flex=True, min_width=8),
+)
+
+PROCESS_COLUMNS = (
+    Column("GPU", priority=0, right=True),
+    Column("PID", priority=0, right=True),
+    Column("user", priority=2),
+    Column("GPU mem", "GPU GiB", priority=0, right=True),
+    Column("SM", priority=3, right=True),
+    Column("CPU", priority=1, right=True),
+    Column("host mem", "RSS GiB", priority=4, right=True),
+    Column("elapsed", "time", priority=3, right=True),
+    Column("job", priority=1),
+    Column("container", "ctr", priority=5),
+    Column("command", priority=0, flex=True, min_width=28),
+)
 
 
 def _nvlink(rate: object, share: object) -> str:
@@ -16,60 +55,109 @@ def _nvlink(rate: object, share: object) -> str:
     return f"{fmt.rate_gbs(rate)} ({fmt.pct(share)})"
 
 
-def _gpu_row(g: GpuSnapshot) -> list[str | Text]:
+def throttling(g: GpuSnapshot) -> list[str]:
+    """The clock-event reasons that slow the GPU (idle and application clocks do not)."""
+    reasons = () if g.throttle_reasons is NA else g.throttle_reasons
+    return [r for r in reasons if r not in ("idle", "app_clocks")]  # type: ignore[union-attr]
+
+
+def gpu_cells(g: GpuSnapshot) -> list[str]:
     head = f"{g.index} {g.name.removeprefix('NVIDIA ')}"
     if g.lost:
-        return [head, Text("lost", style="bold red"), *[""] * 9]
-    reasons = () if g.throttle_reasons is NA else g.throttle_reasons
-    throttled = [r for r in reasons if r not in ("idle", "app_clocks")]  # type: ignore[union-attr]
-    temp = Text(fmt.num(g.temperature_c, "C"), style="red" if throttled else "")
+        return [head, "lost", *[""] * (len(GPU_COLUMNS) - 2)]
+    pcie = (
+        "n/a"
+        if g.pcie_tx_bytes_s is NA and g.pcie_rx_bytes_s is NA
+        else f"{fmt.rate_gbs(g.pcie_tx_bytes_s)}/{fmt.rate_gbs(g.pcie_rx_bytes_s)}"
+    )
     return [
         head,
         fmt.pct(g.util_gpu),
         fmt.pct(g.util_mem),
-        fmt.used_of(g.mem_used_bytes, g.mem_total_bytes),
-        f"{fmt.num(g.power_w)}/{fmt.num(g.power_limit_w, 'W')}",
-        temp,
+        fmt.used_of(g.mem_used_bytes, g.mem_total_bytes).removesuffix(" GiB"),
+        f"{fmt.num(g.power_w)}/{fmt.num(g.power_limit_w)}",
+        fmt.num(g.temperature_c),
         f"{fmt.num(g.sm_clock_mhz)}/{fmt.num(g.mem_clock_mhz)}",
+        pcie,
         _nvlink(g.nvlink.tx_bytes_s, g.nvlink.tx_pct),
         _nvlink(g.nvlink.rx_bytes_s, g.nvlink.rx_pct),
         fmt.pct(g.gpm.sm_activity),
         fmt.pct(g.gpm.tensor_activity),
+        ",".join(throttling(g)) if g.throttle_reasons is not NA else "n/a",
     ]
 
 
-def render(snap: Snapshot) -> RenderableType:
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for name, justify in (
-        ("GPU", "left"),
-        ("util", "right"),
-        ("mem ctl", "right"),
-        ("memory", "right"),
-        ("power", "right"),
-        ("temp", "right"),
-        ("SM/mem MHz", "right"),
-        ("NVLink TX GB/s", "right"),
-        ("NVLink RX GB/s", "right"),
-        ("SM act", "right"),
-        ("tensor", "right"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+def elapsed(started: object, now: float) -> str:
+    """Seconds since ``started`` as 59s, 12m03s, 3h07m, 2d04h."""
+    if not isinstance(started, int | float):
+        return "n/a"
+    s = max(0, int(now - started))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def process_rows(
+    snap: Snapshot, runners: Mapping[int, int] | None = None, now: float | None = None
+) -> list[tuple[int, GpuProcess, list[str]]]:
+    """(GPU index, process, cells) for every GPU process, in GPU then PID order."""
+    now = time.time() if now is None else now
+    out = []
     for g in snap.gpus:
-        table.add_row(*_gpu_row(g))
+        for p in sorted(g.processes, key=lambda p: p.pid):
+            job = job_of(p, dict(runners or {}))
+            out.append(
+                (
+                    g.index,
+                    p,
+                    [
+                        str(g.index),
+                        str(p.pid),
+                        p.user or "?",
+                        fmt.gib(p.used_memory_bytes),
+                        fmt.pct(p.sm_util),
+                        fmt.pct(p.cpu_pct),
+                        fmt.gib(p.host_mem_bytes),
+                        elapsed(p.started, now),
+                        "" if job is None else f"#{job}",
+                        p.container or "",
+                        p.command or p.name,
+                    ],
+                )
+            )
+    return out
+
+
+def host_line(snap: Snapshot) -> str:
     h = snap.host
     load = "n/a" if h.load_avg is NA else " ".join(f"{x:.2f}" for x in h.load_avg)  # type: ignore[union-attr]
-    host = Text.assemble(
-        ("host ", "bold"),
-        f"CPU {fmt.pct(h.cpu_pct)} ({len(h.per_core_pct)} cores)  ",
-        f"RAM {fmt.used_of(h.ram_used_bytes, h.ram_total_bytes)}  ",
-        f"swap {fmt.used_of(h.swap_used_bytes, h.swap_total_bytes)}  load {load}",
+    return (
+        f"CPU {fmt.pct(h.cpu_pct)} ({len(h.per_core_pct)} cores)  "
+        f"RAM {fmt.used_of(h.ram_used_bytes, h.ram_total_bytes)}  "
+        f"swap {fmt.used_of(h.swap_used_bytes, h.swap_total_bytes)}  load {load}"
     )
+
+
+def render(
+    snap: Snapshot,
+    width: int | None = None,
+    runners: Mapping[int, int] | None = None,
+    now: float | None = None,
+) -> RenderableType:
+    ell = glyphs().ellipsis
     parts: list[RenderableType] = []
     if snap.notice:
         parts.append(Text(snap.notice, style="yellow"))
     if snap.gpus:
-        parts.append(table)
-    parts.append(host)
+        _, out = lines(GPU_COLUMNS, [gpu_cells(g) for g in snap.gpus], width, ell)
+        parts.append(Text(out[0], style="bold"))
+        for g, line in zip(snap.gpus, out[1:], strict=True):
+            parts.append(Text(line, style="red" if g.lost or throttling(g) else ""))
+    parts.append(Text.assemble(("host ", "bold"), host_line(snap)))
     for tree in snap.trees:
         parts.append(
             Text(
@@ -77,4 +165,18 @@ def render(snap: Snapshot) -> RenderableType:
                 f"({tree.n_procs} processes)"
             )
         )
+    if snap.gpus:
+        rows = process_rows(snap, runners, now)
+        if rows:
+            _, out = lines(PROCESS_COLUMNS, [r[2] for r in rows], width, ell)
+            parts.append(Text(out[0], style="bold"))
+            parts.extend(Text(line) for line in out[1:])
+        else:
+            parts.append(Text("no processes on the GPUs", style="dim"))
     return Group(*parts)
+
+
+def plain(renderable: RenderableType) -> Sequence[str]:
+    """The lines of a :func:`render` result as plain text (for tests and pipes)."""
+    assert isinstance(renderable, Group)
+    return [r.plain for r in renderable.renderables if isinstance(r, Text)]

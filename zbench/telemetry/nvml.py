@@ -15,6 +15,7 @@ from zbench.telemetry.host import HostReader
 from zbench.telemetry.nvml_device import DeviceReader
 from zbench.telemetry.nvml_util import lost_codes, text
 from zbench.telemetry.pcie import PciePoller
+from zbench.telemetry.processes import ProcessReader
 from zbench.telemetry.snapshot import NA, NAType, Snapshot
 
 
@@ -55,6 +56,7 @@ class NvmlBackend:
         self.notice: str | None = None
         self._seq = 0
         self._pcie: PciePoller | None = None  # started by the first sample
+        self._procs = ProcessReader()
 
     def sample(self, trees: Sequence[int] = ()) -> Snapshot:
         if self._pcie is None:
@@ -68,7 +70,7 @@ class NvmlBackend:
         notice = self.notice
         if lost:
             notice = "GPU " + ", ".join(map(str, lost)) + " lost (not answering NVML)"
-        return Snapshot(
+        snap = Snapshot(
             t=time.time(),
             seq=self._seq,
             host=self.host.read(),
@@ -77,6 +79,7 @@ class NvmlBackend:
             notice=notice,
             trees=self.host.read_trees(trees),
         )
+        return self._procs.enrich_snapshot(snap)
 
     def close(self) -> None:
         if self._pcie is not None:

@@ -83,10 +83,20 @@ class GpmSnapshot:
 
 @dataclass(frozen=True)
 class GpuProcess:
+    """A process that holds a context on a GPU: NVML's figures, then the host's (psutil) where the
+    host lets us read them (``telemetry.processes``)."""
+
     pid: int
     name: str
     used_memory_bytes: IntMetric = NA
     sm_util: Metric = NA
+    user: str = ""
+    command: str = ""
+    cpu_pct: Metric = NA  # 100 = one core
+    host_mem_bytes: IntMetric = NA  # RSS
+    started: Metric = NA  # seconds since the epoch
+    pgid: IntMetric = NA  # process group: a zbench job's runner leads its own
+    container: str | None = None  # short container id, when it runs in one
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,114 @@
+"""Fit any column table to a terminal width: choose columns by priority and headers by width.
+
+Stdlib only, so every view (jobs, results, monitor, doctor) can use it with its own column list. Rich
+tables squeeze every column to "Re…" when a table is wider than the terminal; here a table that does
+not fit first takes its short headers, then cuts its one free-text column, then drops the least
+important columns whole, so every cell left on screen reads in full. Without a width (a pipe,
+``--wide``) nothing is dropped or cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+GAP = 2  # spaces between columns
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    short: str | None = None  # the header when space is tight
+    priority: int = 0  # 0: always shown; higher numbers are dropped first
+    right: bool = False  # right-aligned (numbers)
+    flex: bool = False  # free text that may be cut to fit (one per table)
+    min_width: int = 8  # a flex column is never cut below this
+
+
+@dataclass(frozen=True)
+class Layout:
+    keep: tuple[int, ...]  # indices of the columns shown, in order
+    headers: tuple[str, ...]
+    widths: tuple[int, ...]
+    dropped: tuple[str, ...]  # headers of the columns that did not fit
+
+    def total(self) -> int:
+        return sum(self.widths) + GAP * max(0, len(self.widths) - 1)
+
+
+def _natural(col: Column, header: str, cells: Sequence[str]) -> int:
+    return max([len(header), *(len(c) for c in cells)])
+
+
+def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> Layout:
+    """Which columns to show, with which headers and widths, for ``width`` columns (None: all)."""
+    cols_cells = [[str(r[i]) for r in rows] for i in range(len(columns))]
+    keep = list(range(len(columns)))
+    headers = [c.header for c in columns]
+
+    def widths() -> list[int]:
+        return [_natural(columns[i], headers[i], cols_cells[i]) for i in keep]
+
+    def total(ws: list[int]) -> int:
+        return sum(ws) + GAP * max(0, len(ws) - 1)
+
+    if width is None or total(widths()) <= width:
+        return Layout(tuple(keep), tuple(headers[i] for i in keep), tuple(widths()), ())
+    headers = [c.short or c.header for c in columns]
+    dropped: list[str] = []
+    while True:
+        ws = widths()
+        over = total(ws) - width
+        if over <= 0:
+            break
+        flex = next((k for k, i in enumerate(keep) if columns[i].flex), None)
+        if flex is not None:
+            floor = max(columns[keep[flex]].min_width, len(headers[keep[flex]]))
+            if ws[flex] - over >= floor:
+                ws[flex] -= over
+                break
+        droppable = [i for i in keep if columns[i].priority > 0]
+        if not droppable:
+            if flex is not None:  # nothing else to drop: cut the free text to its floor
+                ws[flex] = max(columns[keep[flex]].min_width, ws[flex] - over)
+            break
+        # The least important column goes first; among equals, the rightmost.
+        victim = max(droppable, key=lambda i: (columns[i].priority, i))
+        keep.remove(victim)
+        dropped.append(columns[victim].header)
+    return Layout(tuple(keep), tuple(headers[i] for i in keep), tuple(ws), tuple(dropped))
+
+
+def cut(text: str, width: int, ellipsis: str = "…") -> str:
+    if len(text) <= width:
+        return text
+    if width <= len(ellipsis):
+        return text[:width]
+    return text[: width - len(ellipsis)] + ellipsis
+
+
+def lines(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    width: int | None,
+    ellipsis: str = "…",
+) -> tuple[Layout, list[str]]:
+    """The header line and one line per row, space-aligned, fitted to ``width``."""
+    layout = fit(columns, rows, width)
+
+    def line(cells: Sequence[str]) -> str:
+        parts = []
+        for k, i in enumerate(layout.keep):
+            w = layout.widths[k]
+            text = cut(str(cells[i]), w, ellipsis)
+            last = k == len(layout.keep) - 1
+            if columns[i].right:
+                parts.append(text.rjust(w))
+            else:
+                parts.append(text if last else text.ljust(w))
+        return (" " * GAP).join(parts).rstrip()
+
+    head = [""] * len(columns)
+    for k, i in enumerate(layout.keep):
+        head[i] = layout.headers[k]
+    return layout, [line(head), *(line(r) for r in rows)]
