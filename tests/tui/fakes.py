@@ -93,6 +93,9 @@ class FakeServices:
     results: list[FakeResult] = field(default_factory=canned_results)
     submitted: list[LaunchRequest] = field(default_factory=list)
     cancelled: list[int] = field(default_factory=list)
+    runners: dict[int, int] = field(default_factory=dict)
+    signalled: list[tuple[int, str]] = field(default_factory=list)
+    refuse: dict[int, str] = field(default_factory=dict)  # pid -> why a signal is refused
 
     def list_jobs(self) -> Sequence[FakeJob]:
         return list(self.jobs)
@@ -133,3 +136,11 @@ class FakeServices:
         lines = ["# zbench report", ""] + [f"- {r.workload} {r.framework} x{r.gpus}" for r in rows]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         return path
+
+    def runner_pids(self) -> dict[int, int]:
+        return dict(self.runners)
+
+    def signal_process(self, pid: int, name: str) -> None:
+        if pid in self.refuse:
+            raise PermissionError(self.refuse[pid])
+        self.signalled.append((pid, name))

@@ -19,6 +19,8 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
+from zbench.telemetry.snapshot import GpuProcess
+
 from .commands import ZbenchCommands
 from .feed import Feed
 from .screens.confirm import ConfirmScreen
@@ -38,6 +40,7 @@ class ZbenchApp(App[int]):
         Binding("d", "dashboard", "Dashboard", id="app.dashboard"),
         Binding("l", "launch", "Launch", id="app.launch"),
         Binding("r", "results", "Results", id="app.results"),
+        Binding("p", "processes", "Processes", id="app.processes"),
         Binding("ctrl+r", "refresh", "Refresh now", id="app.refresh", show=False),
         Binding("question_mark", "help", "Help", id="app.help", key_display="?"),
     ]
@@ -51,6 +54,14 @@ class ZbenchApp(App[int]):
     class JobsLoaded(Message):
         jobs: Sequence[JobLike]
         error: str | None = None
+        runners: dict[int, int] | None = None  # runner pid -> job id of the running jobs
+
+    @dataclass
+    class Signalled(Message):
+        """A signal reached a GPU process."""
+
+        pid: int
+        name: str
 
     @dataclass
     class SuitesLoaded(Message):
@@ -82,6 +93,7 @@ class ZbenchApp(App[int]):
         self.clock = clock
         self.telemetry = TelemetryState()
         self.jobs: Sequence[JobLike] = ()
+        self.runners: dict[int, int] = {}
         self.suites: list[str] = []
         self._jobs_busy = False
         self._ticking = False
@@ -148,7 +160,12 @@ class ZbenchApp(App[int]):
     @work(thread=True, group="jobs", exit_on_error=False)
     def _load_jobs(self) -> None:
         try:
-            self.post_message(self.JobsLoaded(list(self.services.list_jobs())))
+            jobs = list(self.services.list_jobs())
+            try:
+                runners = dict(self.services.runner_pids())
+            except Exception:  # the process table then names no jobs; the jobs table still works
+                runners = {}
+            self.post_message(self.JobsLoaded(jobs, runners=runners))
         except Exception as exc:
             self.post_message(self.JobsLoaded((), f"jobs unavailable: {exc}"))
 
@@ -161,6 +178,8 @@ class ZbenchApp(App[int]):
             return
         self._jobs_error = None
         self.jobs = message.jobs
+        if message.runners is not None:
+            self.runners = message.runners
         for screen in self.screen_stack:
             refresh = getattr(screen, "refresh_jobs", None)
             if refresh is not None:
@@ -261,6 +280,51 @@ class ZbenchApp(App[int]):
 
         if not isinstance(self.screen, ResultsScreen):
             self.push_screen(ResultsScreen())
+
+    def action_processes(self) -> None:
+        from .screens.processes import ProcessesScreen
+
+        if not isinstance(self.screen, ProcessesScreen):
+            self.push_screen(ProcessesScreen())
+
+    def signal_process(self, proc: GpuProcess, name: str) -> None:
+        """Ask, then send TERM (or KILL, once TERM was sent) to a GPU process."""
+        if getattr(self.feed, "replay", False):
+            self.notify(
+                "these processes are from a recorded trace, not this machine: nothing to signal",
+                severity="warning",
+            )
+            return
+        job = self.runners.get(proc.pid) or (
+            self.runners.get(proc.pgid) if isinstance(proc.pgid, int) else None
+        )
+        whose = f", job #{job}" if job is not None else ""
+        hint = " (cancel the job with c on the dashboard to keep its record)" if job else ""
+        prompt = f"Send {name} to pid {proc.pid} ({proc.user or '?'}{whose}: {proc.name})?{hint}"
+
+        def done(confirmed: bool | None) -> None:
+            if confirmed:
+                self._signal(proc.pid, name)
+
+        self.push_screen(ConfirmScreen(prompt), done)
+
+    @work(thread=True, group="signal", exit_on_error=False)
+    def _signal(self, pid: int, name: str) -> None:
+        try:
+            self.services.signal_process(pid, name)
+        except Exception as exc:  # SignalRefused says why in one line
+            self.post_message(self.ServiceDone(f"not sent: {exc}", error=True))
+            return
+        self.post_message(self.Signalled(pid, name))
+
+    def on_zbench_app_signalled(self, message: Signalled) -> None:
+        from .screens.processes import ProcessesScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, ProcessesScreen) and message.name == "TERM":
+                screen.termed.add(message.pid)
+        again = " (k again sends KILL)" if message.name == "TERM" else ""
+        self.notify(f"sent {message.name} to pid {message.pid}{again}")
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen

@@ -49,6 +49,7 @@ class SamplerFeed:
         else:
             self._backend = open_backend(gpus=gpus)
         self.notice: str | None = self._backend.notice
+        self.replay = replay is not None  # its processes are not this machine's: never signal them
         self._queue: deque[Snapshot] = deque(maxlen=512)
         self._sampler = Sampler(self._backend, interval=interval)
         self._sampler.subscribe(self._queue.append)
@@ -67,9 +68,15 @@ class ListFeed:
     dashboard with full history); ``step=True``: each :meth:`advance` releases the next one."""
 
     def __init__(
-        self, snapshots: Iterable[Snapshot], notice: str | None = None, *, step: bool = False
+        self,
+        snapshots: Iterable[Snapshot],
+        notice: str | None = None,
+        *,
+        step: bool = False,
+        replay: bool = False,
     ) -> None:
         self.notice = notice
+        self.replay = replay
         self._pending: deque[Snapshot] = deque(snapshots)
         self._ready: deque[Snapshot] = deque()
         if not step:

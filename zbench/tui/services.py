@@ -60,6 +60,8 @@ class Services(Protocol):
     def query_results(self) -> Sequence[Any]: ...
     def render(self, rows: Sequence[Any], fmt: str) -> str: ...
     def report(self, rows: Sequence[Any], folder: Path) -> Path: ...
+    def runner_pids(self) -> dict[int, int]: ...
+    def signal_process(self, pid: int, name: str) -> None: ...
 
 
 class LocalServices:
@@ -130,3 +132,15 @@ class LocalServices:
         if not ids:
             raise ValueError("none of the shown rows is a stored run")
         return write_report(folder, Filters(run_ids=ids), self.db).markdown
+
+    def runner_pids(self) -> dict[int, int]:
+        """Runner pid -> job id of the running jobs, to name a GPU process as one of ours."""
+        from zbench.jobs.api import runner_pids
+
+        return runner_pids(self.db)
+
+    def signal_process(self, pid: int, name: str) -> None:
+        """TERM or KILL; raises ``SignalRefused`` (one line) for what the user may not signal."""
+        from zbench.telemetry.signals import send
+
+        send(pid, name)
