@@ -60,6 +60,9 @@ SinceOpt = Annotated[
     str | None,
     typer.Option(help="Only runs on or after this date (YYYY-MM-DD).", show_default=False),
 ]
+WideOpt = Annotated[
+    bool, typer.Option("--wide", help="Every column, however wide (default: fit the terminal).")
+]
 
 
 def _exit(code: int | None) -> None:
@@ -119,7 +122,7 @@ def monitor(
         bool,
         typer.Option(help="Print one sample and exit (samples twice, so rates are real)."),
     ] = False,
-    wide: Annotated[bool, typer.Option(help="Every column, however wide the table.")] = False,
+    wide: WideOpt = False,
     db: DbOpt = None,
 ) -> None:
     """Live GPU, NVLink, host and GPU-process telemetry in the terminal."""
@@ -146,11 +149,11 @@ def monitor(
 
 
 @app.command()
-def doctor(*, json_out: JsonOpt = False) -> None:
+def doctor(*, json_out: JsonOpt = False, wide: WideOpt = False) -> None:
     """Driver, CUDA, frameworks, GPU specs, topology, and what could skew a benchmark."""
     from zbench.telemetry.doctor import run_doctor
 
-    _exit(run_doctor(json_out=json_out))
+    _exit(run_doctor(json_out=json_out, wide=wide))
 
 
 @app.command()
@@ -319,6 +322,7 @@ def jobs(
     ] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Jobs, live or finished, with their state."""
     if hosts is not None:
@@ -328,7 +332,7 @@ def jobs(
         return
     from zbench.jobs.commands import list_jobs
 
-    _exit(list_jobs(all_jobs=all_jobs, db=db, json_out=json_out))
+    _exit(list_jobs(all_jobs=all_jobs, db=db, json_out=json_out, wide=wide))
 
 
 @app.command()
@@ -361,13 +365,14 @@ def results(
     tag: TagOpt = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """The review's table of results."""
     from zbench.results.api import Filters
     from zbench.results.commands import show_results
 
     filters = Filters(workload, framework, gpu, since, job or None, suite_run, tag)
-    _exit(show_results(filters=filters, db=db, json_out=json_out))
+    _exit(show_results(filters=filters, db=db, json_out=json_out, wide=wide))
 
 
 @app.command()

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from zbench.glyphs import glyphs
-from zbench.textfit import Column, lines
+from zbench.textfit import Column, Layout, lines
 
 
 def table_width(console: Console, wide: bool) -> int | None:
@@ -32,7 +32,7 @@ def print_table(
     wide: bool = False,
     title: str | None = None,
     width: int | None = -1,
-) -> None:
+) -> Layout:
     """``width=-1``: decide from the console (see :func:`table_width`)."""
     fit_to = table_width(console, wide) if width == -1 else width
     layout, out = lines(columns, rows, fit_to, glyphs().ellipsis)
@@ -43,7 +43,9 @@ def print_table(
         console.print(Text(line), soft_wrap=True)
     if layout.dropped:
         console.print(
-            Text(f"(not shown at this width: {', '.join(layout.dropped)}; --wide shows all)",
-                 style="dim"),
-            soft_wrap=True,
+            Text(
+                f"(not shown at this width: {', '.join(layout.dropped)}; --wide shows all)",
+                style="dim",
+            )
         )
+    return layout

@@ -36,13 +36,18 @@ class Layout:
         return sum(self.widths) + GAP * max(0, len(self.widths) - 1)
 
 
+def one_line(value: object) -> str:
+    """A cell on one line: a line break or tab in the data (a GPU name, a command) is a space."""
+    return " ".join(str(value).splitlines()).replace("\t", " ")
+
+
 def _natural(col: Column, header: str, cells: Sequence[str]) -> int:
     return max([len(header), *(len(c) for c in cells)])
 
 
 def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> Layout:
     """Which columns to show, with which headers and widths, for ``width`` columns (None: all)."""
-    cols_cells = [[str(r[i]) for r in rows] for i in range(len(columns))]
+    cols_cells = [[one_line(r[i]) for r in rows] for i in range(len(columns))]
     keep = list(range(len(columns)))
     headers = [c.header for c in columns]
 
@@ -100,7 +105,7 @@ def lines(
         parts = []
         for k, i in enumerate(layout.keep):
             w = layout.widths[k]
-            text = cut(str(cells[i]), w, ellipsis)
+            text = cut(one_line(cells[i]), w, ellipsis)
             last = k == len(layout.keep) - 1
             if columns[i].right:
                 parts.append(text.rjust(w))

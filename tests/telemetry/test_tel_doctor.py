@@ -22,7 +22,7 @@ def _no_framework_subprocess(monkeypatch: pytest.MonkeyPatch) -> None:
         "torch": {"installed": True, "version": "2.11.0", "gpus": 2},
         "tensorflow": {"installed": False, "version": None, "gpus": None},
     }
-    monkeypatch.setattr(doctor, "framework_status", lambda: status)
+    monkeypatch.setattr(doctor, "framework_status", lambda progress=None: status)
 
 
 def test_h200_peaks_match_the_datasheet() -> None:

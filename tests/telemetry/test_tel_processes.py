@@ -80,7 +80,11 @@ def _owner(pid: int) -> int | None:
 
 def test_signal_terms_then_kills_an_own_process() -> None:
     child = subprocess.Popen(
-        [sys.executable, "-c", "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(30)"]
+        [
+            sys.executable,
+            "-c",
+            "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(30)",
+        ]
     )
     try:
         time.sleep(0.3)
@@ -153,3 +157,10 @@ def test_monitor_once_gives_real_rates_and_fits_80_columns(fake: FakeNvml) -> No
     proc = next(line for line in lines if str(os.getpid()) in line)
     assert getpass.getuser() in proc and "55%" in proc
     assert sum(1 for line in lines if line.startswith("host CPU")) == 1  # one sample shown
+
+
+def test_elapsed_reads_short() -> None:
+    assert [elapsed(1000.0 - s, 1000.0) for s in (5, 754, 11280, 90000)] == [
+        "5s", "12m34s", "3h08m", "1d01h"
+    ]  # fmt: skip
+    assert elapsed(NA, 1000.0) == "n/a"

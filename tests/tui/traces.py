@@ -66,9 +66,18 @@ def with_processes(snaps: list[Snapshot], now: float) -> list[Snapshot]:
                    command=f"python -m zbench.runners.torch.worker resnet50 --rank {i}")
         for i in range(2)
     ]  # fmt: skip
-    other = GpuProcess(pid=5120, name="python3", used_memory_bytes=9 * gib, sm_util=4.0,
-                       user="bob", cpu_pct=12.0, host_mem_bytes=2 * gib, started=now - 90000,
-                       pgid=5100, command="python3 train.py --config configs/llama-lora.yaml")
+    other = GpuProcess(
+        pid=5120,
+        name="python3",
+        used_memory_bytes=9 * gib,
+        sm_util=4.0,
+        user="bob",
+        cpu_pct=12.0,
+        host_mem_bytes=2 * gib,
+        started=now - 90000,
+        pgid=5100,
+        command="python3 train.py --config configs/llama-lora.yaml",
+    )
     boxed = GpuProcess(pid=7007, name="tritonserver", used_memory_bytes=3 * gib, sm_util=0.0,
                        user="root", cpu_pct=2.0, host_mem_bytes=1 * gib, started=now - 4000,
                        pgid=7007, container="4f1c2a9e8b7d",

@@ -17,13 +17,13 @@ from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-from rich.text import Text
 
 from zbench.contract.config import RunConfig, UsageError, build_parser, parse_args
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
+from zbench.tableview import print_table
+from zbench.textfit import Column
 
 Db = str | os.PathLike[str] | None
 POLL_S = 0.5
@@ -149,11 +149,11 @@ def _job_dict(info: JobInfo) -> dict[str, Any]:
 
 def _print_results(run_ids: list[int], db: Db, console: Console) -> None:
     from zbench.results.api import query_results
-    from zbench.results.commands import results_table
+    from zbench.results.commands import print_results
 
     rows = query_results(db, run_ids=run_ids) if run_ids else []
     if rows:
-        console.print(results_table(rows))
+        print_results(console, rows)
 
 
 def run_job(
@@ -298,6 +298,20 @@ def _spec_label(spec: JobSpec) -> str:
     return f"{c.workload} {c.framework} {c.mode} {c.precision or 'default'} on {where}"
 
 
+# Least important columns go first at narrow widths; the free-text reason is cut before.
+JOB_COLUMNS = (
+    Column("ID", right=True),
+    Column("State"),
+    Column("Job", priority=0),
+    Column("GPUs", priority=2),
+    Column("Phase", priority=3),
+    Column("Step", priority=4, right=True),
+    Column("Samples/s", "img/s", priority=1, right=True),
+    Column("Started", priority=5),
+    Column("Reason", priority=1, flex=True, min_width=16),
+)
+
+
 def _when(t: float | None) -> str:
     """Time of day for today, the date too for older jobs: keeps the table inside 80 columns."""
     if not t:
@@ -306,7 +320,7 @@ def _when(t: float | None) -> str:
     return when.strftime("%H:%M:%S" if when.date() == dt.date.today() else "%Y-%m-%d %H:%M")
 
 
-def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
+def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> int:
     jobs = api.list_jobs(db)
     if not all_jobs:
         midnight = dt.datetime.combine(dt.date.today(), dt.time()).timestamp()
@@ -318,16 +332,9 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
     if not jobs:
         console.print("No jobs" + ("" if all_jobs else " today (--all shows every job)") + ".")
         return 0
-    table = Table()
     reasons = any(j.reason for j in jobs)
-    names = ["ID", "State", "Job", "GPUs", "Phase", "Step", "Samples/s", "Started"]
-    for name in [*names, "Reason"] if reasons else names:
-        # Only the free-text columns may wrap; the rest stay readable at 80 columns.
-        table.add_column(
-            name,
-            no_wrap=name not in ("Job", "Reason"),
-            justify="right" if name in ("ID", "Samples/s") else "left",
-        )
+    columns = JOB_COLUMNS if reasons else JOB_COLUMNS[:-1]
+    rows = []
     for j in jobs:
         gpus = ",".join(str(g) for g in j.gpu_ids) if j.gpu_ids else ""
         gpus = "cpu" if j.gpu_ids == () and j.state != "queued" else gpus
@@ -337,9 +344,8 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
             str(j.id), j.state, label(j)[len(f"#{j.id} ") :], gpus, j.phase or "", step, sps,
             _when(j.started),
         ]  # fmt: skip
-        # Text, not markup: reasons quote runner errors such as "[rank0]: ..." verbatim.
-        table.add_row(*(Text(c) for c in [*cells, *([j.reason or ""] if reasons else [])]))
-    console.print(table)
+        rows.append([*cells, *([" ".join((j.reason or "").split())] if reasons else [])])
+    print_table(console, columns, rows, wide=wide)
     return 0
 
 

@@ -29,6 +29,8 @@ from zbench.results.export import FORMATS, FormatError, render
 from zbench.results.format import COLUMNS, NUMERIC, cells, published_cell, published_notes
 from zbench.results.identity import differences
 from zbench.results.provenance import warnings
+from zbench.tableview import print_table
+from zbench.textfit import Column
 
 Db = str | os.PathLike[str] | None
 
@@ -37,32 +39,66 @@ def _err(message: str) -> None:
     print(f"zbench: {message}", file=sys.stderr)
 
 
-def results_table(rows: Sequence[ResultRow]) -> Table:
-    """The review's table; a "Published" column where a published figure exists for a row's setup
-    (its value only where it compares)."""
+def _parts(rows: Sequence[ResultRow]) -> tuple[list[str], list[list[str]], list[str]]:
+    """The one table every view prints: its titles ("Run", ``COLUMNS``, "Published" where a
+    published figure exists for a row's setup), its cells, and the lines under it."""
     pubs = [published_for(r) for r in rows]
     notes = published_notes(pubs, rows)
     flagged = [f"run {r.run_id}: {text}" for r in rows for _, text in warnings(r)]
     caption = [("Published: " + "; ".join(notes))] if notes else []
     caption += ["Warnings: " + "; ".join(flagged)] if flagged else []
+    show = any(p.anchor or p.reason for p in pubs)
+    titles = ["Run", *(t for t, _, _ in COLUMNS), *(["Published"] if show else [])]
+    body = [
+        [str(c) for c in [row.run_id or "", *cells(row), *([published_cell(pub)] if show else [])]]
+        for row, pub in zip(rows, pubs, strict=True)
+    ]
+    return titles, body, caption
+
+
+def results_table(rows: Sequence[ResultRow]) -> Table:
+    """The review's table as a Rich table (its value only where a published figure compares)."""
+    titles, body, caption = _parts(rows)
     table = Table(
         title="zbench results",
         caption="\n".join(caption) or None,
         caption_justify="left",
     )
-    table.add_column("Run", justify="right")
-    for title, _, _ in COLUMNS:
+    for title in titles:
         # What a row is stays whole on a narrow terminal; numbers and notes wrap first.
         whole = title in ("Model", "Framework", "Samples/s")
-        table.add_column(title, justify="right" if title in NUMERIC else "left", no_wrap=whole)
-    show = any(p.anchor or p.reason for p in pubs)
-    if show:
-        table.add_column("Published")
-    for row, pub in zip(rows, pubs, strict=True):
-        extra = [published_cell(pub)] if show else []
+        right = title in NUMERIC or title == "Run"
+        table.add_column(title, justify="right" if right else "left", no_wrap=whole)
+    for line in body:
         # Text, not markup: GPU names and published sources are data, never Rich markup.
-        table.add_row(*(Text(str(c)) for c in [row.run_id or "", *cells(row), *extra]))
+        table.add_row(*(Text(c) for c in line))
     return table
+
+
+# How ``COLUMNS`` give way on a narrow terminal: what a row is and its speed stay; the review's
+# other figures go first, highest number first (titles not named here: 1).
+_PRIORITY = {"Model": 0, "Framework": 0, "Mode": 0, "GPUs": 0, "Samples/s": 0, "Precision": 1,
+             "Batch": 2, "GPU util %": 2, "Flags": 2, "GPU mem GiB": 3, "Published": 3,
+             "Mem-ctrl util %": 4, "CPU util %": 4, "Spread %": 4, "CPU mem GiB": 5, "GPU": 6,
+             "Setup": 6, "Run": 7}  # fmt: skip
+_SHORT = {"Framework": "FW", "Precision": "Prec", "Samples/s": "img/s", "GPU util %": "GPU%",
+          "Mem-ctrl util %": "ctl%", "GPU mem GiB": "GPU GiB", "CPU util %": "CPU%",
+          "CPU mem GiB": "CPU GiB", "Spread %": "Sprd%"}  # fmt: skip
+
+
+def print_results(console: Console, rows: Sequence[ResultRow], *, wide: bool = False) -> None:
+    """The review's table fitted to the terminal (``zbench.textfit``): whole columns are left out
+    at narrow widths instead of every cell being cut; a pipe or ``--wide`` gets every column."""
+    titles, body, caption = _parts(rows)
+    columns = [
+        Column(t, _SHORT.get(t), _PRIORITY.get(t, 1), right=t in NUMERIC or t == "Run",
+               flex=t == "Published", min_width=12)
+        for t in titles
+    ]  # fmt: skip
+    layout = print_table(console, columns, body, wide=wide, title="zbench results")
+    for line in caption:
+        if not (line.startswith("Published: ") and "Published" in layout.dropped):
+            console.print(Text(line))
 
 
 def _query(filters: Filters, db: Db) -> list[ResultRow] | None:
@@ -73,7 +109,7 @@ def _query(filters: Filters, db: Db) -> list[ResultRow] | None:
         return None
 
 
-def show_results(*, filters: Filters, db: Db, json_out: bool) -> int:
+def show_results(*, filters: Filters, db: Db, json_out: bool, wide: bool = False) -> int:
     rows = _query(filters, db)
     if rows is None:
         return 2
@@ -83,7 +119,7 @@ def show_results(*, filters: Filters, db: Db, json_out: bool) -> int:
     if not rows:
         Console().print("No results yet. Run `zbench suite quick` or `zbench run resnet50`.")
         return 0
-    Console(highlight=False).print(results_table(rows))
+    print_results(Console(highlight=False), rows, wide=wide)
     return 0
 
 

@@ -12,6 +12,7 @@ import json
 import platform
 import subprocess
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import psutil
@@ -28,8 +29,16 @@ FRAMEWORK_PROBES = {
 FRAMEWORK_TIMEOUT_S = 90.0
 
 
-def framework_status() -> dict[str, dict[str, Any]]:
-    """For torch and tensorflow: installed version, and how many GPUs a fresh process sees."""
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def framework_status(progress: Progress = _quiet) -> dict[str, dict[str, Any]]:
+    """For torch and tensorflow: installed version, and how many GPUs a fresh process sees.
+    ``progress`` is told each phase in a few words (the CLI shows it beside a spinner)."""
     out: dict[str, dict[str, Any]] = {}
     procs: dict[str, subprocess.Popen[str]] = {}
     for name, code in FRAMEWORK_PROBES.items():
@@ -42,6 +51,7 @@ def framework_status() -> dict[str, dict[str, Any]]:
             [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
     for name, proc in procs.items():
+        progress(f"importing {name} in a fresh process to count the GPUs it sees")
         try:
             stdout, stderr = proc.communicate(timeout=FRAMEWORK_TIMEOUT_S)
             lines = stdout.strip().splitlines()
@@ -79,10 +89,12 @@ def host_info() -> dict[str, Any]:
     }
 
 
-def collect() -> dict[str, Any]:
+def collect(progress: Progress = _quiet) -> dict[str, Any]:
     """Everything the doctor reports, as JSON-ready data."""
+    progress("reading the host")
     report: dict[str, Any] = {"host": host_info(), "nvml": None, "gpus": [], "topology": None}
-    report["frameworks"] = framework_status()
+    report["frameworks"] = framework_status(progress)
+    progress("reading the GPUs through NVML")
     report["warnings"] = []
     try:
         import pynvml
@@ -105,14 +117,15 @@ def collect() -> dict[str, Any]:
     return report
 
 
-def run_doctor(json_out: bool = False) -> int:
-    report = collect()
+def run_doctor(json_out: bool = False, wide: bool = False) -> int:
+    from zbench.telemetry.doctor_view import print_report, spinner
+
+    with spinner() as progress:  # on stderr, and only when it is a terminal
+        report = collect(progress)
     if json_out:
         print(json.dumps(to_dict(report), indent=2, default=_json_default))
         return 0
-    from zbench.telemetry.doctor_view import print_report
-
-    print_report(report)
+    print_report(report, wide=wide)
     return 0
 
 

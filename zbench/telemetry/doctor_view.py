@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
+from zbench.glyphs import glyphs
+from zbench.tableview import print_table
+from zbench.textfit import Column
 
 GIB = 2**30
 
@@ -14,7 +20,9 @@ def _f(value: Any, fmt: str = "{:.1f}", na: str = "n/a") -> str:
     return na if value is None else fmt.format(value)
 
 
-def print_report(report: dict[str, Any], console: Console | None = None) -> None:
+def print_report(
+    report: dict[str, Any], console: Console | None = None, *, wide: bool = False
+) -> None:
     c = console or Console()
     h = report["host"]
     c.print(f"[bold]host[/] {h['hostname']}  {h['os']}  Python {h['python']}")
@@ -34,36 +42,38 @@ def print_report(report: dict[str, Any], console: Console | None = None) -> None
     if report.get("notice"):
         c.print(f"[yellow]{report['notice']}[/]")
         return
-    ident = _table("GPUs", ["GPU", "arch", "CC", "SMs", "memory", "bus", "max SM/mem MHz"])
-    peaks = _table(
-        "theoretical peaks", ["GPU", "FP32 TF", "FP16 TF", "BF16 TF", "mem BW", "NVLink"]
-    )
+    ident: list[list[str]] = []
+    peaks: list[list[str]] = []
     for g in report["gpus"]:
         name = f"{g['index']} {g['name'].removeprefix('NVIDIA ')}"
         if g.get("lost"):
-            ident.add_row(name or str(g["index"]), "lost: not answering NVML", *[""] * 5)
+            ident.append([name or str(g["index"]), "lost: not answering NVML", *[""] * 5])
             continue
         links = g["nvlink_links"]
         link_bw = g["nvlink_link_bytes_s"] and g["nvlink_link_bytes_s"] / 1e9
-        ident.add_row(
-            name,
-            g["architecture"],
-            g["compute_capability"],
-            _f(g["sm_count"], "{}"),
-            _f(g["mem_total_bytes"] and g["mem_total_bytes"] / GIB, "{:.0f} GiB"),
-            _f(g["mem_bus_width_bits"], "{} bit"),
-            f"{_f(g['max_sm_clock_mhz'], '{:.0f}')}/{_f(g['max_mem_clock_mhz'], '{:.0f}')}",
+        ident.append(
+            [
+                name,
+                g["architecture"],
+                g["compute_capability"],
+                _f(g["sm_count"], "{}"),
+                _f(g["mem_total_bytes"] and g["mem_total_bytes"] / GIB, "{:.0f} GiB"),
+                _f(g["mem_bus_width_bits"], "{} bit"),
+                f"{_f(g['max_sm_clock_mhz'], '{:.0f}')}/{_f(g['max_mem_clock_mhz'], '{:.0f}')}",
+            ]
         )
-        peaks.add_row(
-            name,
-            _f(g["fp32_tflops"]),
-            _f(g["fp16_tflops"], "{:.0f}"),
-            _f(g["bf16_tflops"], "{:.0f}"),
-            _f(g["mem_bw_bytes_s"] and g["mem_bw_bytes_s"] / 1e12, "{:.2f} TB/s"),
-            "none" if not links else f"{links} x {_f(link_bw)} GB/s",
+        peaks.append(
+            [
+                name,
+                _f(g["fp32_tflops"]),
+                _f(g["fp16_tflops"], "{:.0f}"),
+                _f(g["bf16_tflops"], "{:.0f}"),
+                _f(g["mem_bw_bytes_s"] and g["mem_bw_bytes_s"] / 1e12, "{:.2f} TB/s"),
+                "none" if not links else f"{links} x {_f(link_bw)} GB/s",
+            ]
         )
-    c.print(ident)
-    c.print(peaks)
+    print_table(c, IDENT_COLUMNS, ident, wide=wide, title="GPUs")
+    print_table(c, PEAK_COLUMNS, peaks, wide=wide, title="theoretical peaks")
     topo = report.get("topology")
     if topo and len(topo["labels"]) > 1:
         m = Table(title="topology", box=None, header_style="bold", title_justify="left")
@@ -79,8 +89,32 @@ def print_report(report: dict[str, Any], console: Console | None = None) -> None
         c.print("[green]no warnings[/]")
 
 
-def _table(title: str, cols: list[str]) -> Table:
-    t = Table(title=title, box=None, header_style="bold", title_justify="left")
-    for col in cols:
-        t.add_column(col, justify="left" if col in ("GPU", "arch") else "right", no_wrap=True)
-    return t
+IDENT_COLUMNS = (
+    Column("GPU"),
+    Column("arch", priority=3),
+    Column("CC", priority=1, right=True),
+    Column("SMs", priority=2, right=True),
+    Column("memory", "mem", right=True),
+    Column("bus", priority=4, right=True),
+    Column("max SM/mem MHz", "MHz", priority=1, right=True),
+)
+PEAK_COLUMNS = (
+    Column("GPU"),
+    Column("FP32 TF", "FP32", right=True),
+    Column("FP16 TF", "FP16", priority=1, right=True),
+    Column("BF16 TF", "BF16", right=True),
+    Column("mem BW", "BW", right=True),
+    Column("NVLink", priority=2, right=True),
+)
+
+
+@contextlib.contextmanager
+def spinner() -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr naming the doctor's phase; nothing when stderr is not a terminal."""
+    err = Console(stderr=True)
+    if not err.is_terminal:
+        yield lambda _: None
+        return
+    name = "line" if glyphs().ascii else "dots"
+    with err.status("zbench doctor: starting", spinner=name) as status:
+        yield lambda phase: status.update(f"zbench doctor: {phase}")

@@ -1,0 +1,36 @@
+"""``zbench monitor`` and ``zbench doctor`` read in 80 columns, piped or not, and whole with --wide."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from tests.fakes.fake_nvml import FakeNvml
+from zbench.cli import app
+
+
+def _check_80(out: str) -> None:
+    assert out.strip()
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    assert "…" not in out.replace("...", "") or out.count("…") <= 2  # never every cell cut
+
+
+def test_monitor_once_at_80_columns(fake: FakeNvml) -> None:
+    res = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["monitor", "--once", "--interval", "0.1"])
+    assert res.exit_code == 0, res.output
+    _check_80(res.stdout)
+    assert "0 H200" in res.stdout and "util" in res.stdout
+
+
+def test_doctor_at_80_columns_and_wide(fake: FakeNvml) -> None:
+    res = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["doctor"])
+    assert res.exit_code == 0, res.output
+    _check_80(res.stdout)
+    assert "FP32" in res.stdout and "0 H200" in res.stdout
+    wide = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["doctor", "--wide"])
+    assert "max SM/mem MHz" in wide.stdout and "FP16 TF" in wide.stdout
+
+
+def test_piped_without_columns_is_whole(fake: FakeNvml) -> None:
+    res = CliRunner(env={"COLUMNS": ""}).invoke(app, ["monitor", "--once", "--interval", "0.1"])
+    assert res.exit_code == 0
+    assert "NVLink TX GB/s" in res.stdout and "throttle" in res.stdout
