@@ -78,7 +78,15 @@ def _root(
         Path | None,
         typer.Option(help="Run the dashboard from a recorded trace (JSONL).", show_default=False),
     ] = None,
-    interval: Annotated[float, typer.Option(help="Refresh interval in seconds.", min=0.05)] = 0.5,
+    interval: Annotated[
+        float | None,
+        typer.Option(
+            help="Dashboard refresh in seconds (default: $ZBENCH_INTERVAL, the config file, "
+            "the last one used, else 1).",
+            min=0.05,
+            show_default=False,
+        ),
+    ] = None,
     db: DbOpt = None,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.widgets import Button, Input, Log, Static
+from textual.widgets import Button, Input, Log, Select, Static
 
 from zbench.tui.screens.confirm import ConfirmScreen
 from zbench.tui.screens.dashboard import DashboardScreen
@@ -122,3 +122,39 @@ async def test_job_detail_shows_log_and_cancels() -> None:
         await press(pilot, "escape")
         assert isinstance(app.screen, DashboardScreen)
     assert services.cancelled == [2]
+
+
+async def test_launch_sends_device_warmup_image_size_preset_and_repeats() -> None:
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        screen = app.screen
+        screen.query_one("#device", Select).value = "cpu"
+        screen.query_one("#preset", Select).value = "max"
+        for field, value in (("warmup", "2"), ("image-size", "128"), ("repeat", "3")):
+            screen.query_one(f"#{field}", Input).value = value
+        await press(pilot, "ctrl+s")
+        (config,) = services.submitted[0].configs
+        assert (config.device, config.warmup, config.image_size, config.repeat) == (
+            "cpu", 2, 128, 3,
+        )  # fmt: skip
+        assert config.preset == "max"
+
+
+async def test_a_host_without_gpus_launches_on_cpu() -> None:
+    from zbench.telemetry.snapshot import HostSnapshot, Snapshot
+
+    services = FakeServices()
+    app = make_app([Snapshot(t=1.0, seq=1, host=HostSnapshot())], services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        assert app.screen.query_one("#device", Select).value == "cpu"
+        app.screen.query_one("#gpus", Input).value = "0"
+        await settle(pilot)
+        assert "a cpu run uses no GPU" in str(app.screen.query_one("#error", Static).render())
+        app.screen.query_one("#gpus", Input).value = ""
+        await press(pilot, "ctrl+s")
+        assert services.submitted[0].configs[0].device == "cpu"

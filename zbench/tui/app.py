@@ -7,6 +7,7 @@ message; the message handlers change widgets. Polls never overlap: a poll is ski
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -19,8 +20,9 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from zbench.telemetry.snapshot import GpuProcess
+from zbench.settings import State, save_state
 
+from .app_mixins import ProcessActionsMixin, RememberMixin
 from .commands import ZbenchCommands
 from .feed import Feed
 from .screens.confirm import ConfirmScreen
@@ -31,7 +33,7 @@ from .state import TelemetryState
 JOBS_MIN_INTERVAL = 1.0  # the jobs table polls SQLite at most once a second
 
 
-class ZbenchApp(App[int]):
+class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
     CSS_PATH = Path(__file__).with_name("zbench.tcss")  # absolute: subclasses live elsewhere
     TITLE = "zbench"
     COMMANDS = App.COMMANDS | {ZbenchCommands}
@@ -57,13 +59,6 @@ class ZbenchApp(App[int]):
         runners: dict[int, int] | None = None  # runner pid -> job id of the running jobs
 
     @dataclass
-    class Signalled(Message):
-        """A signal reached a GPU process."""
-
-        pid: int
-        name: str
-
-    @dataclass
     class SuitesLoaded(Message):
         names: list[str]
 
@@ -82,10 +77,17 @@ class ZbenchApp(App[int]):
         feed_factory: Callable[[], Feed] | None = None,
         interval: float | None = 0.5,
         clock: Callable[[], float] = time.time,
+        state: State | None = None,
+        state_file: Path | None = None,
     ) -> None:
         """``interval=None`` disables the timers (tests step the app by hand); ``clock`` gives the
-        time used for elapsed times, so tests can freeze it."""
+        time used for elapsed times, so tests can freeze it. ``state`` is what was remembered
+        (theme, launch form, sort and filter); with ``state_file`` changes are written back."""
         super().__init__()
+        self.state = state or State()
+        self._state_file = state_file
+        if self.state.theme and self.state.theme in self.available_themes:
+            self.theme = self.state.theme
         self.services = services
         self.feed = feed
         self._feed_factory = feed_factory
@@ -102,6 +104,7 @@ class ZbenchApp(App[int]):
     # --- start-up and polling ------------------------------------------------------------------
 
     async def on_mount(self) -> None:
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         await self.push_screen(DashboardScreen())
         if self.feed is not None:
             await self._use_feed(self.feed)
@@ -221,7 +224,12 @@ class ZbenchApp(App[int]):
     def action_launch(self) -> None:
         from .screens.launch import LaunchScreen
 
-        self.push_screen(LaunchScreen(self.suites), self._launch)
+        snap = self.telemetry.latest
+        has_gpus = snap is None or bool(snap.gpus)
+        self.push_screen(
+            LaunchScreen(self.suites, has_gpus=has_gpus, remembered=self.state.launch),
+            self._launch,
+        )
 
     def _launch(self, request: LaunchRequest | None) -> None:
         if request is not None:
@@ -285,46 +293,15 @@ class ZbenchApp(App[int]):
         from .screens.processes import ProcessesScreen
 
         if not isinstance(self.screen, ProcessesScreen):
-            self.push_screen(ProcessesScreen())
-
-    def signal_process(self, proc: GpuProcess, name: str) -> None:
-        """Ask, then send TERM (or KILL, once TERM was sent) to a GPU process."""
-        if getattr(self.feed, "replay", False):
-            self.notify(
-                "these processes are from a recorded trace, not this machine: nothing to signal",
-                severity="warning",
+            remembered = self.state.processes
+            sort = remembered.get("sort", 0)
+            text = remembered.get("filter", "")
+            self.push_screen(
+                ProcessesScreen(
+                    sort=sort if isinstance(sort, int) else 0,
+                    filter_text=text if isinstance(text, str) else "",
+                )
             )
-            return
-        job = self.runners.get(proc.pid) or (
-            self.runners.get(proc.pgid) if isinstance(proc.pgid, int) else None
-        )
-        whose = f", job #{job}" if job is not None else ""
-        hint = " (cancel the job with c on the dashboard to keep its record)" if job else ""
-        prompt = f"Send {name} to pid {proc.pid} ({proc.user or '?'}{whose}: {proc.name})?{hint}"
-
-        def done(confirmed: bool | None) -> None:
-            if confirmed:
-                self._signal(proc.pid, name)
-
-        self.push_screen(ConfirmScreen(prompt), done)
-
-    @work(thread=True, group="signal", exit_on_error=False)
-    def _signal(self, pid: int, name: str) -> None:
-        try:
-            self.services.signal_process(pid, name)
-        except Exception as exc:  # SignalRefused says why in one line
-            self.post_message(self.ServiceDone(f"not sent: {exc}", error=True))
-            return
-        self.post_message(self.Signalled(pid, name))
-
-    def on_zbench_app_signalled(self, message: Signalled) -> None:
-        from .screens.processes import ProcessesScreen
-
-        for screen in self.screen_stack:
-            if isinstance(screen, ProcessesScreen) and message.name == "TERM":
-                screen.termed.add(message.pid)
-        again = " (k again sends KILL)" if message.name == "TERM" else ""
-        self.notify(f"sent {message.name} to pid {message.pid}{again}")
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen
@@ -337,18 +314,39 @@ class ZbenchApp(App[int]):
         await self.tick()
 
 
-def run_app(replay: Path | None, interval: float, db: Path | None) -> int:
-    """``zbench`` without a command. Exit status 2 for a bad option, else the app's."""
+def run_app(replay: Path | None, interval: float | None, db: Path | None) -> int:
+    """``zbench`` without a command. Exit status 2 for a bad option, else the app's.
+
+    The dashboard redraws every ``interval`` (see ``zbench.settings`` for where it comes from);
+    telemetry is sampled at the same pace, so an idle dashboard costs little. Jobs are sampled by
+    their supervisor at 0.5 s whatever the dashboard does."""
+    from zbench.settings import SettingsError, load_config, load_state, resolve_interval, state_path
+
     if replay is not None and not replay.is_file():
         print(f"zbench: no such trace file: {replay}", file=sys.stderr)
         return 2
+    try:
+        config = load_config()
+        state = load_state()
+        every = resolve_interval(interval, config, state)
+    except SettingsError as exc:
+        print(f"zbench: {exc}", file=sys.stderr)
+        return 2
+    if config.theme:  # the config file wins over the theme picked last time
+        state.theme = config.theme
+    if interval is not None and interval != state.interval:
+        state.interval = interval  # an explicit --interval is remembered for next time
+        with contextlib.suppress(OSError):
+            save_state(state, state_path())
     from .feed import SamplerFeed
     from .services import LocalServices
 
     app = ZbenchApp(
         LocalServices(db),
-        feed_factory=lambda: SamplerFeed(replay, interval),
-        interval=interval,
+        feed_factory=lambda: SamplerFeed(replay, every),
+        interval=every,
+        state=state,
+        state_file=state_path(),
     )
     app.run()
     return app.return_code or 0

@@ -20,6 +20,7 @@ from zbench.contract.config import (
     FRAMEWORKS,
     MODES,
     PRECISIONS,
+    PRESETS,
     WORKLOADS,
     RunConfig,
     UsageError,
@@ -32,6 +33,11 @@ from zbench.demos.runner import parse_args as parse_demo_args
 from ..services import LaunchRequest
 
 DATASET = "dataset"
+DEVICES = ("cuda", "cpu")
+# Free-text fields (Input ids) and the runner flag each one sets; blank leaves the runner's default.
+NUMBER_FLAGS = ("batch-size", "steps", "warmup", "image-size", "repeat")
+SELECTS = ("framework", "mode", "precision", "data", "device", "preset")
+INPUTS = ("gpus", *NUMBER_FLAGS, "path")
 
 
 def parse_gpu_ids(text: str) -> tuple[int, ...] | None:
@@ -50,7 +56,7 @@ def parse_gpu_ids(text: str) -> tuple[int, ...] | None:
 
 def runner_argv(workload: str, form: dict[str, str], gpu_ids: tuple[int, ...] | None) -> list[str]:
     argv = [workload, "--framework", form["framework"], "--mode", form["mode"]]
-    for flag in ("precision", "batch-size", "steps"):
+    for flag in ("precision", "preset", "device", *NUMBER_FLAGS):
         if form.get(flag):
             argv += [f"--{flag}", form[flag]]
     if form["data"] == DATASET:
@@ -74,6 +80,8 @@ def build_request(
         gpu_ids = parse_gpu_ids(form["gpus"])
     except ValueError as exc:
         return None, str(exc)
+    if form.get("device") == "cpu" and gpu_ids:
+        return None, "GPUs: a cpu run uses no GPU (clear the field or pick device cuda)"
     if form["data"] == DATASET:
         if not form["path"].strip():
             return None, "data: give the dataset's path"
@@ -99,9 +107,15 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         Binding("escape", "cancel", "Close", id="launch.cancel"),
     ]
 
-    def __init__(self, suites: list[str]) -> None:
+    def __init__(
+        self, suites: list[str], *, has_gpus: bool = True, remembered: dict[str, str] | None = None
+    ) -> None:
+        """``has_gpus=False`` (a host without a GPU) makes cpu the device, so a launch works;
+        ``remembered`` holds the form's values from the last launch."""
         super().__init__()
         self.suites = suites
+        self.has_gpus = has_gpus
+        self.remembered = {k: str(v) for k, v in (remembered or {}).items()}
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -130,15 +144,23 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 yield from self._select("framework", FRAMEWORKS, "torch")
                 yield from self._select("mode", MODES, "train")
                 yield Label("GPUs")
-                yield Input(placeholder="e.g. 0,1 (blank: first free)", id="gpus", compact=True)
+                yield Input(placeholder="0,1 (first free)", id="gpus", compact=True)
                 yield Label("precision")
                 yield Select(
                     [(p, p) for p in PRECISIONS], prompt="default", id="precision", compact=True
                 )
                 yield Label("batch size")
-                yield Input(placeholder="per GPU (blank: default)", id="batch-size", compact=True)
+                yield Input(placeholder="per GPU (default)", id="batch-size", compact=True)
                 yield Label("steps")
-                yield Input(placeholder="measured steps (blank: default)", id="steps", compact=True)
+                yield Input(placeholder="measured (default)", id="steps", compact=True)
+                yield from self._select("device", DEVICES, "cuda" if self.has_gpus else "cpu")
+                yield from self._select("preset", PRESETS, "review")
+                yield Label("warm-up")
+                yield Input(placeholder="steps (default)", id="warmup", compact=True)
+                yield Label("image size")
+                yield Input(placeholder="pixels (default)", id="image-size", compact=True)
+                yield Label("repeats")
+                yield Input(placeholder="runs of each (1)", id="repeat", compact=True)
                 yield from self._select("data", (*DATA_SOURCES, DATASET), DATA_SOURCES[0])
                 yield Label("dataset path")
                 yield Input(placeholder="for data = dataset", id="path", compact=True)
@@ -155,17 +177,50 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         )
 
     def on_mount(self) -> None:
+        self._restore(self.remembered)
         self.query_one("#workloads").focus()
         self.validate()
 
+    def _restore(self, values: dict[str, str]) -> None:
+        """Put remembered values back; one that no longer fits (a renamed option) is skipped."""
+        for name in SELECTS:
+            value = values.get(name)
+            if name == "device" and not self.has_gpus:
+                continue  # no GPU here: cpu, whatever was used last time
+            if value and value in self._options(name):
+                self.query_one(f"#{name}", Select).value = value
+        for name in INPUTS:
+            if name in values:
+                self.query_one(f"#{name}", Input).value = values[name]
+        workloads = values.get("workloads")
+        if workloads:
+            chosen = [w for w in workloads.split(",") if w in WORKLOADS]
+            if chosen:
+                box = self.query_one("#workloads", SelectionList)
+                box.deselect_all()
+                for w in chosen:
+                    box.select(w)
+
+    @staticmethod
+    def _options(name: str) -> tuple[str, ...]:
+        return {
+            "framework": FRAMEWORKS, "mode": MODES, "precision": PRECISIONS,
+            "data": (*DATA_SOURCES, DATASET), "device": DEVICES, "preset": PRESETS,
+        }[name]  # fmt: skip
+
     def form(self) -> dict[str, str]:
         values = {}
-        for name in ("framework", "mode", "precision", "data"):
+        for name in SELECTS:
             value = self.query_one(f"#{name}", Select).value
             values[name] = "" if value is Select.NULL else str(value)
-        for name in ("gpus", "batch-size", "steps", "path"):
+        for name in INPUTS:
             values[name] = self.query_one(f"#{name}", Input).value.strip()
         return values
+
+    def remembered_values(self) -> dict[str, str]:
+        """The form as the next launch should start from it."""
+        workloads = ",".join(self.query_one("#workloads", SelectionList).selected)
+        return {**self.form(), "workloads": workloads}
 
     def request(self) -> tuple[LaunchRequest | None, str]:
         suite = self.query_one("#suite", Select).value
@@ -196,6 +251,9 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
     def action_launch(self) -> None:
         request, _ = self.request()
         if self.validate() and request is not None:
+            remember = getattr(self.app, "remember", None)
+            if remember is not None:
+                remember(launch=self.remembered_values())
             self.dismiss(request)
 
     def action_cancel(self) -> None:
