@@ -16,24 +16,44 @@ class Glyphs:
     ellipsis: str
     bar_full: str
     bar_empty: str
-    spark: str  # from lowest to highest
+    spark: str  # nine levels, from empty to full
+    dot: str  # a value that is not available
+    running: str  # before a running job's phase
     spinner: tuple[str, ...]
+    up: str = "↑"
+    down: str = "↓"
+    degree: str = "°"
+    warn: str = "⚠"
+    sep: str = "·"
 
 
 UNICODE = Glyphs(
-    False, "…", "█", "░", "▁▂▃▄▅▆▇█", ("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏")
+    False, "…", "█", "░", " ▁▂▃▄▅▆▇█", "·", "▶", ("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏")
 )
-ASCII = Glyphs(True, "...", "#", ".", "_.-=*#", ("|", "/", "-", "\\"))
+ASCII = Glyphs(
+    True, "...", "#", "-", " _.,-=+*#", ".", ">", ("|", "/", "-", "\\"), "^", "v", "", "!", "-"
+)
+
+
+def _utf8_name(name: str) -> bool:
+    return "utf8" in name.lower().replace("-", "").replace("_", "")
 
 
 def encoding_is_utf8(encoding: str | None = None) -> bool:
-    """True when the output encoding (or, failing that, the locale's) is UTF-8.
+    """True when the terminal can show UTF-8. The locale the user set (``LC_ALL``, ``LC_CTYPE``,
+    ``LANG``, the first one set) decides: Python coerces a C locale to UTF-8 for itself, but the
+    terminal on the other end of SSH does not. With none set, the output encoding decides.
     ``ZBENCH_ASCII=1`` forces ASCII, ``ZBENCH_ASCII=0`` forces Unicode."""
     forced = os.environ.get("ZBENCH_ASCII")
     if forced in ("1", "0"):
         return forced == "0"
+    if encoding is None:
+        for var in ("LC_ALL", "LC_CTYPE", "LANG"):
+            value = os.environ.get(var)
+            if value:
+                return _utf8_name(value)
     enc = encoding or getattr(sys.stdout, "encoding", None) or locale.getpreferredencoding(False)
-    return enc.lower().replace("-", "").replace("_", "") in ("utf8", "utf8mb4")
+    return _utf8_name(enc)
 
 
 @functools.cache

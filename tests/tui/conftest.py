@@ -16,6 +16,8 @@ from .traces import two_gpu
 @pytest.fixture(autouse=True)
 def zbench_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("ZBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ZBENCH_ASCII", "0")  # snapshots do not depend on the machine's locale
+    monkeypatch.delenv("ZBENCH_INTERVAL", raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

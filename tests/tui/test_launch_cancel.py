@@ -158,3 +158,17 @@ async def test_a_host_without_gpus_launches_on_cpu() -> None:
         app.screen.query_one("#gpus", Input).value = ""
         await press(pilot, "ctrl+s")
         assert services.submitted[0].configs[0].device == "cpu"
+
+
+async def test_cancel_of_an_ended_job_says_so() -> None:
+    services = FakeServices()
+    app = make_app(services=services)
+    seen: list[str] = []
+    async with app.run_test(size=(160, 50)) as pilot:
+        app.notify = lambda message, **kw: seen.append(str(message))  # type: ignore[method-assign]
+        await settle(pilot)
+        await press(pilot, "down", "down")  # job 1, done
+        await press(pilot, "c")
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert seen == ["job 1 already ended (done): nothing to cancel"]
+        assert services.cancelled == []

@@ -69,3 +69,19 @@ class TestHelp:
     @SIZES
     def test_help(self, snap_compare, size) -> None:
         assert snap_compare(make_app(), terminal_size=size, run_before=keys("question_mark"))
+
+
+class TestProcesses:
+    @SIZES
+    def test_process_table(self, snap_compare, size) -> None:
+        from .fakes import NOW, FakeServices
+        from .traces import with_processes
+
+        app = make_app(with_processes(two_gpu(), NOW), services=FakeServices(runners={41230: 3}))
+        assert snap_compare(app, terminal_size=size, run_before=keys("p"))
+
+
+class TestAscii:
+    def test_dashboard_in_a_non_utf8_locale(self, snap_compare, monkeypatch) -> None:
+        monkeypatch.setenv("ZBENCH_ASCII", "1")
+        assert snap_compare(make_app(two_gpu()), terminal_size=(80, 24), run_before=keys())

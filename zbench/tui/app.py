@@ -27,7 +27,7 @@ from .commands import ZbenchCommands
 from .feed import Feed
 from .screens.confirm import ConfirmScreen
 from .screens.dashboard import DashboardScreen
-from .services import JobLike, LaunchRequest, Services
+from .services import FINISHED, JobLike, LaunchRequest, Services
 from .state import TelemetryState
 
 JOBS_MIN_INTERVAL = 1.0  # the jobs table polls SQLite at most once a second
@@ -265,6 +265,9 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
     def action_cancel_job(self) -> None:
         job = self.job(self.focused_job_id)
         if job is None:
+            return
+        if job.state in FINISHED:
+            self.notify(f"job {job.id} already ended ({job.state}): nothing to cancel")
             return
         prompt = f"Cancel job {job.id} ({job.workload}, {job.framework}, {job.state})?"
 

@@ -13,6 +13,15 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 ENTRIES: tuple[tuple[str, str, str, str | None], ...] = (
     ("view: dashboard", "GPUs, host and jobs", "app.dashboard", None),
     ("view: results", "The results table and charts", "app.results", None),
+    ("view: GPU processes", "Who holds which GPU; sort, filter, signal", "app.processes", None),
+    ("process: sort", "Sort by the next column", "screen.sort", "ProcessesScreen"),
+    ("process: filter", "Filter by user, command, PID or job", "screen.filter", "ProcessesScreen"),
+    (
+        "process: signal",
+        "TERM, then KILL, the selected process (asks first)",
+        "screen.signal",
+        "ProcessesScreen",
+    ),
     ("view: help", "Every key", "app.help", None),
     ("job: launch", "Launch benchmarks or a suite", "app.launch", None),
     ("job: open detail", "Log, phase and throughput of the selected job", "app.job_detail", None),

@@ -6,10 +6,15 @@ Colours are theme variables in Textual content markup, never RGB literals. ``NA`
 
 from __future__ import annotations
 
+from zbench.glyphs import glyphs
 from zbench.telemetry.snapshot import NA
 
 GIB = 1024**3
-BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def blocks() -> str:
+    """Nine levels from empty to full: block characters, or ASCII in a non-UTF-8 locale."""
+    return glyphs().spark
 
 
 def is_num(value: object) -> bool:
@@ -66,18 +71,19 @@ def ratio_pct(used: object, total: object) -> object:
 def bar(value: object, width: int) -> str:
     """A percentage as a bar of ``width`` cells in content markup, coloured by level."""
     if not is_num(value):
-        return f"[$text-muted]{'·' * width}[/]"
+        return f"[$text-muted]{glyphs().dot * width}[/]"
     p = max(0.0, min(100.0, float(value)))  # type: ignore[arg-type]
     filled = round(p / 100 * width)
-    return f"[{level(p)}]{'█' * filled}[/][$text-muted]{'░' * (width - filled)}[/]"
+    g = glyphs()
+    return f"[{level(p)}]{g.bar_full * filled}[/][$text-muted]{g.bar_empty * (width - filled)}[/]"
 
 
 def block(value: object) -> str:
     """One cell for a percentage (per-core CPU): a block of height proportional to the value."""
     if not is_num(value):
-        return "[$text-muted]·[/]"
+        return f"[$text-muted]{glyphs().dot}[/]"
     p = max(0.0, min(100.0, float(value)))  # type: ignore[arg-type]
-    return f"[{level(p)}]{BLOCKS[max(1, round(p / 100 * 8))]}[/]"
+    return f"[{level(p)}]{blocks()[max(1, round(p / 100 * 8))]}[/]"
 
 
 def escape(text: str) -> str:

@@ -17,17 +17,34 @@ def sections() -> list[tuple[str, list[BindingType]]]:
     from .dashboard import DashboardScreen
     from .job_detail import JobDetailScreen
     from .launch import LaunchScreen
+    from .processes import ProcessesScreen
     from .results import ExportScreen, ResultsScreen
 
     return [
         ("everywhere", [*ZbenchApp.BINDINGS, Binding("ctrl+p", "command_palette", "Commands")]),
         ("dashboard", DashboardScreen.BINDINGS),
         ("job detail", JobDetailScreen.BINDINGS),
+        ("processes", ProcessesScreen.BINDINGS),
         ("results", ResultsScreen.BINDINGS),
         ("export dialog", ExportScreen.BINDINGS),
         ("launch dialog", LaunchScreen.BINDINGS),
         ("confirm", ConfirmScreen.BINDINGS),
     ]
+
+
+# The less common figures on the dashboard, the process table and the job detail.
+FIGURES: tuple[tuple[str, str], ...] = (
+    ("util", "% of time any kernel ran on the GPU (NVML): 100% can still mean one small kernel"),
+    ("ctl %", "% of time the memory controller was busy reading or writing GPU memory"),
+    ("SM act", "share of the SMs busy, averaged over time (GPM, Hopper and newer): the real load"),
+    ("tensor", "share of time the tensor cores were busy (GPM): high for FP16/BF16/TF32 matmuls"),
+    ("util hint", "util high but SM act low: kernels run, but few SMs work (small batches, "
+                  "launch-bound or waiting on data): try a larger batch or CUDA graphs"),
+    ("NVLink", "bytes/s over all links, and the share of their capacity"),
+    ("PCIe", "host<->GPU bytes/s (TX from the GPU, RX to it)"),
+    ("throttle", "why clocks are held down: sw_power_cap, hw_slowdown, thermal ... (idle is fine)"),
+    ("job #", "in the process table: the zbench job a GPU process belongs to"),
+)  # fmt: skip
 
 
 class HelpScreen(ModalScreen[None]):
@@ -48,6 +65,8 @@ class HelpScreen(ModalScreen[None]):
                 if isinstance(b, Binding):
                     key = b.key_display or b.key.replace("question_mark", "?")
                     table.add_row(where, key, b.description)
+        for name, meaning in FIGURES:
+            table.add_row("figures", name, meaning)
         table.focus()
 
     async def action_dismiss(self, result: None = None) -> None:

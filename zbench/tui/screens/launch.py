@@ -162,7 +162,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 yield Label("repeats")
                 yield Input(placeholder="runs of each (1)", id="repeat", compact=True)
                 yield from self._select("data", (*DATA_SOURCES, DATASET), DATA_SOURCES[0])
-                yield Label("dataset path")
+                yield Label("data path")
                 yield Input(placeholder="for data = dataset", id="path", compact=True)
             yield Static(id="error")
             with Horizontal(id="buttons"):

@@ -129,7 +129,8 @@ class ProcessesScreen(Screen[None]):
     def _render_rows(self) -> None:
         table = self.query_one("#procs", DataTable)
         rows = self.visible()
-        width = max(40, self.size.width - 2 * len(PROCESS_COLUMNS) - 2)  # DataTable pads cells
+        # DataTable pads each cell by one on both sides: textfit's gaps cover all but the edges.
+        width = max(40, self.size.width - 4)
         layout = fit(PROCESS_COLUMNS, [r.cells for r in rows] or [[""] * 11], width)
         if (layout.keep, layout.widths) != (self._shown, self._widths):
             table.clear(columns=True)

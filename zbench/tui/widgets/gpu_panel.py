@@ -13,6 +13,7 @@ from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Static
 
+from zbench.glyphs import glyphs
 from zbench.telemetry.snapshot import GpuSnapshot
 
 from ..format import bar, escape, gib, is_num, num, pct, rate, ratio_pct
@@ -44,7 +45,8 @@ def nvlink_text(gpu: GpuSnapshot, compact: bool = False) -> str:
     if not is_num(nv.active_links) or not nv.active_links:
         return "" if compact else "[$text-muted]NVLink n/a[/]"
     if compact:
-        return f"NV↑{rate(nv.tx_bytes_s)} ↓{rate(nv.rx_bytes_s)}"
+        g = glyphs()
+        return f"NV{g.up}{rate(nv.tx_bytes_s)} {g.down}{rate(nv.rx_bytes_s)}"
     return (
         f"NVLink x{nv.active_links}  TX {rate(nv.tx_bytes_s)} [$text-muted]({pct(nv.tx_pct)})[/]"
         f"  RX {rate(nv.rx_bytes_s)} [$text-muted]({pct(nv.rx_pct)})[/]"
@@ -59,11 +61,12 @@ def full_lines(gpu: GpuSnapshot) -> tuple[str, str]:
     lines = [
         f"mem  {bar(mem_pct, 16)} {gib(gpu.mem_used_bytes)}/{gib(gpu.mem_total_bytes)} GiB"
         f"  [$text-muted]ctrl[/] {pct(gpu.util_mem)}",
-        f"{num(gpu.power_w, ' W')}/{num(gpu.power_limit_w, ' W')}  {num(gpu.temperature_c, '°C')}"
+        f"{num(gpu.power_w, ' W')}/{num(gpu.power_limit_w, ' W')}  {num(gpu.temperature_c, glyphs().degree + 'C')}"
         f"  SM {num(gpu.sm_clock_mhz, ' MHz')}  mem {num(gpu.mem_clock_mhz, ' MHz')}"
         f"  [$text-muted]SM act[/] {pct(gpm.sm_activity)}"
         f"  [$text-muted]tensor[/] {pct(gpm.tensor_activity)}",
-        nvlink_text(gpu) + ("  [$warning]⚠ util high, SM low[/]" if sm_hint(gpu) else ""),
+        nvlink_text(gpu)
+        + (f"  [$warning]{glyphs().warn} util high, SM low[/]" if sm_hint(gpu) else ""),
     ]
     return util, "\n".join(lines)
 
@@ -72,11 +75,11 @@ def compact_line(gpu: GpuSnapshot) -> str:
     if gpu.lost:
         return f"[$error]{gpu.index} {escape(short_name(gpu.name))}: lost[/]"
     mem_pct = ratio_pct(gpu.mem_used_bytes, gpu.mem_total_bytes)
-    hint = " [$warning]⚠SM[/]" if sm_hint(gpu) else ""
+    hint = f" [$warning]{glyphs().warn}SM[/]" if sm_hint(gpu) else ""
     return (
         f"[$accent]{gpu.index}[/] {bar(gpu.util_gpu, 6)}{pct(gpu.util_gpu):>5} "
         f"mem {bar(mem_pct, 5)}{gib(gpu.mem_used_bytes, 0)}/{gib(gpu.mem_total_bytes, 0)}G "
-        f"{num(gpu.temperature_c, '°')} {num(gpu.power_w, 'W')} "
+        f"{num(gpu.temperature_c, glyphs().degree)} {num(gpu.power_w, 'W')} "
         f"SM{pct(gpu.gpm.sm_activity)} {nvlink_text(gpu, compact=True)}{hint}"
     )
 
@@ -112,7 +115,7 @@ class GpuPanel(Widget):
             self.query_one(f"#{widget_id}", Static).update(text)
 
     def show(self, gpu: GpuSnapshot, history: Sequence[float]) -> None:
-        self.border_title = f"GPU {gpu.index} · {escape(short_name(gpu.name))}"
+        self.border_title = f"GPU {gpu.index} {glyphs().sep} {escape(short_name(gpu.name))}"
         self.set_class(gpu.lost, "-lost")
         compact = self.query_one("#compact", Static).display
         if compact or gpu.lost:

@@ -11,16 +11,17 @@ from collections.abc import Sequence
 from textual.content import Content
 from textual.widget import Widget
 
-from ..format import BLOCKS, level
+from ..format import blocks, level
 
 
 def spark(values: Sequence[float], width: int) -> str:
     """The last ``width`` values as block characters in content markup (coloured by level)."""
     tail = list(values)[-width:] if width > 0 else []
     cells = []
+    levels = blocks()
     for v in tail:
         p = max(0.0, min(100.0, v))
-        cells.append(f"[{level(p)}]{BLOCKS[max(1, round(p / 100 * 8))]}[/]")
+        cells.append(f"[{level(p)}]{levels[max(1, round(p / 100 * 8))]}[/]")
     return " " * (width - len(tail)) + "".join(cells)
 
 

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
+from zbench.glyphs import glyphs
+
 from ..services import JobLike
 
 COLUMNS = (
@@ -45,7 +47,8 @@ def progress_text(job: JobLike, width: int = 6) -> str:
         return "-"  # no step counts yet (the state column already names the phase)
     step = job.step or 0
     filled = round(min(1.0, step / job.total) * width)
-    return f"{'█' * filled}{'░' * (width - filled)} {step}/{job.total}"
+    g = glyphs()
+    return f"{g.bar_full * filled}{g.bar_empty * (width - filled)} {step}/{job.total}"
 
 
 def cells(job: JobLike) -> dict[str, object]:
@@ -54,7 +57,7 @@ def cells(job: JobLike) -> dict[str, object]:
         gpus = "cpu"  # allocated no GPU: a CPU job (as `zbench jobs` says)
     speed = f"{job.samples_per_s:,.1f}" if job.samples_per_s else "-"
     # A running job shows its phase (setup, warmup, measure): the one thing worth knowing about it.
-    state = f"▶ {job.phase}" if job.state == "running" and job.phase else job.state
+    state = f"{glyphs().running} {job.phase}" if job.state == "running" and job.phase else job.state
     return {
         "id": str(job.id),
         "workload": job.workload,
