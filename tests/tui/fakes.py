@@ -96,6 +96,12 @@ class FakeServices:
     runners: dict[int, int] = field(default_factory=dict)
     signalled: list[tuple[int, str]] = field(default_factory=list)
     refuse: dict[int, str] = field(default_factory=dict)  # pid -> why a signal is refused
+    verdicts: dict[int, str] = field(
+        default_factory=lambda: {
+            3: "input-bound: GPU util under 50% in 38% of samples while the job's processes used"
+            " 7.8 cores, host CPU 97%"
+        }
+    )
 
     def list_jobs(self) -> Sequence[FakeJob]:
         return list(self.jobs)
@@ -115,6 +121,9 @@ class FakeServices:
 
     def throughput(self, job: Any) -> list[tuple[float, float]]:
         return [(NOW - 60 + 2 * i, 4000.0 + 400 * (1 - 0.9**i)) for i in range(30)]
+
+    def verdict(self, job_id: int) -> str | None:
+        return self.verdicts.get(job_id)
 
     def suite_names(self) -> list[str]:
         return ["review", "quick", "precision"]

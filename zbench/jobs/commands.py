@@ -17,6 +17,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from zbench.contract.config import RunConfig, UsageError, build_parser, parse_args
 from zbench.jobs import api
@@ -156,6 +157,16 @@ def _print_results(run_ids: list[int], db: Db, console: Console) -> None:
         print_results(console, rows)
 
 
+def _print_verdict(job_id: int, db: Db, console: Console) -> None:
+    from zbench.results.api import job_verdict
+
+    verdict = job_verdict(job_id, db)
+    if verdict is not None:
+        console.print(Text(f"Bottleneck: {verdict.line()}"))
+        for note in verdict.notes if verdict.findings else ():
+            console.print(Text(f"  ({note})", style="dim"))
+
+
 def run_job(
     workload: str,
     runner_args: list[str],
@@ -211,13 +222,19 @@ def run_job(
         return 0
     info = infos[0]
     if json_out:
-        from zbench.results.api import query_results
+        from zbench.results.api import job_verdict, query_results
 
         rows = query_results(db, run_ids=[info.run_id]) if info.run_id else []
-        out = {"job": _job_dict(info), "result": rows[0].as_dict() if rows else None}
+        verdict = job_verdict(info.id, db)
+        out = {
+            "job": _job_dict(info),
+            "result": rows[0].as_dict() if rows else None,
+            "verdict": verdict.as_dict() if verdict else None,
+        }
         print(json.dumps(out, indent=2, default=list))
     elif info.run_id:
         _print_results([info.run_id], db, console)
+        _print_verdict(info.id, db, console)
     if info.state != "done":
         _report_failure(info, db)
         return 1

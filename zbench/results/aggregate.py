@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
+from zbench.results.bottleneck import bottleneck
 from zbench.telemetry.snapshot import NA, Snapshot
 
 Sample = dict[str, Any]
@@ -64,6 +65,7 @@ def compact_sample(
                 "dram": _num(g.gpm.dram_bw_util),
                 "nvl_tx": _num(g.nvlink.tx_bytes_s),
                 "nvl_rx": _num(g.nvlink.rx_bytes_s),
+                "nvl_pct": _max([_num(g.nvlink.tx_pct), _num(g.nvlink.rx_pct)]),
                 "thr": list(throttle) if isinstance(throttle, tuple) else None,
                 "others": others,
                 "others_mem": others_mem,
@@ -167,8 +169,13 @@ def _throttle_fractions(samples: Sequence[Sample]) -> dict[str, float] | None:
 
 
 def aggregate(samples: Sequence[Sample]) -> dict[str, dict[str, Any]]:
-    """Per phase (``setup``, ``warmup``, ``measure``, ...; untagged samples under ``none``)."""
+    """Per phase (``setup``, ``warmup``, ``measure``, ...; untagged samples under ``none``). The
+    ``measure`` phase also carries the bottleneck verdict (``results.bottleneck``) as a dict."""
     by_phase: dict[str, list[Sample]] = {}
     for s in samples:
         by_phase.setdefault(s.get("phase") or "none", []).append(s)
-    return {phase: aggregate_phase(group) for phase, group in by_phase.items()}
+    out = {phase: aggregate_phase(group) for phase, group in by_phase.items()}
+    if "measure" in out:
+        verdict = bottleneck(by_phase["measure"])
+        out["measure"]["verdict"] = verdict.as_dict() if verdict else None
+    return out

@@ -228,3 +228,16 @@ def rows_from_json(text: str) -> list[ResultRow]:
         raise ValueError("expected a list of result objects")
     fields = ResultRow.__dataclass_fields__
     return [ResultRow(**{k: v for k, v in item.items() if k in fields}) for item in items]
+
+
+def job_verdict(job_id: int, db: str | os.PathLike[str] | None = None) -> Any:
+    """The bottleneck verdict (``results.bottleneck.Verdict``) of a job: the one stored with its
+    result, else derived from its samples so far (a running job, or one measured before verdicts
+    were stored). None when it has no samples."""
+    from zbench.results.bottleneck import Verdict, bottleneck
+
+    store = Store(paths.db_path(db))
+    stored = store.phase_aggregates([job_id]).get(job_id, {}).get(MEASURE, {}).get("verdict")
+    if isinstance(stored, dict):
+        return Verdict.from_dict(stored)
+    return bottleneck(store.samples(job_id))

@@ -41,6 +41,14 @@ def summary(job: JobLike | None, now: float) -> str:
     return "\n".join(lines)
 
 
+def verdict_text(verdict: str | None) -> str:
+    """The bottleneck verdict line (``results.bottleneck``): its kind in bold, then the evidence."""
+    if not verdict:
+        return "[$text-muted]bottleneck: no samples yet[/]"
+    kind, _, evidence = verdict.partition(": ")
+    return f"bottleneck [b]{escape(kind)}[/b]" + (f": {escape(evidence)}" if evidence else "")
+
+
 def figures(job: JobLike | None, state: TelemetryState) -> str:
     snap = state.latest
     if snap is None:
@@ -74,6 +82,7 @@ class JobDetailScreen(Screen[None]):
     class Loaded(Message):
         lines: list[str]
         points: list[tuple[float, float]]
+        verdict: str | None = None
 
     def __init__(self, job_id: int) -> None:
         super().__init__()
@@ -89,6 +98,7 @@ class JobDetailScreen(Screen[None]):
         with Horizontal(id="top"):
             yield Static(id="summary")
             yield Static(id="figures")
+        yield Static(verdict_text(None), id="verdict")
         yield ThroughputHistory(id="throughput")
         yield Log(id="log", max_lines=LOG_LINES)
         yield Footer()
@@ -119,7 +129,11 @@ class JobDetailScreen(Screen[None]):
             points = services.throughput(job) if job is not None else []
         except Exception as exc:
             lines, points = [f"(log unavailable: {exc})"], []
-        self.post_message(self.Loaded(lines, points))
+        try:
+            verdict = services.verdict(self.job_id)
+        except Exception as exc:
+            verdict = f"unknown: {exc}"
+        self.post_message(self.Loaded(lines, points, verdict))
 
     def on_job_detail_screen_loaded(self, message: Loaded) -> None:
         self._busy = False
@@ -127,6 +141,7 @@ class JobDetailScreen(Screen[None]):
         log.clear()
         log.write_lines(message.lines)
         self.query_one(ThroughputHistory).show(message.points)
+        self.query_one("#verdict", Static).update(verdict_text(message.verdict))
 
     def refresh_jobs(self, jobs: Sequence[JobLike]) -> None:
         now = self.app.clock()  # type: ignore[attr-defined]
