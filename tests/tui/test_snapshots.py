@@ -85,3 +85,12 @@ class TestAscii:
     def test_dashboard_in_a_non_utf8_locale(self, snap_compare, monkeypatch) -> None:
         monkeypatch.setenv("ZBENCH_ASCII", "1")
         assert snap_compare(make_app(two_gpu()), terminal_size=(80, 24), run_before=keys())
+
+
+class TestHistory:
+    @SIZES
+    def test_charts(self, snap_compare, size) -> None:
+        assert snap_compare(make_app(two_gpu()), terminal_size=size, run_before=keys("h"))
+
+    def test_nvlink_links(self, snap_compare) -> None:
+        assert snap_compare(make_app(two_gpu()), terminal_size=(80, 24), run_before=keys("h", "n"))

@@ -306,6 +306,12 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
                 )
             )
 
+    def action_history(self) -> None:
+        from .screens.history import HistoryScreen
+
+        if not isinstance(self.screen, HistoryScreen):
+            self.push_screen(HistoryScreen())
+
     def action_help(self) -> None:
         from .screens.help import HelpScreen
 

@@ -62,6 +62,17 @@ def rate(value: object) -> str:
     return f"{v:.0f} B/s"
 
 
+def short_rate(value: object) -> str:
+    """Bytes/s in at most five characters and a unit letter (``924k``, ``6.0M``, ``392G``)."""
+    if not is_num(value):
+        return "n/a"
+    v = float(value)  # type: ignore[arg-type]
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if v >= scale:
+            return f"{v / scale:.0f}{unit}" if v >= 100 * scale else f"{v / scale:.1f}{unit}"
+    return f"{v:.0f}"
+
+
 def ratio_pct(used: object, total: object) -> object:
     if not (is_num(used) and is_num(total)) or not total:
         return NA

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from zbench.telemetry.snapshot import Snapshot
 
 from .format import is_num, ratio_pct
+from .series import Series, point
 
 HISTORY = 120  # samples kept for sparklines (one minute at the default 0.5 s)
 
@@ -21,6 +22,7 @@ class TelemetryState:
         self.util: dict[int, deque[float]] = {}
         self.mem: dict[int, deque[float]] = {}
         self.cpu: deque[float] = deque(maxlen=history)
+        self.series: dict[int, Series] = {}  # minutes of a few figures, for the history screen
 
     def extend(self, snapshots: Iterable[Snapshot]) -> bool:
         """Add new snapshots; True when anything changed."""
@@ -36,6 +38,7 @@ class TelemetryState:
                 util.append(float(gpu.util_gpu) if is_num(gpu.util_gpu) else 0.0)  # type: ignore[arg-type]
                 m = ratio_pct(gpu.mem_used_bytes, gpu.mem_total_bytes)
                 mem.append(float(m) if is_num(m) else 0.0)  # type: ignore[arg-type]
+                self.series.setdefault(gpu.index, Series()).add(point(snap.t, gpu))
             cpu = snap.host.cpu_pct
             self.cpu.append(float(cpu) if is_num(cpu) else 0.0)  # type: ignore[arg-type]
         return changed

@@ -27,6 +27,7 @@ class DashboardScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "app.job_detail", "Job detail", id="dashboard.job_detail"),
         Binding("c", "app.cancel_job", "Cancel job", id="dashboard.cancel_job"),
+        Binding("h", "app.history", "History", id="dashboard.history"),
     ]
 
     def compose(self) -> ComposeResult:

@@ -15,6 +15,7 @@ def sections() -> list[tuple[str, list[BindingType]]]:
     from ..app import ZbenchApp
     from .confirm import ConfirmScreen
     from .dashboard import DashboardScreen
+    from .history import HistoryScreen
     from .job_detail import JobDetailScreen
     from .launch import LaunchScreen
     from .processes import ProcessesScreen
@@ -25,6 +26,7 @@ def sections() -> list[tuple[str, list[BindingType]]]:
         ("dashboard", DashboardScreen.BINDINGS),
         ("job detail", JobDetailScreen.BINDINGS),
         ("processes", ProcessesScreen.BINDINGS),
+        ("history", HistoryScreen.BINDINGS),
         ("results", ResultsScreen.BINDINGS),
         ("export dialog", ExportScreen.BINDINGS),
         ("launch dialog", LaunchScreen.BINDINGS),
@@ -42,6 +44,8 @@ FIGURES: tuple[tuple[str, str], ...] = (
                   "launch-bound or waiting on data): try a larger batch or CUDA graphs"),
     ("NVLink", "bytes/s over all links, and the share of their capacity"),
     ("PCIe", "host<->GPU bytes/s (TX from the GPU, RX to it)"),
+    ("bottleneck", "job detail: what limited the job in its measured window (input-, "
+                   "communication-, memory-bound, throttled or GPU-bound) and the evidence"),
     ("throttle", "why clocks are held down: sw_power_cap, hw_slowdown, thermal ... (idle is fine)"),
     ("job #", "in the process table: the zbench job a GPU process belongs to"),
 )  # fmt: skip

@@ -16,7 +16,7 @@ from textual.widgets import Static
 from zbench.glyphs import glyphs
 from zbench.telemetry.snapshot import GpuSnapshot
 
-from ..format import bar, escape, gib, is_num, num, pct, rate, ratio_pct
+from ..format import bar, escape, gib, is_num, num, pct, rate, ratio_pct, short_rate
 from .history import History
 
 # NVML utilization is "a kernel ran at some point in the sample period": a single tiny kernel keeps it
@@ -53,6 +53,23 @@ def nvlink_text(gpu: GpuSnapshot, compact: bool = False) -> str:
     )
 
 
+def pcie_text(gpu: GpuSnapshot) -> str:
+    g = glyphs()
+    if not is_num(gpu.pcie_tx_bytes_s) and not is_num(gpu.pcie_rx_bytes_s):
+        return ""
+    return f"PCIe {g.up}{short_rate(gpu.pcie_tx_bytes_s)} {g.down}{short_rate(gpu.pcie_rx_bytes_s)}"
+
+
+# Clock-event reasons that slow a GPU down (the others, such as idle, are its normal states).
+SLOWDOWNS = ("sw_power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake")
+
+
+def slowdown_text(gpu: GpuSnapshot) -> str:
+    reasons = gpu.throttle_reasons
+    slow = [r for r in reasons if r in SLOWDOWNS] if isinstance(reasons, tuple) else []
+    return f"  [$warning]{', '.join(slow)}[/]" if slow else ""
+
+
 def full_lines(gpu: GpuSnapshot) -> tuple[str, str]:
     """(the util line's text before the sparkline, the three lines under it)."""
     mem_pct = ratio_pct(gpu.mem_used_bytes, gpu.mem_total_bytes)
@@ -66,6 +83,8 @@ def full_lines(gpu: GpuSnapshot) -> tuple[str, str]:
         f"  [$text-muted]SM act[/] {pct(gpm.sm_activity)}"
         f"  [$text-muted]tensor[/] {pct(gpm.tensor_activity)}",
         nvlink_text(gpu)
+        + f"  {pcie_text(gpu)}"
+        + slowdown_text(gpu)
         + (f"  [$warning]{glyphs().warn} util high, SM low[/]" if sm_hint(gpu) else ""),
     ]
     return util, "\n".join(lines)
