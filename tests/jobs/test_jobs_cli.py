@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -35,8 +36,21 @@ def test_run_follows_and_prints_the_result(cli: CliRunner) -> None:
     result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--steps", "8"])
     assert result.exit_code == 0, result.output
     assert "ResNet-50" in result.output and "PyTorch" in result.output
+    assert "Bottleneck: not judged" in result.output  # a CPU run: no GPU to judge
     listing = json.loads(cli.invoke(app, ["jobs", "--json"]).output)
     assert [j["state"] for j in listing] == ["done"]
+
+
+def test_the_progress_line_names_the_phase_not_0_of_unknown() -> None:
+    from zbench.jobs.api import JobInfo
+    from zbench.jobs.commands import doing
+
+    fields = {f: None for f in JobInfo.__dataclass_fields__}
+    info = JobInfo(**fields | {"id": 1, "state": "running", "phase": "warmup"})
+    assert doing(info) == "warming up"
+    assert doing(dataclasses.replace(info, phase=None)) == "starting"
+    assert doing(dataclasses.replace(info, phase="setup")) == "setting up"
+    assert doing(dataclasses.replace(info, state="queued")) == "queued"
 
 
 def test_run_failure_exits_1_with_reason_and_log(

@@ -106,8 +106,10 @@ def test_only_the_measured_window_counts() -> None:
     assert running is not None and not running.measured and running.kind == "input-bound"
 
 
-def test_too_few_samples_and_none_at_all() -> None:
+def test_too_few_samples_a_cpu_run_and_none_at_all() -> None:
     assert bottleneck([]) is None
+    cpu_run = bottleneck([{"t": i, "phase": "measure", "gpus": [], "cpu": 400.0} for i in range(9)])
+    assert cpu_run is not None and cpu_run.kind == "unknown" and "CPU run" in cpu_run.line()
     v = bottleneck(window(3))
     assert v is not None and v.kind == "unknown" and "3 sample(s)" in v.line()
 

@@ -32,7 +32,9 @@ async def test_h_opens_history_and_keys_switch_gpu_window_and_links() -> None:
         assert "last 5 min" in screen.sub_title
         await press(pilot, "n")
         links = screen.query_one("#links", DataTable)
-        assert links.display and links.row_count == len(snaps[-1].gpus[0].nvlink.per_link_tx_bytes_s)
+        assert links.display and links.row_count == len(
+            snaps[-1].gpus[0].nvlink.per_link_tx_bytes_s
+        )
         assert links.row_count > 0
         await press(pilot, "escape")
         assert not isinstance(app.screen, HistoryScreen)

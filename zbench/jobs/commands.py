@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from zbench.contract.config import RunConfig, UsageError, build_parser, parse_args
+from zbench.glyphs import glyphs
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
@@ -96,33 +97,46 @@ def restore_separator(runner_args: list[str], argv: list[str]) -> list[str]:
     return runner_args
 
 
+# What a job is doing, in words, for the progress line (the runner's phases, then the job states).
+DOING = {"setup": "setting up", "warmup": "warming up", "measure": "measuring", "done": "finishing"}
+
+
+def doing(info: JobInfo) -> str:
+    """The phase a running job is in (``starting`` before its runner names one), else its state."""
+    if info.state == "running":
+        return DOING.get(info.phase or "", info.phase or "starting")
+    return info.state
+
+
 def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | None:
     """A progress bar per job until all have finished; None when the user pressed Ctrl-C (the jobs
     keep running: they belong to the supervisor, not to this process)."""
     columns = (
+        SpinnerColumn("line" if glyphs().ascii else "dots", finished_text=" "),
         TextColumn("{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        TextColumn("{task.fields[steps]}"),
         TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
     )
     try:
         with Progress(*columns, console=console) as progress:
-            tasks = {i: progress.add_task(f"#{i}", total=None, rate="") for i in job_ids}
+            tasks = {i: progress.add_task(f"#{i}", total=None, rate="", steps="") for i in job_ids}
             while True:
                 infos = [api.get_job(i, db) for i in job_ids]
                 for info in infos:
-                    state = info.phase if info.state == "running" else info.state
                     rate = f"{info.samples_per_s:,.1f} samples/s" if info.samples_per_s else ""
                     total, step = info.total, info.step or 0
                     if info.finished and not total:  # ended before it reported progress
                         total, step = 1, int(info.state == "done")
                     progress.update(
                         tasks[info.id],
-                        description=f"{label(info)} [{state}]",
+                        description=f"{label(info)} [{doing(info)}]",
                         completed=step,
                         total=total,
                         rate=rate,
+                        # No "0/?" while it sets up or warms up: the phase says what it does.
+                        steps=f"{step}/{total}" if total else "",
                     )
                 if all(i.finished for i in infos):
                     return infos

@@ -46,7 +46,7 @@ TITLES = {
     "memory-bound": "memory-bound",
     "gpu-bound": "GPU-bound",
     "unclear": "no clear bottleneck",
-    "unknown": "not enough samples",
+    "unknown": "not judged",
 }
 
 
@@ -229,6 +229,8 @@ def bottleneck(samples: Sequence[Sample]) -> Verdict | None:
         "measured": measured,
         "metrics": metrics,
     }
+    if not any(s.get("gpus") for s in chosen):
+        return Verdict("unknown", notes=("no GPU in its samples (a CPU run)",), **base)
     if len(chosen) < MIN_SAMPLES:
         return Verdict("unknown", notes=(f"{len(chosen)} sample(s) in the window",), **base)
     notes: list[str] = []
