@@ -80,3 +80,55 @@ async def test_results_screen_prints_the_markdown_exports_cells(zbench_home: Pat
     md_cells = [c.strip() for c in md_line.strip("|").split("|")]
     assert shown == md_cells[1 : 1 + len(shown)]
     assert "BF16" in shown and "n/a" in shown
+
+
+async def test_quick_exports_never_overwrite(zbench_home: Path) -> None:
+    first = zbench_home / "zbench-results.md"
+    first.write_text("mine\n")
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r", "m")
+        await app.workers.wait_for_complete()
+        await press(pilot, "m")
+        await app.workers.wait_for_complete()
+    assert first.read_text() == "mine\n"
+    assert len((zbench_home / "zbench-results-2.md").read_text().splitlines()) == 8
+    assert (zbench_home / "zbench-results-3.md").exists()
+
+
+async def test_export_to_an_existing_file_asks_first(zbench_home: Path) -> None:
+    from zbench.tui.screens.confirm import ConfirmScreen
+
+    target = zbench_home / "r.md"
+    target.write_text("mine\n")
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r")
+        for answer, expect_mine in (("n", True), ("y", False)):
+            await press(pilot, "e")
+            app.screen.query_one("#path", Input).value = str(target)
+            await press(pilot, "ctrl+s")
+            assert isinstance(app.screen, ConfirmScreen)
+            assert "exists. Overwrite it?" in str(app.screen.prompt)
+            await press(pilot, answer)
+            await app.workers.wait_for_complete()
+            assert (target.read_text() == "mine\n") is expect_mine
+
+
+async def test_ctrl_r_reloads_the_results(zbench_home: Path) -> None:
+    from .fakes import FakeServices
+
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r")
+        screen = app.screen
+        assert isinstance(screen, ResultsScreen) and len(screen.shown) == 8
+        services.results = services.results[:3]
+        await press(pilot, "ctrl+r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(screen.shown) == 3 and "3 of 3 rows" in screen.sub_title

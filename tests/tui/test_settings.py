@@ -14,6 +14,7 @@ from zbench.tui.app import ZbenchApp
 from zbench.tui.feed import ListFeed
 from zbench.tui.screens.launch import LaunchScreen
 from zbench.tui.screens.processes import ProcessesScreen
+from zbench.tui.screens.results import ResultsScreen
 
 from .fakes import NOW, FakeServices
 from .helpers import press, settle
@@ -109,3 +110,27 @@ async def test_tui_remembers_theme_launch_form_and_process_view(zbench_home: Pat
         procs = again.screen
         assert isinstance(procs, ProcessesScreen)
         assert procs.sort_index == 2 and procs.filter_text == "ada"
+
+
+async def test_tui_remembers_results_sort_and_filter(zbench_home: Path) -> None:
+    state_file = zbench_home / "state.json"
+    app = _app(state_file)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r", "slash", *"torch", "enter", *["right"] * 7, "s", "s")
+        await app.workers.wait_for_complete()
+    assert load_state(state_file).results == {
+        "sort": "Samples/s",
+        "reverse": True,
+        "filter": "torch",
+    }
+    again = _app(state_file)
+    async with again.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r")
+        screen = again.screen
+        assert isinstance(screen, ResultsScreen)
+        assert screen.query_one("#filter", Input).value == "torch"
+        assert "sorted by Samples/s ↓" in screen.sub_title
+        speeds = [r.samples_per_s for r in screen.shown]
+        assert speeds == sorted(speeds, reverse=True) and len(speeds) == 5

@@ -290,7 +290,7 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
         from .screens.results import ResultsScreen
 
         if not isinstance(self.screen, ResultsScreen):
-            self.push_screen(ResultsScreen())
+            self.push_screen(ResultsScreen(self.state.results))
 
     def action_processes(self) -> None:
         from .screens.processes import ProcessesScreen
@@ -320,6 +320,9 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
 
     async def action_refresh(self) -> None:
         self.poll_jobs()
+        reload = getattr(self.screen, "reload", None)  # a screen that reads the store (results)
+        if reload is not None:
+            reload()
         await self.tick()
 
 

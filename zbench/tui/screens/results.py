@@ -1,4 +1,7 @@
-"""The review's results table: filter, sort by any column, export the shown rows, chart them."""
+"""The review's results table: filter, sort by any column, export the shown rows, chart them.
+
+It reloads on its own while open (a job that finishes shows up) and on ctrl+r; the sort and filter
+are remembered for next time; an export never overwrites a file without asking."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Sel
 from zbench.results.format import COLUMNS, NUMERIC
 
 from ..widgets.charts import ScalingChart, ThroughputBars
+from .confirm import ConfirmScreen
 
 FORMATS = {"md": "Markdown", "csv": "CSV", "json": "JSON"}
 
@@ -45,8 +49,26 @@ def sort_key(index: int) -> Any:
     return key
 
 
+RELOAD_S = 5.0  # how often an open results screen reads the store again
+
+
 def default_path(fmt: str) -> Path:
     return Path.cwd() / f"zbench-results.{fmt}"
+
+
+def free_path(path: Path) -> Path:
+    """``path`` if nothing is there, else the first free ``name-2.ext``, ``name-3.ext``, ..."""
+    n = 2
+    candidate = path
+    while candidate.exists():
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        n += 1
+    return candidate
+
+
+def sort_index(title: object) -> int | None:
+    """The column index of a remembered sort (by title: indices move when columns are added)."""
+    return next((i for i, (t, _, _) in enumerate(COLUMNS) if t == title), None)
 
 
 class ResultsScreen(Screen[None]):
@@ -76,17 +98,23 @@ class ResultsScreen(Screen[None]):
         count: int
         error: str | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, remembered: dict[str, Any] | None = None) -> None:
         super().__init__()
+        remembered = remembered or {}
         self.all_rows: Sequence[Any] = ()
         self.shown: list[Any] = []
-        self.sort_by: int | None = None
-        self.reverse = False
+        self.sort_by: int | None = sort_index(remembered.get("sort"))
+        self.reverse = bool(remembered.get("reverse", False)) and self.sort_by is not None
+        text = remembered.get("filter", "")
+        self._filter = text if isinstance(text, str) else ""
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
         yield Input(
-            placeholder="/ filter: words that must appear in a row", id="filter", compact=True
+            self._filter,
+            placeholder="/ filter: words that must appear in a row",
+            id="filter",
+            compact=True,
         )
         yield DataTable(id="results", zebra_stripes=True, cursor_type="column")
         with Horizontal(id="charts"):
@@ -101,6 +129,13 @@ class ResultsScreen(Screen[None]):
             table.add_column(title, key=str(i))
         table.focus()
         self._load()
+        interval = getattr(self.app, "interval", None)
+        if interval:
+            self.set_interval(max(interval, RELOAD_S), self.reload)
+
+    def reload(self) -> None:
+        """Read the store again (the timer, and ctrl+r)."""
+        self._load()
 
     @work(thread=True, exclusive=True, group="results", exit_on_error=False)
     def _load(self) -> None:
@@ -112,6 +147,8 @@ class ResultsScreen(Screen[None]):
     def on_results_screen_loaded(self, message: Loaded) -> None:
         if message.error:
             self.notify(message.error, severity="error")
+        if message.error is None and list(message.rows) == list(self.all_rows) and self.all_rows:
+            return  # nothing new: keep the table (and the cursor) as it is
         self.all_rows = message.rows
         self.apply()
 
@@ -141,6 +178,15 @@ class ResultsScreen(Screen[None]):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.apply()
+        if event.value != self._filter:
+            self._filter = event.value
+            self._remember()
+
+    def _remember(self) -> None:
+        remember = getattr(self.app, "remember", None)
+        if remember is not None:
+            sort = COLUMNS[self.sort_by][0] if self.sort_by is not None else None
+            remember(results={"sort": sort, "reverse": self.reverse, "filter": self._filter})
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.query_one(DataTable).focus()
@@ -155,17 +201,31 @@ class ResultsScreen(Screen[None]):
         self.reverse = not self.reverse if key == self.sort_by else False
         self.sort_by = key
         self.apply()
+        self._remember()
 
     def action_toggle_charts(self) -> None:
         self.toggle_class("-charts-hidden" if self.has_class("-tall") else "-charts-shown")
 
     def action_export(self, fmt: str, path: str | None = None) -> None:
-        self._export(list(self.shown), fmt, Path(path) if path else default_path(fmt))
+        """m/v/j: to the default name, or the next free one (``zbench-results-2.md``)."""
+        target = Path(path) if path else free_path(default_path(fmt))
+        self._export(list(self.shown), fmt, target)
 
     def action_export_to(self) -> None:
         def done(choice: tuple[str, str] | None) -> None:
-            if choice is not None:
-                self.action_export(*choice)
+            if choice is None:
+                return
+            fmt, path = choice
+            target = Path(path).expanduser()
+            if not target.exists():
+                self.action_export(fmt, str(target))
+                return
+
+            def answered(yes: bool | None) -> None:
+                if yes:
+                    self.action_export(fmt, str(target))
+
+            self.app.push_screen(ConfirmScreen(f"{target} exists. Overwrite it?"), answered)
 
         self.app.push_screen(ExportScreen(), done)
 
