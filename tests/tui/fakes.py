@@ -128,6 +128,9 @@ class FakeServices:
     def suite_names(self) -> list[str]:
         return ["review", "quick", "precision"]
 
+    def suite_summary(self, name: str) -> str:
+        return f"{name}: 6 jobs: resnet50 (torch, tf; train, infer). about 3 min here last time."
+
     def query_results(self) -> Sequence[FakeResult]:
         return list(self.results)
 

@@ -63,6 +63,10 @@ async def test_launch_a_suite_from_the_keyboard() -> None:
         await press(pilot, "l")
         await press(pilot, "shift+tab")  # from the workloads list back to the suite picker
         await press(pilot, "enter", "down", "down", "enter")  # blank, review, quick
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        info = str(app.screen.query_one("#suite-info").render())
+        assert "quick: 6 jobs: resnet50" in info and "about 3 min" in info
         await press(pilot, "ctrl+s")
     assert [r.suite for r in services.submitted] == ["quick"]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, Vertical
@@ -30,6 +31,7 @@ from zbench.demos.registry import demos as registered_demos
 from zbench.demos.runner import DemoConfig
 from zbench.demos.runner import parse_args as parse_demo_args
 
+from ..format import escape
 from ..services import LaunchRequest
 
 DATASET = "dataset"
@@ -164,6 +166,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 yield from self._select("data", (*DATA_SOURCES, DATASET), DATA_SOURCES[0])
                 yield Label("data path")
                 yield Input(placeholder="for data = dataset", id="path", compact=True)
+            yield Static(id="suite-info")
             yield Static(id="error")
             with Horizontal(id="buttons"):
                 yield Button("Launch (ctrl+s)", variant="success", id="launch", compact=True)
@@ -236,8 +239,26 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
     def on_input_changed(self) -> None:
         self.validate()
 
-    def on_select_changed(self) -> None:
+    def on_select_changed(self, event: Select.Changed) -> None:
         self.validate()
+        if event.select.id == "suite":
+            info = self.query_one("#suite-info", Static)
+            info.display = event.value is not Select.NULL
+            if info.display:
+                info.update(f"[$text-muted]{escape(str(event.value))}: reading the suite…[/]")
+                self._describe(str(event.value))
+
+    @work(thread=True, exclusive=True, group="suite-info", exit_on_error=False)
+    def _describe(self, name: str) -> None:
+        try:
+            text = self.app.services.suite_summary(name)  # type: ignore[attr-defined]
+        except Exception as exc:
+            text = f"{name}: {exc}"
+        self.app.call_from_thread(self._described, name, text)
+
+    def _described(self, name: str, text: str) -> None:
+        if self.query_one("#suite", Select).value == name:
+            self.query_one("#suite-info", Static).update(escape(text))
 
     def on_selection_list_selected_changed(self) -> None:
         self.validate()
