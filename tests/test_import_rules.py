@@ -73,3 +73,19 @@ def test_version_matches_package() -> None:
         [sys.executable, "-m", "zbench", "--version"], capture_output=True, text=True
     )
     assert out.stdout.strip() == f"zbench {zbench.__version__}"
+
+
+def test_first_frame_imports_only_the_dashboard() -> None:
+    # What the first frame does not need is imported when first used: the stores, the runner's
+    # option table, the charts library, the other screens.
+    code = (
+        "import json, sys, zbench.tui.app, zbench.tui.feed; "
+        "print(json.dumps(sorted(m for m in sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    deferred = {"zbench.contract", "zbench.runners", "zbench.demos", "zbench.jobs", "zbench.results",
+                "plotext", "textual_plotext", "sqlite3", "psutil", "zbench.tui.screens.launch",
+                "zbench.tui.screens.results",
+                "zbench.tui.screens.history", "zbench.tui.screens.processes"}  # fmt: skip
+    assert not loaded & deferred, f"the first frame imports {sorted(loaded & deferred)}"

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from zbench.contract.config import RunConfig
-from zbench.demos.runner import DemoConfig
+if TYPE_CHECKING:  # the first frame needs neither the runner's nor the demos' option tables
+    from zbench.contract.config import RunConfig
+    from zbench.demos.runner import DemoConfig
 
 FINISHED = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
 
