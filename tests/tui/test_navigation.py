@@ -16,6 +16,7 @@ from zbench.tui.screens.results import ResultsScreen
 from zbench.tui.widgets.gpu_panel import GpuPanel, compact_line, full_lines
 
 from .conftest import make_app
+from .fakes import FakeServices
 from .helpers import press, settle
 from .traces import eight_gpu, two_gpu, with_lost_gpu
 
@@ -124,3 +125,15 @@ async def test_stepped_replay_advances_one_snapshot_per_tick() -> None:
         await app.tick()
         assert app.telemetry.latest == snaps[3] and len(app.telemetry.util[0]) == 4
     assert dataclasses.replace(snaps[0], driver_version=NA).driver_version is NA
+
+
+async def test_an_empty_jobs_table_says_how_to_start_one() -> None:
+    app = make_app(services=FakeServices(jobs=[]))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        empty = app.screen.query_one("#jobs-empty", Static)
+        assert empty.display and "No jobs yet" in str(empty.render())
+    full = make_app()
+    async with full.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert not full.screen.query_one("#jobs-empty", Static).display

@@ -36,6 +36,11 @@ class DashboardScreen(Screen[None]):
         yield Container(id="gpus")
         yield HostPanel(id="host")
         yield JobsTable(id="jobs")
+        yield Static(
+            "[$text-muted]No jobs yet: [b]l[/b] launches one (or run `zbench suite quick`);"
+            " jobs started elsewhere show up here.[/]",
+            id="jobs-empty",
+        )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -70,6 +75,7 @@ class DashboardScreen(Screen[None]):
 
     def refresh_jobs(self, jobs: Sequence[JobLike]) -> None:
         self.query_one(JobsTable).show(jobs)
+        self.query_one("#jobs-empty", Static).display = not jobs
 
     async def on_data_table_row_selected(self, event: JobsTable.RowSelected) -> None:
         event.stop()
