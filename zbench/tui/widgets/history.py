@@ -25,6 +25,26 @@ def spark(values: Sequence[float], width: int) -> str:
     return " " * (width - len(tail)) + "".join(cells)
 
 
+def spark_content(values: Sequence[float], width: int) -> Content:
+    """:func:`spark` as Content built directly, one span per run of one level: parsing the markup
+    took ~9 ms a line on a busy 2-core host, most of an idle dashboard's CPU at 8 GPUs."""
+    tail = list(values)[-width:] if width > 0 else []
+    levels = blocks()
+    parts: list[tuple[str, str] | str] = [" " * (width - len(tail))] if width > len(tail) else []
+    run, run_style = "", ""
+    for v in tail:
+        p = max(0.0, min(100.0, v))
+        style = level(p)
+        if style != run_style and run:
+            parts.append((run, run_style))
+            run = ""
+        run_style = style
+        run += levels[max(1, round(p / 100 * 8))]
+    if run:
+        parts.append((run, run_style))
+    return Content.assemble(*parts)
+
+
 class History(Widget):
     DEFAULT_CSS = "History { height: 1; width: 1fr; }"
 
@@ -42,4 +62,4 @@ class History(Widget):
         self.refresh()
 
     def render(self) -> Content:
-        return Content.from_markup(spark(self._values, self.size.width))
+        return spark_content(self._values, self.size.width)

@@ -11,12 +11,25 @@ from textual.widgets import Static
 
 from zbench.telemetry.snapshot import NA, HostSnapshot
 
-from ..format import bar, block, gib, pct, ratio_pct
+from ..format import bar, blocks, gib, level, pct, ratio_pct
 from .history import History
 
 
 def cores_text(host: HostSnapshot) -> str:
-    return "".join(block(p) for p in host.per_core_pct) or "[$text-muted]per-core n/a[/]"
+    """One cell per core, one markup tag per run of one level (a 128-core host would otherwise
+    parse 128 tags a refresh)."""
+    if not host.per_core_pct:
+        return "[$text-muted]per-core n/a[/]"
+    levels = blocks()
+    runs: list[tuple[str, str]] = []
+    for p in host.per_core_pct:
+        v = max(0.0, min(100.0, p))
+        cell, style = levels[max(1, round(v / 100 * 8))], level(v)
+        if runs and runs[-1][1] == style:
+            runs[-1] = (runs[-1][0] + cell, style)
+        else:
+            runs.append((cell, style))
+    return "".join(f"[{style}]{cells}[/]" for cells, style in runs)
 
 
 def load_text(host: HostSnapshot) -> str:
@@ -52,17 +65,26 @@ class HostPanel(Widget):
 
     def on_mount(self) -> None:
         self.border_title = "host"
+        self._shown: dict[str, str] = {}
+
+    def _set(self, widget_id: str, text: str) -> None:
+        # As in GpuPanel: an unchanged line is not parsed and laid out again.
+        if self._shown.get(widget_id) != text:
+            self._shown[widget_id] = text
+            self.query_one(f"#{widget_id}", Static).update(text)
 
     def show(self, host: HostSnapshot, history: Sequence[float]) -> None:
-        self.query_one("#cpu", Static).update(
-            f"CPU {bar(host.cpu_pct, 16)} {pct(host.cpu_pct):>4}  {load_text(host)}"
-        )
+        cores = cores_text(host)
+        if self.query_one("#compact", Static).display:
+            ram = ratio_pct(host.ram_used_bytes, host.ram_total_bytes)
+            self._set(
+                "compact",
+                f"CPU {pct(host.cpu_pct):>4} {cores}\n"
+                f"RAM {bar(ram, 8)} {gib(host.ram_used_bytes, 0)}/{gib(host.ram_total_bytes, 0)}G  "
+                f"{load_text(host)}",
+            )
+            return
+        self._set("cpu", f"CPU {bar(host.cpu_pct, 16)} {pct(host.cpu_pct):>4}  {load_text(host)}")
         self.query_one(History).values = history
-        self.query_one("#cores", Static).update(cores_text(host))
-        self.query_one("#ram", Static).update(ram_text(host))
-        ram = ratio_pct(host.ram_used_bytes, host.ram_total_bytes)
-        self.query_one("#compact", Static).update(
-            f"CPU {pct(host.cpu_pct):>4} {cores_text(host)}\n"
-            f"RAM {bar(ram, 8)} {gib(host.ram_used_bytes, 0)}/{gib(host.ram_total_bytes, 0)}G  "
-            f"{load_text(host)}"
-        )
+        self._set("cores", cores)
+        self._set("ram", ram_text(host))
