@@ -28,6 +28,7 @@ GPU_KEYS: tuple[str, ...] = (
     "dram",
     "nvl_tx",
     "nvl_rx",
+    "nvl_pct",  # the busiest direction's share of the links' capacity (bottleneck verdicts)
 )
 # What the provenance warnings are made of: clock-event reasons, other processes on the GPU.
 GPU_KEYS += ("thr", "others", "others_mem")
