@@ -30,8 +30,9 @@ POLL_S = 0.5
 LOG_LINES = 15
 
 
-def _console() -> Console:
-    return Console(highlight=False)
+def _console(*, stderr: bool = False) -> Console:
+    # No markup: suite names, reasons and GPU names are data ("nightly [/x]" must print as is).
+    return Console(highlight=False, markup=False, stderr=stderr)
 
 
 def _err(message: str) -> None:
@@ -84,6 +85,16 @@ def _check_gpu_ids(ids: tuple[int, ...], config: RunConfig, gpus_given: bool) ->
     return dataclasses.replace(config, gpus=len(ids))
 
 
+def precheck(config: RunConfig) -> str | None:
+    """What the runner would reject at once, found before a job is queued (the runner finds it
+    only after a 5-20 s framework import, and leaves a failed job): one line, or None."""
+    from zbench.runners.resolve import check_shape  # framework-free rules the runners apply
+
+    if config.data is not None and not os.path.exists(config.data):
+        return f"--data {config.data}: no such file or folder"
+    return check_shape(config)
+
+
 def restore_separator(runner_args: list[str], argv: list[str]) -> list[str]:
     """Put back the ``--`` that Click consumed: what followed it on the command line goes to the
     launcher untouched (e.g. torchrun rendezvous options), not to the runner's option parser."""
@@ -99,10 +110,10 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
     """A progress bar per job until all have finished; None when the user pressed Ctrl-C (the jobs
     keep running: they belong to the supervisor, not to this process)."""
     columns = (
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
+        TextColumn("{task.fields[rate]}", markup=False),
         TimeElapsedColumn(),
     )
     try:
@@ -180,16 +191,11 @@ def run_job(
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         _err("--timeout must be a finite number of seconds above 0")
         return 2
-    spec: JobSpec | None = None
-    if nodes is not None:  # several machines: the GPUs are the nodes' (jobs.nodes)
-        from zbench.jobs.nodes import nodes_spec
-
-        try:
-            spec = nodes_spec(nodes, config, ids, timeout)
-        except UsageError as exc:
-            _err(str(exc))
-            return 2
-    elif config.device == "cuda" and not visible_gpus():
+    problem = precheck(config)
+    if problem:
+        _err(problem)
+        return 2
+    if config.device == "cuda" and not visible_gpus():
         _err("no GPU found: add --device cpu to run on the CPU")
         return 2
     if ids is not None and spec is None:
@@ -206,7 +212,7 @@ def run_job(
         else:
             console.print(f"Job {job_id} queued. Follow it with `zbench jobs`.")
         return 0
-    infos = follow([job_id], db, Console(stderr=True) if json_out else console)
+    infos = follow([job_id], db, _console(stderr=True) if json_out else console)
     if infos is None:
         return 0
     info = infos[0]
@@ -265,7 +271,7 @@ def run_suite(
                 "They keep running if this terminal closes; follow with `zbench jobs`."
             )
         return 0
-    infos = follow(ids, db, Console(stderr=True) if json_out else console)
+    infos = follow(ids, db, _console(stderr=True) if json_out else console)
     if infos is None:
         return 0
     failed = [i for i in infos if i.state != "done"]
@@ -307,6 +313,7 @@ def _when(t: float | None) -> str:
 
 
 def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
+    api.reconcile(db)
     jobs = api.list_jobs(db)
     if not all_jobs:
         midnight = dt.datetime.combine(dt.date.today(), dt.time()).timestamp()
@@ -319,7 +326,9 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
         console.print("No jobs" + ("" if all_jobs else " today (--all shows every job)") + ".")
         return 0
     table = Table()
-    reasons = any(j.reason for j in jobs)
+    now = time.time()
+    notes = {j.id: _note(j, now) for j in jobs}
+    reasons = any(notes.values())
     names = ["ID", "State", "Job", "GPUs", "Phase", "Step", "Samples/s", "Started"]
     for name in [*names, "Reason"] if reasons else names:
         # Only the free-text columns may wrap; the rest stay readable at 80 columns.
@@ -338,20 +347,29 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
             _when(j.started),
         ]  # fmt: skip
         # Text, not markup: reasons quote runner errors such as "[rank0]: ..." verbatim.
-        table.add_row(*(Text(c) for c in [*cells, *([j.reason or ""] if reasons else [])]))
+        table.add_row(*(Text(c) for c in [*cells, *([notes[j.id]] if reasons else [])]))
     console.print(table)
     return 0
 
 
+def _note(job: JobInfo, now: float) -> str:
+    """The reason column: the stored reason, or a warning for a running job that went quiet."""
+    quiet = job.quiet_s(now)
+    if quiet is not None and quiet >= api.QUIET_WARN_S:
+        return f"no event from the runner for {quiet / 60:.0f} min (hung on I/O?)"
+    return job.reason or ""
+
+
 def cancel_job(job_id: int, *, grace: float, db: Db) -> int:
+    """Exit 0 when the job is (or already was) not running any more, 2 for an unknown id."""
     try:
         before = api.get_job(job_id, db)
     except JobNotFound as exc:
         _err(str(exc))
         return 2
     if before.finished:
-        _err(f"job {job_id} already ended ({before.state})")
-        return 1
+        print(f"Job {job_id} already ended ({before.state}); nothing to cancel.")
+        return 0
     info = api.cancel(job_id, db, grace=grace)
     if info.finished:
         print(f"Job {job_id} {info.state}.")

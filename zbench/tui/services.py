@@ -69,8 +69,11 @@ class LocalServices:
         self.db = db
 
     def list_jobs(self) -> Sequence[JobLike]:
+        """The TUI's poll: reconcile first (a dead supervisor's jobs become lost, waiting jobs
+        get a supervisor; ``api.list_jobs`` itself has no side effects), then list."""
         from zbench.jobs import api
 
+        api.reconcile(self.db)
         return api.list_jobs(self.db, include_finished=True)
 
     def submit(self, request: LaunchRequest) -> list[int]:
