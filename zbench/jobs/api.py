@@ -81,6 +81,23 @@ class JobNotFound(ZbenchError, LookupError):
     """No job with that id (one line, exit 2)."""
 
 
+MAX_STEPS = 10_000_000  # more is a typo (it would run for days), not a benchmark
+
+
+def check_config(config: RunConfig) -> str | None:
+    """What the runner would reject at once, found before a job is queued (the runner finds it
+    only after a 5-20 s framework import, and leaves a failed job behind): one line, or None."""
+    from zbench.runners.resolve import check_shape  # stdlib-only rules the runners apply
+
+    for name in ("steps", "warmup"):
+        value = getattr(config, name)
+        if value is not None and value > MAX_STEPS:
+            return f"--{name} {value}: at most {MAX_STEPS:,}"
+    if config.data is not None and not os.path.exists(config.data):
+        return f"--data {config.data}: no such file or folder"
+    return check_shape(config)
+
+
 def _store(db: str | os.PathLike[str] | None) -> Store:
     return Store(paths.db_path(db))
 

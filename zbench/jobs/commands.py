@@ -24,6 +24,8 @@ from zbench.contract.config import RunConfig, UsageError, build_parser, parse_ar
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
+from zbench.jobs.states import JobState
+from zbench.runners.config import RunConfig, UsageError, build_parser, parse_args
 
 Db = str | os.PathLike[str] | None
 POLL_S = 0.5
@@ -85,16 +87,6 @@ def _check_gpu_ids(ids: tuple[int, ...], config: RunConfig, gpus_given: bool) ->
     return dataclasses.replace(config, gpus=len(ids))
 
 
-def precheck(config: RunConfig) -> str | None:
-    """What the runner would reject at once, found before a job is queued (the runner finds it
-    only after a 5-20 s framework import, and leaves a failed job): one line, or None."""
-    from zbench.runners.resolve import check_shape  # framework-free rules the runners apply
-
-    if config.data is not None and not os.path.exists(config.data):
-        return f"--data {config.data}: no such file or folder"
-    return check_shape(config)
-
-
 def restore_separator(runner_args: list[str], argv: list[str]) -> list[str]:
     """Put back the ``--`` that Click consumed: what followed it on the command line goes to the
     launcher untouched (e.g. torchrun rendezvous options), not to the runner's option parser."""
@@ -122,11 +114,11 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
             while True:
                 infos = [api.get_job(i, db) for i in job_ids]
                 for info in infos:
-                    state = info.phase if info.state == "running" else info.state
+                    state = info.phase if info.state == JobState.RUNNING else info.state
                     rate = f"{info.samples_per_s:,.1f} samples/s" if info.samples_per_s else ""
                     total, step = info.total, info.step or 0
                     if info.finished and not total:  # ended before it reported progress
-                        total, step = 1, int(info.state == "done")
+                        total, step = 1, int(info.state == JobState.DONE)
                     progress.update(
                         tasks[info.id],
                         description=f"{label(info)} [{state}]",
@@ -191,7 +183,7 @@ def run_job(
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         _err("--timeout must be a finite number of seconds above 0")
         return 2
-    problem = precheck(config)
+    problem = api.check_config(config)
     if problem:
         _err(problem)
         return 2
@@ -224,7 +216,7 @@ def run_job(
         print(json.dumps(out, indent=2, default=list))
     elif info.run_id:
         _print_results([info.run_id], db, console)
-    if info.state != "done":
+    if info.state != JobState.DONE:
         _report_failure(info, db)
         return 1
     return 0
@@ -274,7 +266,7 @@ def run_suite(
     infos = follow(ids, db, _console(stderr=True) if json_out else console)
     if infos is None:
         return 0
-    failed = [i for i in infos if i.state != "done"]
+    failed = [i for i in infos if i.state != JobState.DONE]
     if json_out:
         print(
             json.dumps(
@@ -339,7 +331,7 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
         )
     for j in jobs:
         gpus = ",".join(str(g) for g in j.gpu_ids) if j.gpu_ids else ""
-        gpus = "cpu" if j.gpu_ids == () and j.state != "queued" else gpus
+        gpus = "cpu" if j.gpu_ids == () and j.state != JobState.QUEUED else gpus
         step = f"{j.step}/{j.total}" if j.step is not None else ""
         sps = f"{j.samples_per_s:,.1f}" if j.samples_per_s else ""
         cells = [

@@ -117,6 +117,9 @@ class Supervisor:
                     self._guard(self._start_queued)
                 if self.running:
                     idle_since = None
+                elif self.store.replaced():
+                    log.info("%s was moved or replaced; looking at the new file", self.db)
+                    return
                 elif self.stopping or self._nothing_queued():
                     idle_since = idle_since or now
                     if self.stopping or now - idle_since >= IDLE_EXIT_S:
@@ -325,8 +328,9 @@ def _serve(db: Path, lock: IO[str] | None) -> int:
                 store.clear_supervisor(os.getpid())
             lock.close()
             lock = None
-        # A job queued after our last look saw the lock held and started no supervisor: look again.
-        if not sup.stopping and store.jobs((JobState.QUEUED,)):
+        # A job queued after our last look saw the lock held and started no supervisor: look again
+        # (in a fresh Store: the file at this path may have been replaced meanwhile).
+        if not sup.stopping and db.exists() and Store(db).jobs((JobState.QUEUED,)):
             lock = liveness.try_lock(db)
     log.info("exiting: nothing left to run")
     return 0

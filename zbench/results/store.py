@@ -161,6 +161,7 @@ class Store:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 create_private(self.path)
             self._retry(self._migrate_if_behind)
+            self._file_id = _file_id(self.path)
         except StoreError:
             self.close()
             raise
@@ -445,6 +446,11 @@ class Store:
 
     # --- identity of this database (for job folders) -------------------------------------------
 
+    def replaced(self) -> bool:
+        """Whether the file at ``path`` is no longer the one opened (moved away or swapped: this
+        object still works on the old one)."""
+        return _file_id(self.path) != self._file_id
+
     def store_id(self) -> str:
         """A random id made once per database and kept in it: job ids belong to one database,
         so job folders are keyed by this too (a copied or renamed file keeps it, a new file at
@@ -474,6 +480,14 @@ class Store:
             return str(row[0])
 
         return self._write(make)
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _encode(column: str, value: Any) -> Any:
