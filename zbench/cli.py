@@ -479,7 +479,11 @@ def main() -> None:
         try:
             app()
         finally:
-            sys.stdout.flush()  # here, not at exit: a full disk or closed pipe is reported below
+            try:  # here, not at exit: a full disk or a closed pipe is reported below
+                sys.stdout.flush()
+            except OSError as exc:
+                exc.filename = exc.filename or "standard output"
+                raise
     except ZbenchError as exc:
         typer.echo(f"zbench: {exc}", err=True)
         raise SystemExit(exc.exit_code) from None

@@ -23,6 +23,6 @@ _BAD_PATH = {errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.EACCES, errno.EROF
 def os_error_exit(exc: OSError) -> tuple[str, int]:
     """One line and an exit status for an ``OSError`` that reached the top: 2 when the path given
     is wrong (not a folder, read-only, missing), 1 when the work failed (disk full, I/O error)."""
-    where = exc.filename if exc.filename is not None else "standard output"
     what = exc.strerror or str(exc)
-    return f"{where}: {what}", 2 if exc.errno in _BAD_PATH else 1
+    message = f"{exc.filename}: {what}" if exc.filename is not None else f"cannot write: {what}"
+    return message, 2 if exc.errno in _BAD_PATH else 1

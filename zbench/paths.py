@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import IO, Any
 
 from zbench.errors import ZbenchError
 
@@ -17,15 +18,18 @@ class DataDirError(ZbenchError):
 
 
 def make_dir(path: Path) -> Path:
-    """``path`` created (owner-only) if missing, or a :class:`DataDirError` in one line."""
-    try:
-        path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    except FileExistsError:
-        raise DataDirError(f"{path}: exists and is not a folder") from None
-    except OSError as exc:
-        raise DataDirError(f"{path}: cannot create the folder ({exc.strerror or exc})") from None
-    if not path.is_dir():
-        raise DataDirError(f"{path}: exists and is not a folder")
+    """``path`` created if missing, each missing folder owner-only (not just the last), or a
+    :class:`DataDirError` in one line that names the folder at fault."""
+    for folder in [*reversed(path.parents), path]:
+        if folder.is_dir():
+            continue
+        try:
+            folder.mkdir(mode=DIR_MODE, exist_ok=True)
+        except FileExistsError:
+            raise DataDirError(f"{folder}: exists and is not a folder") from None
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise DataDirError(f"{folder}: cannot create the folder ({why})") from None
     return path
 
 
@@ -58,6 +62,12 @@ def jobs_dir(store_id: str | None = None) -> Path:
     one database, so two databases in one home get folders of their own and never share one."""
     path = home() / "jobs"
     return make_dir(path / store_id if store_id else path)
+
+
+def open_private(path: Path, mode: str = "a+") -> IO[Any]:
+    """Open ``path`` (created owner-only when missing) in ``mode``."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | (os.O_APPEND if "a" in mode else 0), 0o600)
+    return os.fdopen(fd, mode)
 
 
 def check_writable(path: Path) -> None:

@@ -50,7 +50,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def zbench(*args: str, stdout: Any = subprocess.PIPE, timeout: float = 60) -> tuple[int, str, str]:
     """``python -m zbench ARGS`` as a process: (exit status, stdout, stderr)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     proc = subprocess.run(
         [sys.executable, "-m", "zbench", *args],
         stdout=stdout,

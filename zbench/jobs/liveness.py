@@ -39,7 +39,7 @@ def lock_path(db_path: Path) -> Path:
 def try_lock(db_path: Path) -> IO[str] | None:
     """The supervisor lock, held until the returned file is closed; None when another holds it."""
     try:
-        fh = open(lock_path(db_path), "a+", encoding="utf-8")  # noqa: SIM115
+        fh = paths.open_private(lock_path(db_path))
     except OSError:
         return None  # cannot even create it (a read-only folder): no supervisor can hold it
     try:
@@ -52,7 +52,7 @@ def try_lock(db_path: Path) -> IO[str] | None:
 
 def lock_held(db_path: Path) -> bool:
     try:
-        fh = open(lock_path(db_path), "a+", encoding="utf-8")  # noqa: SIM115
+        fh = paths.open_private(lock_path(db_path))
     except OSError:
         return False  # no lock file can exist here (a read-only folder), so none is held
     with fh:
@@ -214,7 +214,7 @@ def ensure_supervisor(db_path: Path) -> int | None:
     lock = try_lock(db_path)
     if lock is None:
         return None
-    log = open(paths.home() / "supervisor.log", "ab")  # noqa: SIM115
+    log = paths.open_private(paths.home() / "supervisor.log", "ab")
     with lock, log:
         fd = lock.fileno()
         cmd = [sys.executable, "-m", "zbench.jobs.supervisor", "--db", str(db_path)]
