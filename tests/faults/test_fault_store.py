@@ -124,7 +124,7 @@ def test_a_damaged_file_is_named_as_such(home: Path) -> None:
     home.mkdir(parents=True)
     db.write_bytes(b"SQLite format 3\x00" + b"\x07" * 4096)
     code, _, err = zbench("jobs", "--db", str(db))
-    assert code == 2 and "damaged or not a zbench database" in one_line_error(err)
+    assert code == 2 and "the file is damaged" in one_line_error(err)
 
 
 def test_a_database_on_a_read_only_mount_can_be_read(home: Path, read_only_dir: Path) -> None:

@@ -18,13 +18,12 @@ def is_busy(exc: sqlite3.OperationalError) -> bool:
 class StoreError(ZbenchError):
     """The database cannot be used right now: locked, full, read-only, damaged or not a zbench
     database. One line for the user; ``exit_code`` 2 when the file itself is the problem, 1 when
-    the work failed on a sound file (busy, disk full, I/O error). ``transient``: trying again later
-    may work (the supervisor keeps its jobs running and retries)."""
+    the work failed on a sound file (busy, disk full, I/O error). The supervisor keeps its running
+    jobs going through any of them and tries again."""
 
-    def __init__(self, message: str, *, exit_code: int = 2, transient: bool = False) -> None:
+    def __init__(self, message: str, *, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
-        self.transient = transient
 
 
 def store_error(path: Path, exc: BaseException) -> StoreError:
@@ -35,17 +34,18 @@ def store_error(path: Path, exc: BaseException) -> StoreError:
         return StoreError(
             f"{path}: the database is locked by another program; try again when it is done",
             exit_code=1,
-            transient=True,
         )
     if "disk is full" in text or "no space" in text:
-        return StoreError(f"{path}: the disk is full", exit_code=1, transient=True)
+        return StoreError(f"{path}: the disk is full", exit_code=1)
     if "readonly" in text or "read-only" in text:
         return StoreError(f"{path}: the database is read-only (this command needs to write it)")
     if "disk i/o" in text or isinstance(exc, OSError):
         detail = getattr(exc, "strerror", None) or exc
-        return StoreError(f"{path}: I/O error ({detail})", exit_code=1, transient=True)
+        return StoreError(f"{path}: I/O error ({detail})", exit_code=1)
     if "malformed" in text or "not a database" in text or "corrupt" in text:
-        return StoreError(f"{path}: the database file is damaged or not a zbench database ({exc})")
+        return StoreError(
+            f"{path}: not a usable zbench database: the file is damaged or not SQLite ({exc})"
+        )
     if "unable to open" in text:
         return StoreError(f"{path}: cannot open the database file")
     return StoreError(f"{path}: not a usable zbench database ({exc})")
