@@ -153,6 +153,15 @@ def test_bad_runner_input_is_refused_at_submit(home: Path, args: list[str], says
     assert not db.exists() or Store(db).jobs() == []
 
 
+def test_submit_itself_refuses_a_bad_spec(home: Path) -> None:
+    """The TUI's launch and suites go through the same check as `zbench run`."""
+    spec = fake_spec("ok")
+    bad = api.JobSpec(spec.config.__class__(**{**spec.config.__dict__, "image_size": 8}))
+    with pytest.raises(api.JobSpecError, match="needs --image-size 32 or more"):
+        api.submit([spec, bad], db=home / "zbench.db")
+    assert Store(home / "zbench.db").jobs() == []
+
+
 @pytest.mark.parametrize(
     ("job", "says"),
     [

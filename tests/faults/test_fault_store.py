@@ -4,6 +4,7 @@ the job it runs is not lost; reading never takes the write lock; errors say what
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -143,3 +144,30 @@ def test_a_database_on_a_read_only_mount_can_be_read(home: Path, read_only_dir: 
     assert code == 2 and one_line_error(err) == f"zbench: no job {jid + 1}"
     with pytest.raises(StoreError, match="read-only"):
         Store(db).add_jobs([{"workload": "x"}])
+
+
+def test_a_real_full_disk_during_a_run_loses_nothing(home: Path, read_only_dir: Path) -> None:
+    """The database on a 4 MB tmpfs, filled to the last byte while the job runs, then freed."""
+    from tests.jobs.jobkit import wait_for
+
+    db = read_only_dir / "zbench.db"  # the fixture's tmpfs, left writable here
+    [jid] = api.submit([fake_spec("ok", steps=40, step_s=0.1)], db=db)
+    deadline = time.monotonic() + 20
+    while api.get_job(jid, db).state != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    filler = read_only_dir / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass  # full
+    finally:
+        os.close(fd)
+    time.sleep(3.0)  # progress and sample writes fail meanwhile
+    filler.unlink()
+    info = wait_for(jid, db, ("done", "failed", "crashed", "lost"), timeout=60)
+    assert info.state == "done" and info.run_id is not None, info.reason
+    log = (home / "supervisor.log").read_text()
+    assert "the database failed" in log and "Traceback" not in log

@@ -77,6 +77,10 @@ class JobInfo:
         return max(0.0, (now or time.time()) - max(last, self.started or 0.0))
 
 
+class JobSpecError(ZbenchError):
+    """A job the runner would refuse at once (one line, exit 2); nothing was queued."""
+
+
 class JobNotFound(ZbenchError, LookupError):
     """No job with that id (one line, exit 2)."""
 
@@ -140,6 +144,10 @@ def submit(
     Each spec (see :func:`check_config`) and what the supervisor needs (a writable data directory
     for its log and the job folders) are checked first, so a failure leaves no queued job behind:
     a :class:`JobSpecError` or a ``paths.DataDirError``."""
+    for spec in specs:
+        problem = check_config(spec.config)
+        if problem:
+            raise JobSpecError(problem)
     db_path = paths.db_path(db)
     paths.check_writable(paths.home())
     store = Store(db_path)

@@ -61,6 +61,7 @@ class Supervisor:
         self._last_flush = time.time()
         self.trouble_since: float | None = None  # the store has failed since then (None: fine)
         self._trouble_text = ""
+        self._tick_failed = False
         sampler.subscribe(self._on_snapshot)
 
     # --- telemetry fan-out (sampler thread) ----------------------------------------------------
@@ -80,6 +81,7 @@ class Supervisor:
             fn(*args)
         except StoreError as exc:
             now = time.time()
+            self._tick_failed = True
             if self.trouble_since is None:
                 self.trouble_since = now
             if str(exc) != self._trouble_text:
@@ -88,10 +90,14 @@ class Supervisor:
             if not self.running and now - self.trouble_since >= STORE_GIVE_UP_S:
                 raise  # nothing is running, so nothing is lost by stopping
             return False
-        if self.trouble_since is not None:
+        return True
+
+    def _tick_done(self) -> None:
+        """The database counts as working again after a whole tick without a failure."""
+        if self.trouble_since is not None and not self._tick_failed:
             log.info("the database works again after %.0f s", time.time() - self.trouble_since)
             self.trouble_since, self._trouble_text = None, ""
-        return True
+        self._tick_failed = False
 
     # --- the loop -----------------------------------------------------------------------------
 
@@ -124,6 +130,7 @@ class Supervisor:
                     idle_since = idle_since or now
                     if self.stopping or now - idle_since >= IDLE_EXIT_S:
                         return
+                self._tick_done()
                 time.sleep(TICK_S if self.trouble_since is None else STORE_RETRY_S)
         finally:
             self.sampler.stop()

@@ -83,7 +83,7 @@ def show_results(*, filters: Filters, db: Db, json_out: bool) -> int:
     if not rows:
         Console().print("No results yet. Run `zbench suite quick` or `zbench run resnet50`.")
         return 0
-    Console(highlight=False).print(results_table(rows))
+    Console(highlight=False, markup=False).print(results_table(rows))
     return 0
 
 
