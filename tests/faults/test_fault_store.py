@@ -171,3 +171,23 @@ def test_a_real_full_disk_during_a_run_loses_nothing(home: Path, read_only_dir: 
     assert info.state == "done" and info.run_id is not None, info.reason
     log = (home / "supervisor.log").read_text()
     assert "the database failed" in log and "Traceback" not in log
+
+
+def test_zbench_jobs_still_lists_when_reconciling_fails(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from zbench.jobs.commands import list_jobs
+
+    db = home / "zbench.db"
+    Store(db).add_jobs(
+        [{"workload": "resnet50", "framework": "torch", "mode": "train", "state": "done",
+          "config": {}, "created": 0.0}]
+    )  # fmt: skip
+
+    def busy(db: object = None) -> list[int]:
+        raise StoreError(f"{db}: the database is locked by another program", exit_code=1)
+
+    monkeypatch.setattr(api, "reconcile", busy)
+    assert list_jobs(all_jobs=True, db=db, json_out=True) == 0
+    out, err = capsys.readouterr()
+    assert '"id": 1' in out and err.startswith("zbench: warning: could not check")

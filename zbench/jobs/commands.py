@@ -305,7 +305,12 @@ def _when(t: float | None) -> str:
 
 
 def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
-    api.reconcile(db)
+    from zbench.results.store import StoreError
+
+    try:
+        api.reconcile(db)
+    except StoreError as exc:  # e.g. locked by another program: still show what is stored
+        _err(f"warning: could not check for a dead supervisor: {exc}")
     jobs = api.list_jobs(db)
     if not all_jobs:
         midnight = dt.datetime.combine(dt.date.today(), dt.time()).timestamp()

@@ -8,6 +8,7 @@ Every method may block (SQLite, files), so the app calls them from thread worker
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,8 +73,10 @@ class LocalServices:
         """The TUI's poll: reconcile first (a dead supervisor's jobs become lost, waiting jobs
         get a supervisor; ``api.list_jobs`` itself has no side effects), then list."""
         from zbench.jobs import api
+        from zbench.results.store import StoreError
 
-        api.reconcile(self.db)
+        with contextlib.suppress(StoreError):  # a busy database: the next poll tries again
+            api.reconcile(self.db)
         return api.list_jobs(self.db, include_finished=True)
 
     def submit(self, request: LaunchRequest) -> list[int]:
