@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from zbench.contract.config import RunConfig
-from zbench.demos.runner import DemoConfig
+from zbench.jobs.states import FINISHED as JOB_FINISHED
+from zbench.runners.config import RunConfig
 
-FINISHED = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
+FINISHED: tuple[str, ...] = tuple(JOB_FINISHED)
 
 
 @dataclass(frozen=True)
