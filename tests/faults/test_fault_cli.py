@@ -129,7 +129,7 @@ def test_a_suite_named_like_markup_prints_as_is(home: Path, tmp_path: Path) -> N
 def test_a_gpu_name_like_markup_prints_as_is_in_compare(home: Path) -> None:
     db = home / "zbench.db"
     a, b = _add_run(db, "GPU [/x]"), _add_run(db, "[bold red]H200")
-    code, out, err = zbench("compare", str(a), str(b))
+    code, out, err = zbench("compare", str(a), str(b), "--unlike")
     assert code == 0, err
     text = " ".join(out.split())  # the title wraps at the table's width
     assert "GPU [/x]" in text and "[bold red]H200" in text

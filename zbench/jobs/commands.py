@@ -309,7 +309,10 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool) -> int:
 
     try:
         api.reconcile(db)
-    except StoreError as exc:  # e.g. locked by another program: still show what is stored
+    except StoreError as exc:
+        if exc.exit_code != 1:  # the file itself is unusable: nothing to list either
+            raise
+        # Locked by another program, a full disk: still show what is stored.
         _err(f"warning: could not check for a dead supervisor: {exc}")
     jobs = api.list_jobs(db)
     if not all_jobs:
