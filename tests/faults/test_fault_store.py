@@ -191,3 +191,30 @@ def test_zbench_jobs_still_lists_when_reconciling_fails(
     assert list_jobs(all_jobs=True, db=db, json_out=True) == 0
     out, err = capsys.readouterr()
     assert '"id": 1' in out and err.startswith("zbench: warning: could not check")
+
+
+def test_a_timeout_is_enforced_while_another_program_holds_the_write_lock(home: Path) -> None:
+    """A real lock from another connection: the supervisor's loop must not block on its writes
+    (before, each write waited up to 90 s, and timeouts and cancellations waited with it)."""
+    from tests.jobs.jobkit import wait_for
+    from zbench.jobs import liveness
+
+    db = home / "zbench.db"
+    [jid] = api.submit([fake_spec("hang", timeout_s=1.0)], db=db)
+    deadline = time.monotonic() + 20
+    while not (Store(db).get_job(jid) or {}).get("pid"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    runner = int((Store(db).get_job(jid) or {})["pid"])
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        gone = time.monotonic() + 8.0
+        while liveness.pid_alive(runner) and time.monotonic() < gone:
+            time.sleep(0.1)
+        assert not liveness.pid_alive(runner), "the timeout stopped the runner under the lock"
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    info = wait_for(jid, db, ("timeout", "done", "crashed", "lost"), timeout=30)
+    assert info.state == "timeout"

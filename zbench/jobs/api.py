@@ -178,8 +178,9 @@ def submit(
 def reconcile(db: str | os.PathLike[str] | None = None) -> list[int]:
     """Mark a dead supervisor's jobs lost (stopping their runners), and start a supervisor when
     jobs wait with none alive (the last one was stopped, crashed, or the machine rebooted).
-    Returns the ids marked lost. Does nothing on a database this process cannot write."""
-    store = _store(db)
+    Returns the ids marked lost. Does nothing on a database this process cannot write; gives up
+    after a few seconds on one another program keeps locked (``StoreError``, exit code 1)."""
+    store = Store(paths.db_path(db), busy_s=1.0, retries=2)
     if store.readonly:
         return []
     lost = liveness.detect_lost(store)

@@ -44,6 +44,7 @@ SAMPLE_INTERVAL_S = float(os.environ.get("ZBENCH_SAMPLE_INTERVAL_S", "0.5"))
 # A runner that writes no event for this long is stopped as stalled (0: never); --timeout is apart.
 STALL_S = float(os.environ.get("ZBENCH_STALL_TIMEOUT_S", "1800"))
 STORE_RETRY_S = 1.0  # the tick while the database fails
+STORE_BUSY_S = 0.5  # how long one write of the supervisor waits for another writer
 # With nothing running, a database that keeps failing this long ends the supervisor (one line).
 STORE_GIVE_UP_S = float(os.environ.get("ZBENCH_STORE_GIVE_UP_S", "120"))
 
@@ -51,7 +52,9 @@ STORE_GIVE_UP_S = float(os.environ.get("ZBENCH_STORE_GIVE_UP_S", "120"))
 class Supervisor:
     def __init__(self, db: Path, sampler: SamplerLike, gpus: list[int]) -> None:
         self.db = db
-        self.store = Store(db)
+        # Short waits for a busy database: a write blocked for long would stall timeouts and
+        # cancellations too; a failed write is simply tried again on the next tick.
+        self.store = Store(db, busy_s=STORE_BUSY_S, retries=1)
         self.store_id = self.store.store_id()
         self.sampler = sampler
         self.gpus = gpus

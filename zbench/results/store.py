@@ -152,8 +152,15 @@ class Store:
     jobs or results never queues behind a writer. A database that cannot be written (a read-only
     mount or file) is opened read-only; what reads works, a write fails as "read-only"."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_s: float = 10.0, retries: int | None = None
+    ) -> None:
+        """``busy_s``, ``retries``: how long one statement waits for another writer, and how
+        often a busy one is tried again (default ``BUSY_RETRIES``) before :class:`StoreError`
+        says the database is locked. The supervisor waits briefly: it tries again on its own."""
         self.path = Path(path)
+        self.busy_s = busy_s
+        self.retries = retries
         self._local = threading.local()
         self.readonly = read_only(self.path)
         try:
@@ -177,11 +184,11 @@ class Store:
             if self.readonly:
                 # immutable: no -wal/-shm files are needed (none can be made on a read-only mount)
                 uri = f"{self.path.resolve().as_uri()}?immutable=1"
-                conn = sqlite3.connect(uri, uri=True, timeout=10.0, isolation_level=None)
+                conn = sqlite3.connect(uri, uri=True, timeout=self.busy_s, isolation_level=None)
             else:
-                conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
+                conn = sqlite3.connect(self.path, timeout=self.busy_s, isolation_level=None)
             conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA busy_timeout = 10000")
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_s * 1000)}")
             if not self.readonly:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
@@ -211,11 +218,12 @@ class Store:
     def _retry(self, fn: Callable[[], T]) -> T:
         """``fn``, tried again while the database is busy; any other database or OS error (and
         busy for too long) becomes a one-line :class:`StoreError`."""
-        for attempt in range(BUSY_RETRIES):
+        tries = BUSY_RETRIES if self.retries is None else self.retries
+        for attempt in range(tries):
             try:
                 return fn()
             except sqlite3.OperationalError as exc:
-                if not is_busy(exc) or attempt == BUSY_RETRIES - 1:
+                if not is_busy(exc) or attempt == tries - 1:
                     self._reset()
                     raise store_error(self.path, exc) from None
                 time.sleep(0.05 * 2**attempt)
