@@ -37,6 +37,17 @@ def test_a_home_that_is_a_file_is_one_line(tmp_path: Path, monkeypatch: pytest.M
     assert code == 2 and one_line_error(err).endswith("file: exists and is not a folder")
 
 
+def test_a_home_on_a_read_only_parent_is_one_line(
+    read_only_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.faults.conftest import make_read_only
+
+    make_read_only(read_only_dir)
+    monkeypatch.setenv("ZBENCH_HOME", str(read_only_dir / "home"))
+    code, _, err = zbench("jobs")
+    assert code == 2 and "cannot create the folder (Read-only file system)" in one_line_error(err)
+
+
 def test_a_read_only_home_with_a_writable_db_queues_nothing(
     home: Path, tmp_path: Path, read_only_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

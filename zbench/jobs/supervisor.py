@@ -42,7 +42,7 @@ TIMEOUT_GRACE_S = 10.0
 IDLE_EXIT_S = float(os.environ.get("ZBENCH_SUPERVISOR_IDLE_S", "3"))
 SAMPLE_INTERVAL_S = float(os.environ.get("ZBENCH_SAMPLE_INTERVAL_S", "0.5"))
 # A runner that writes no event for this long is stopped as stalled (0: never); --timeout is apart.
-STALL_S = float(os.environ.get("ZBENCH_STALL_TIMEOUT_S", "1800"))
+STALL_S = float(os.environ.get("ZBENCH_STALL_TIMEOUT_S", "3600"))
 STORE_RETRY_S = 1.0  # the tick while the database fails
 STORE_BUSY_S = 0.5  # how long one write of the supervisor waits for another writer
 # With nothing running, a database that keeps failing this long ends the supervisor (one line).
