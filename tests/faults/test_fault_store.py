@@ -218,3 +218,24 @@ def test_a_timeout_is_enforced_while_another_program_holds_the_write_lock(home: 
         other.close()
     info = wait_for(jid, db, ("timeout", "done", "crashed", "lost"), timeout=30)
     assert info.state == "timeout"
+
+
+def test_following_a_job_rides_out_a_busy_database(home: Path, store_fault: StoreFault) -> None:
+    from tests.jobs.jobkit import wait_for
+    from zbench.jobs.commands import _console, follow
+
+    db = home / "zbench.db"
+    [jid] = api.submit([fake_spec("ok", steps=20, step_s=0.05)], db=db)
+
+    def blip() -> None:
+        store_fault.message = FAULTS["locked"]
+        time.sleep(1.0)
+        store_fault.message = None
+
+    thread = threading.Thread(target=blip)
+    thread.start()
+    infos = follow([jid], db, _console())
+    thread.join()
+    assert store_fault.hits > 0
+    assert infos is not None and infos[0].state == "done"
+    assert wait_for(jid, db, ("done",)).run_id is not None

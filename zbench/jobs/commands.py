@@ -25,6 +25,7 @@ from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
+from zbench.results.store import StoreError
 from zbench.runners.config import RunConfig, UsageError, build_parser, parse_args
 
 Db = str | os.PathLike[str] | None
@@ -100,7 +101,8 @@ def restore_separator(runner_args: list[str], argv: list[str]) -> list[str]:
 
 def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | None:
     """A progress bar per job until all have finished; None when the user pressed Ctrl-C (the jobs
-    keep running: they belong to the supervisor, not to this process)."""
+    keep running: they belong to the supervisor, not to this process). A database that is busy or
+    full for a while only delays the next look."""
     columns = (
         TextColumn("{task.description}", markup=False),
         BarColumn(),
@@ -112,7 +114,13 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
         with Progress(*columns, console=console) as progress:
             tasks = {i: progress.add_task(f"#{i}", total=None, rate="") for i in job_ids}
             while True:
-                infos = [api.get_job(i, db) for i in job_ids]
+                try:
+                    infos = [api.get_job(i, db) for i in job_ids]
+                except StoreError as exc:
+                    if exc.exit_code != 1:
+                        raise
+                    time.sleep(POLL_S)  # busy or full for now: the job runs on; look again
+                    continue
                 for info in infos:
                     state = info.phase if info.state == JobState.RUNNING else info.state
                     rate = f"{info.samples_per_s:,.1f} samples/s" if info.samples_per_s else ""
