@@ -1,6 +1,6 @@
 """A runner that speaks the runner protocol without a framework, for supervisor tests.
 
-Takes the real runner options (parsed by ``zbench.runners.config.parse_args``); what it does comes
+Takes the real runner options (parsed by ``zbench.contract.config.parse_args``); what it does comes
 after ``--``: ``behave=ok|crash|hang|oom|slow|noresult|selfkill|resulthang|sessionchild|
 ignoreterm|hostoom`` (``resulthang``: reports its result, then hangs; ``sessionchild``: starts a
 child in its own session, as torchrun starts its workers, then hangs; ``ignoreterm``: ignores

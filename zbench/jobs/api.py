@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zbench import paths
+from zbench.contract.config import RunConfig
 from zbench.errors import ZbenchError
 from zbench.jobs import liveness
 from zbench.jobs.states import ACTIVE, JobState
 from zbench.results.store import Store
-from zbench.runners.config import RunConfig
 
 STATES = tuple(JobState)
 # `zbench jobs` flags a running job whose runner wrote no event for this long (a hang on I/O?)
@@ -91,7 +91,7 @@ MAX_STEPS = 10_000_000  # more is a typo (it would run for days), not a benchmar
 def check_config(config: RunConfig) -> str | None:
     """What the runner would reject at once, found before a job is queued (the runner finds it
     only after a 5-20 s framework import, and leaves a failed job behind): one line, or None."""
-    from zbench.runners.resolve import check_shape  # stdlib-only rules the runners apply
+    from zbench.contract.resolve import check_shape  # stdlib-only rules the runners apply
 
     for name in ("steps", "warmup"):
         value = getattr(config, name)

@@ -26,7 +26,6 @@ from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
 from zbench.results.store import StoreError
-from zbench.runners.config import RunConfig, UsageError, build_parser, parse_args
 
 Db = str | os.PathLike[str] | None
 POLL_S = 0.5

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO, Any
 
-from zbench.runners.protocol import parse_line
+from zbench.contract.protocol import parse_line
 
 
 class EventStream:

@@ -9,10 +9,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from zbench.contract.protocol import read_events
 from zbench.results.aggregate import Sample, aggregate
 from zbench.results.provenance import cpu_model
 from zbench.results.store import Store
-from zbench.runners.protocol import read_events
 
 
 def phase_marks(events: Iterable[dict[str, Any]]) -> list[tuple[float, str]]:

@@ -18,12 +18,12 @@ from typing import Any
 import psutil
 
 from zbench import paths
+from zbench.contract.config import RunConfig
 from zbench.jobs import records
 from zbench.jobs.events import EventStream, fresh_file
 from zbench.jobs.liveness import child_env, tail_lines
 from zbench.jobs.states import JobState
 from zbench.results.aggregate import Sample, compact_sample
-from zbench.runners.config import RunConfig
 from zbench.telemetry.snapshot import Snapshot
 
 ENV_RUNNER = "ZBENCH_RUNNER_MODULE"  # a module name, or a .py file (tests use a fake runner)

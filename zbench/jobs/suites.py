@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zbench.contract.config import RunConfig, UsageError, parse_args
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
 

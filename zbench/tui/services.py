@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from zbench.contract.config import RunConfig
 from zbench.jobs.states import FINISHED as JOB_FINISHED
-from zbench.runners.config import RunConfig
 
 FINISHED: tuple[str, ...] = tuple(JOB_FINISHED)
 
