@@ -23,6 +23,9 @@ from zbench.jobs import liveness
 from zbench.jobs.states import ACTIVE, JobState
 from zbench.results.store import Store
 
+if TYPE_CHECKING:
+    from zbench.demos.runner import DemoConfig
+
 STATES = tuple(JobState)
 # `zbench jobs` flags a running job whose runner wrote no event for this long (a hang on I/O?)
 QUIET_WARN_S = float(os.environ.get("ZBENCH_QUIET_WARN_S", "600"))
@@ -88,9 +91,12 @@ class JobNotFound(ZbenchError, LookupError):
 MAX_STEPS = 10_000_000  # more is a typo (it would run for days), not a benchmark
 
 
-def check_config(config: RunConfig) -> str | None:
+def check_config(config: RunConfig | DemoConfig) -> str | None:
     """What the runner would reject at once, found before a job is queued (the runner finds it
-    only after a 5-20 s framework import, and leaves a failed job behind): one line, or None."""
+    only after a 5-20 s framework import, and leaves a failed job behind): one line, or None.
+    A demo's options are checked by its own parser when it is built."""
+    if not isinstance(config, RunConfig):
+        return None
     from zbench.contract.resolve import check_shape  # stdlib-only rules the runners apply
 
     for name in ("steps", "warmup"):

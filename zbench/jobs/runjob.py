@@ -140,9 +140,7 @@ class RunningJob:
         log_path, events_path = folder / "runner.log", folder / "events.jsonl"
         fresh_file(events_path)
         tail = EventStream(events_path)
-        config = config_from_dict(row["config"])
-        argv = config.to_argv()
-        cmd = [*runner_command(), argv[0], "--events", str(events_path), *argv[1:]]
+        cmd = command_for(row["config"], events_path)
         env = child_env()
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpu_ids)
         env.setdefault("PYTHONUNBUFFERED", "1")

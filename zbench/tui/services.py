@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from zbench.contract.config import RunConfig
+from zbench.demos.runner import DemoConfig
 from zbench.jobs.states import FINISHED as JOB_FINISHED
 
 FINISHED: tuple[str, ...] = tuple(JOB_FINISHED)
