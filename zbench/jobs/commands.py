@@ -194,7 +194,16 @@ def run_job(
     if problem:
         _err(problem)
         return 2
-    if config.device == "cuda" and not visible_gpus():
+    spec: JobSpec | None = None
+    if nodes is not None:  # several machines: the GPUs are the nodes' (jobs.nodes)
+        from zbench.jobs.nodes import nodes_spec
+
+        try:
+            spec = nodes_spec(nodes, config, ids, timeout)
+        except UsageError as exc:
+            _err(str(exc))
+            return 2
+    elif config.device == "cuda" and not visible_gpus():
         _err("no GPU found: add --device cpu to run on the CPU")
         return 2
     if ids is not None and spec is None:

@@ -321,6 +321,8 @@ class RunningJob:
             return Outcome(JobState.CANCELLED, "the supervisor was stopped")
         if err.get("kind") == "oom":
             return Outcome(JobState.OOM, f"out of memory: {message}".rstrip(": "))
+        if err.get("node"):  # a multi-node job whose node died (jobs.nodes_run names it)
+            return Outcome(JobState.FAILED, message)
         if rc == 0 and self.result_event is not None:
             return Outcome(JobState.DONE, None)
         if rc == -signal.SIGKILL:
