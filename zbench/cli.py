@@ -7,6 +7,9 @@ Exit codes: 0 ok, 1 the work failed, 2 bad usage or input (with a one-line reaso
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -497,13 +500,26 @@ def plot(
 
 
 def main() -> None:
-    from zbench.errors import ZbenchError
+    from zbench.errors import ZbenchError, os_error_exit
 
     try:
-        app()
+        try:
+            app()
+        finally:
+            try:  # here, not at exit: a full disk or a closed pipe is reported below
+                sys.stdout.flush()
+            except OSError as exc:
+                exc.filename = exc.filename or "standard output"
+                raise
     except ZbenchError as exc:
         typer.echo(f"zbench: {exc}", err=True)
         raise SystemExit(exc.exit_code) from None
+    except OSError as exc:  # a full disk, a read-only folder, a file where a folder should be
+        message, code = os_error_exit(exc)
+        print(f"zbench: {message}", file=sys.stderr)
+        with contextlib.suppress(OSError):  # stdout may be what failed: do not fail again at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(code) from None
 
 
 if __name__ == "__main__":

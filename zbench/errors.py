@@ -7,8 +7,22 @@ repeating the same try/except.
 
 from __future__ import annotations
 
+import errno
+
 
 class ZbenchError(Exception):
     """A problem the user can fix; ``exit_code`` 2 = bad usage or input, 1 = the work failed."""
 
     exit_code = 2
+
+
+# errno values that mean the path given is wrong (bad input), not that the work failed
+_BAD_PATH = {errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.EACCES, errno.EROFS, errno.ENOENT}
+
+
+def os_error_exit(exc: OSError) -> tuple[str, int]:
+    """One line and an exit status for an ``OSError`` that reached the top: 2 when the path given
+    is wrong (not a folder, read-only, missing), 1 when the work failed (disk full, I/O error)."""
+    what = exc.strerror or str(exc)
+    message = f"{exc.filename}: {what}" if exc.filename is not None else f"cannot write: {what}"
+    return message, 2 if exc.errno in _BAD_PATH else 1

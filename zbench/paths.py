@@ -4,13 +4,38 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import IO, Any
+
+from zbench.errors import ZbenchError
 
 ENV_HOME = "ZBENCH_HOME"
 ENV_DB = "ZBENCH_DB"
+DIR_MODE = 0o700  # benchmarks' configs, logs and host details are nobody else's business
+
+
+class DataDirError(ZbenchError):
+    """The data directory (or a folder in it) cannot be created or written (exit status 2)."""
+
+
+def make_dir(path: Path) -> Path:
+    """``path`` created if missing, each missing folder owner-only (not just the last), or a
+    :class:`DataDirError` in one line that names the folder at fault."""
+    for folder in [*reversed(path.parents), path]:
+        if folder.is_dir():
+            continue
+        try:
+            folder.mkdir(mode=DIR_MODE, exist_ok=True)
+        except FileExistsError:
+            raise DataDirError(f"{folder}: exists and is not a folder") from None
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise DataDirError(f"{folder}: cannot create the folder ({why})") from None
+    return path
 
 
 def home() -> Path:
-    """The data directory, created on first use."""
+    """The data directory (absolute: paths stored in the database must not depend on the working
+    directory of whoever stored them), created on first use."""
     env = os.environ.get(ENV_HOME)
     if env:
         path = Path(env).expanduser()
@@ -18,22 +43,35 @@ def home() -> Path:
         from platformdirs import user_data_dir
 
         path = Path(user_data_dir("zbench", appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return make_dir(path.absolute())
 
 
 def db_path(override: str | os.PathLike[str] | None = None) -> Path:
-    """The results database: ``override``, else ``$ZBENCH_DB``, else ``home()/zbench.db``."""
+    """The results database: ``override``, else ``$ZBENCH_DB``, else ``home()/zbench.db``
+    (absolute, for the same reason as :func:`home`)."""
     if override:
-        return Path(override).expanduser()
+        return Path(override).expanduser().absolute()
     env = os.environ.get(ENV_DB)
     if env:
-        return Path(env).expanduser()
+        return Path(env).expanduser().absolute()
     return home() / "zbench.db"
 
 
-def jobs_dir() -> Path:
-    """Per-job folders (events, logs)."""
+def jobs_dir(store_id: str | None = None) -> Path:
+    """Per-job folders (events, logs). ``store_id`` (the database's own id): job ids belong to
+    one database, so two databases in one home get folders of their own and never share one."""
     path = home() / "jobs"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return make_dir(path / store_id if store_id else path)
+
+
+def open_private(path: Path, mode: str = "a+") -> IO[Any]:
+    """Open ``path`` (created owner-only when missing) in ``mode``."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | (os.O_APPEND if "a" in mode else 0), 0o600)
+    return os.fdopen(fd, mode)
+
+
+def check_writable(path: Path) -> None:
+    """A :class:`DataDirError` unless files can be created in the folder ``path``."""
+    make_dir(path)
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise DataDirError(f"{path}: the folder is not writable")

@@ -1,9 +1,11 @@
 """A runner that speaks the runner protocol without a framework, for supervisor tests.
 
 Takes the real runner options (parsed by ``zbench.contract.config.parse_args``); what it does comes
-after ``--``: ``behave=ok|crash|hang|oom|slow|noresult|selfkill|resulthang|sessionchild``
-(``resulthang``: reports its result, then hangs; ``sessionchild``: starts a child in its own
-session, as torchrun starts its workers, then hangs), ``step_s=SECONDS``.
+after ``--``: ``behave=ok|crash|hang|oom|slow|noresult|selfkill|resulthang|sessionchild|
+ignoreterm|hostoom`` (``resulthang``: reports its result, then hangs; ``sessionchild``: starts a
+child in its own session, as torchrun starts its workers, then hangs; ``ignoreterm``: ignores
+SIGTERM and hangs; ``hostoom``: fails as PyTorch does when the host is out of memory),
+``step_s=SECONDS``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,16 @@ def main(argv: list[str]) -> int:
     if behave == "crash":
         print("Traceback: something broke", flush=True)
         return 3
+    if behave == "hostoom":
+        message = "DefaultCPUAllocator: can't allocate memory: you tried to allocate 9 GB"
+        w.error("crash", f"RuntimeError: {message}")
+        print(f"RuntimeError: {message}", flush=True)
+        return 1
+    if behave == "ignoreterm":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("ignoring SIGTERM", flush=True)
+        while True:
+            time.sleep(1)
     if behave == "oom":
         w.error("oom", "CUDA out of memory. Tried to allocate 2.00 GiB")
         print("torch.OutOfMemoryError: CUDA out of memory", flush=True)

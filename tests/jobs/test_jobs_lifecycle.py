@@ -86,7 +86,8 @@ def test_kill_9_of_the_runner(jobenv: Path) -> None:
     _wait_running(jid, jobenv)
     os.kill(_pid(jid, jobenv), signal.SIGKILL)
     info = wait_for(jid, jobenv, ("crashed", "failed", "done"))
-    assert info.state == "crashed" and info.reason == "killed by SIGKILL"
+    assert info.state == "crashed" and info.reason is not None
+    assert info.reason.startswith("killed by SIGKILL") and "host memory" in info.reason
     assert "hanging" not in api.log_tail(jid, jobenv)
 
 
@@ -121,7 +122,9 @@ def test_killed_supervisor_is_detected_and_its_jobs_marked_lost(jobenv: Path) ->
     runner = _pid(jid, jobenv)
     os.kill(int(sup["pid"]), signal.SIGKILL)
     _wait_dead(int(sup["pid"]), jobenv)
-    info = api.get_job(jid, jobenv)  # any zbench call notices
+    assert api.get_job(jid, jobenv).state == "running", "reading jobs has no side effects"
+    assert api.reconcile(jobenv) == [jid]  # the poll loop's explicit call notices
+    info = api.get_job(jid, jobenv)
     assert info.state == "lost"
     assert f"supervisor (pid {sup['pid']}) died" in (info.reason or "")
     assert store.supervisor() is None
@@ -239,12 +242,14 @@ def test_sigterm_to_the_supervisor_cancels_its_jobs(jobenv: Path) -> None:
     info = wait_for(first, jobenv, ("cancelled", "lost", "crashed"))
     assert (info.state, info.reason) == ("cancelled", "the supervisor was stopped")
     # Left queued by the stopped supervisor; the next look starts a new one that runs it.
+    _wait_dead(int(sup["pid"]), jobenv)
+    api.reconcile(jobenv)
     assert wait_for(second, jobenv, ("done", "cancelled")).state == "done"
     new = Store(jobenv).supervisor()
     assert new is None or new["pid"] != sup["pid"]
 
 
-@pytest.mark.parametrize("look", ["list_jobs", "get_job"])
+@pytest.mark.parametrize("look", ["reconcile", "jobs_command"])
 def test_queued_jobs_left_without_a_supervisor_are_picked_up(
     jobenv: Path, monkeypatch: pytest.MonkeyPatch, look: str
 ) -> None:
@@ -254,10 +259,15 @@ def test_queued_jobs_left_without_a_supervisor_are_picked_up(
         [jid] = api.submit([fake_spec("ok")], db=jobenv)
     store = Store(jobenv)
     assert not liveness.lock_held(jobenv) and (store.get_job(jid) or {})["state"] == "queued"
-    if look == "list_jobs":
-        api.list_jobs(jobenv)
+    api.list_jobs(jobenv)
+    api.get_job(jid, jobenv)
+    assert not liveness.lock_held(jobenv), "reading jobs starts no supervisor"
+    if look == "reconcile":
+        api.reconcile(jobenv)
     else:
-        api.get_job(jid, jobenv)
+        from zbench.jobs.commands import list_jobs
+
+        list_jobs(all_jobs=True, db=jobenv, json_out=True)
     deadline = time.monotonic() + 30
     while (store.get_job(jid) or {})["state"] != "done" and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -313,6 +323,7 @@ def test_a_result_written_before_the_supervisor_died_is_stored(jobenv: Path) -> 
     runner = _pid(jid, jobenv)
     os.kill(int(sup["pid"]), signal.SIGKILL)
     _wait_dead(int(sup["pid"]), jobenv)
+    api.reconcile(jobenv)
     info = api.get_job(jid, jobenv)
     assert info.state == "done" and info.run_id is not None
     assert f"supervisor (pid {sup['pid']}) died" in (info.reason or "")

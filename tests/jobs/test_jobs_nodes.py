@@ -33,6 +33,15 @@ def submit_nodes(
     return job_id
 
 
+def log_of(job_id: int, db: Path, timeout: float = 20.0) -> Path:
+    """The job's runner log, once the supervisor recorded where it is."""
+    deadline = time.monotonic() + timeout
+    while not api.get_job(job_id, db).log_path:
+        assert time.monotonic() < deadline, "the job never recorded its log"
+        time.sleep(0.05)
+    return Path(api.get_job(job_id, db).log_path or "")
+
+
 def agents(log: Path, count: int, timeout: float = 20.0) -> dict[int, tuple[int, int]]:
     """{node rank: (agent pid, launcher pgid)} from the job's log, once every node started."""
     pattern = re.compile(r"\[node (\d+) \(.*?\)\] agent pid (\d+) launcher pgid (\d+)")
@@ -79,8 +88,7 @@ def test_a_node_that_dies_fails_the_job_naming_it_and_stops_the_others(
     monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "slow")
     job_id = submit_nodes(jobenv, "localhost,localhost")
     info = wait_for(job_id, jobenv, ("running",))
-    log = jobenv.parent / "jobs" / str(job_id) / "runner.log"
-    found = agents(log, 2)
+    found = agents(log_of(job_id, jobenv), 2)
     agent1, group1 = found[1]
     os.killpg(group1, signal.SIGKILL)  # the whole machine: launcher and agent
     os.kill(agent1, signal.SIGKILL)
@@ -95,7 +103,7 @@ def test_cancel_stops_every_node(jobenv: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "slow")
     job_id = submit_nodes(jobenv, "localhost,localhost")
     wait_for(job_id, jobenv, ("running",))
-    found = agents(jobenv.parent / "jobs" / str(job_id) / "runner.log", 2)
+    found = agents(log_of(job_id, jobenv), 2)
     api.cancel(job_id, jobenv, grace=5.0)
     info = wait_for(job_id, jobenv, ("cancelled", "failed", "crashed", "done"), timeout=30)
     assert info.state == "cancelled"

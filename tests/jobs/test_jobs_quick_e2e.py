@@ -24,11 +24,11 @@ def test_quick_suite_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job
     logs = {j["id"]: (j["state"], j["reason"]) for j in jobs}
     assert result.exit_code == 0, f"{result.output}\n{logs}"
     assert jobs and all(j["state"] == "done" for j in jobs), logs
-    export = cli.invoke(app, ["export", "--format", "md"])
+    export = cli.invoke(app, ["export", "--format", "json"])
     assert export.exit_code == 0
-    rows = [line for line in export.output.splitlines() if line.startswith("| ")][1:]
-    assert len(rows) == len(jobs)
-    assert any(row.startswith("| ResNet-50 | PyTorch | train |") for row in rows)
-    for row in rows:
-        samples_per_s = row.split(" | ")[7]
-        assert float(samples_per_s.replace(",", "")) > 0
+    results = json.loads(export.output)["results"]
+    assert len(results) == len(jobs)
+    assert any((r["workload"], r["framework"], r["mode"]) == ("resnet50", "torch", "train")
+               for r in results)  # fmt: skip
+    for r in results:
+        assert r["samples_per_s"] > 0

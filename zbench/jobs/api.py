@@ -2,15 +2,15 @@
 
 Submitting records jobs as ``queued`` in the store and makes sure a detached supervisor
 (``python -m zbench.jobs.supervisor``) is alive to run them; the supervisor is in its own session, so
-jobs outlive the terminal, the TUI, or the ``zbench`` process that submitted them. Every call here
-first checks that the supervisor recorded in the store is alive, so a supervisor that died is noticed
-by the next ``zbench`` and its jobs end as ``lost`` instead of "running" forever.
+jobs outlive the terminal, the TUI, or the ``zbench`` process that submitted them. Reading jobs has no
+side effects: :func:`reconcile` is the one explicit call (made by ``zbench jobs``, ``zbench cancel``
+and the TUI's poll) that marks a dead supervisor's jobs ``lost`` and starts a supervisor for jobs
+that wait with none alive.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,13 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 from zbench import paths
 from zbench.contract.config import RunConfig
+from zbench.errors import ZbenchError
 from zbench.jobs import liveness
-from zbench.results.store import FINISHED_STATES, Store
+from zbench.jobs.states import ACTIVE, JobState
+from zbench.results.store import Store
 
 if TYPE_CHECKING:
     from zbench.demos.runner import DemoConfig
 
-STATES = ("queued", "running", *FINISHED_STATES)
+STATES = tuple(JobState)
+# `zbench jobs` flags a running job whose runner wrote no event for this long (a hang on I/O?)
+QUIET_WARN_S = float(os.environ.get("ZBENCH_QUIET_WARN_S", "600"))
 
 
 @dataclass(frozen=True)
@@ -63,11 +67,45 @@ class JobInfo:
 
     @property
     def finished(self) -> bool:
-        return self.state in FINISHED_STATES
+        return JobState(self.state).finished
+
+    def quiet_s(self, now: float | None = None) -> float | None:
+        """Seconds since a running job's runner last wrote an event (None when not running)."""
+        if self.state != JobState.RUNNING or not self.events_path:
+            return None
+        try:
+            last = os.stat(self.events_path).st_mtime
+        except OSError:
+            return None
+        return max(0.0, (now or time.time()) - max(last, self.started or 0.0))
 
 
-class JobNotFound(LookupError):
-    """No job with that id (the CLI reports it in one line, exit 2)."""
+class JobSpecError(ZbenchError):
+    """A job the runner would refuse at once (one line, exit 2); nothing was queued."""
+
+
+class JobNotFound(ZbenchError, LookupError):
+    """No job with that id (one line, exit 2)."""
+
+
+MAX_STEPS = 10_000_000  # more is a typo (it would run for days), not a benchmark
+
+
+def check_config(config: RunConfig | DemoConfig) -> str | None:
+    """What the runner would reject at once, found before a job is queued (the runner finds it
+    only after a 5-20 s framework import, and leaves a failed job behind): one line, or None.
+    A demo's options are checked by its own parser when it is built."""
+    if not isinstance(config, RunConfig):
+        return None
+    from zbench.contract.resolve import check_shape  # stdlib-only rules the runners apply
+
+    for name in ("steps", "warmup"):
+        value = getattr(config, name)
+        if value is not None and value > MAX_STEPS:
+            return f"--{name} {value}: at most {MAX_STEPS:,}"
+    if config.data is not None and not os.path.exists(config.data):
+        return f"--data {config.data}: no such file or folder"
+    return check_shape(config)
 
 
 def _store(db: str | os.PathLike[str] | None) -> Store:
@@ -107,8 +145,17 @@ def submit(
     tag: str | None = None,
 ) -> list[int]:
     """Record ``specs`` as queued jobs (with the user's ``tag``, if any) and start a supervisor if
-    none is alive. Returns job ids."""
+    none is alive. Returns job ids.
+
+    Each spec (see :func:`check_config`) and what the supervisor needs (a writable data directory
+    for its log and the job folders) are checked first, so a failure leaves no queued job behind:
+    a :class:`JobSpecError` or a ``paths.DataDirError``."""
+    for spec in specs:
+        problem = check_config(spec.config)
+        if problem:
+            raise JobSpecError(problem)
     db_path = paths.db_path(db)
+    paths.check_writable(paths.home())
     store = Store(db_path)
     now = time.time()
     rows = [
@@ -123,7 +170,7 @@ def submit(
             "requested_gpus": list(s.gpu_ids) if s.gpu_ids is not None else None,
             "share_gpus": s.share_gpus,
             "timeout_s": s.timeout_s,
-            "state": "queued",
+            "state": JobState.QUEUED,
             "created": now,
         }
         for s in specs
@@ -134,30 +181,38 @@ def submit(
     return ids
 
 
-def _look(store: Store) -> None:
-    """Before reading jobs: mark a dead supervisor's jobs lost, and start a supervisor when jobs
-    wait with none alive (the last one was stopped, crashed, or the machine rebooted)."""
-    liveness.detect_lost(store)
-    if store.jobs(("queued",)):
+def reconcile(db: str | os.PathLike[str] | None = None) -> list[int]:
+    """Mark a dead supervisor's jobs lost (stopping their runners), and start a supervisor when
+    jobs wait with none alive (the last one was stopped, crashed, or the machine rebooted).
+    Returns the ids marked lost. Does nothing on a database this process cannot write; gives up
+    after a few seconds on one another program keeps locked (``StoreError``, exit code 1)."""
+    store = Store(paths.db_path(db), busy_s=1.0, retries=2)
+    if store.readonly:
+        return []
+    lost = liveness.detect_lost(store)
+    if store.jobs((JobState.QUEUED,)):
         liveness.ensure_supervisor(store.path)
+    return lost
 
 
 def list_jobs(
     db: str | os.PathLike[str] | None = None, *, include_finished: bool = True
 ) -> list[JobInfo]:
+    """The jobs as stored (no side effects: see :func:`reconcile`)."""
     store = _store(db)
-    _look(store)
-    states = () if include_finished else ("queued", "running")
+    states = () if include_finished else ACTIVE
     return [_info(r) for r in store.jobs(states)]
 
 
 def get_job(job_id: int, db: str | os.PathLike[str] | None = None) -> JobInfo:
-    store = _store(db)
-    _look(store)
-    row = store.get_job(job_id)
+    return _info(_row(_store(db), job_id))
+
+
+def _row(store: Store, job_id: int) -> dict[str, Any]:
+    row = store.get_job(job_id) if 0 < job_id < 2**63 else None  # SQLite ints are 64-bit
     if row is None:
         raise JobNotFound(f"no job {job_id}")
-    return _info(row)
+    return row
 
 
 def cancel(job_id: int, db: str | os.PathLike[str] | None = None, grace: float = 10.0) -> JobInfo:
@@ -165,46 +220,32 @@ def cancel(job_id: int, db: str | os.PathLike[str] | None = None, grace: float =
     process group, SIGKILL after ``grace`` seconds). Without a live supervisor, do it here."""
     store = _store(db)
     liveness.detect_lost(store)
-    row = store.get_job(job_id)
-    if row is None:
-        raise JobNotFound(f"no job {job_id}")
-    if row["state"] == "queued":
+    row = _row(store, job_id)
+    if row["state"] == JobState.QUEUED:
         store.update_job(
             job_id,
-            only_if_state=("queued",),
-            state="cancelled",
+            only_if_state=(JobState.QUEUED,),
+            state=JobState.CANCELLED,
             reason="cancelled before it started",
             ended=time.time(),
         )
-    elif row["state"] == "running":
-        store.update_job(job_id, only_if_state=("running",), cancel_grace=grace)
+    elif row["state"] == JobState.RUNNING:
+        store.update_job(job_id, only_if_state=(JobState.RUNNING,), cancel_grace=grace)
         if not liveness.supervisor_alive(store) and row["pid"]:
-            _stop_group(int(row["pid"]), grace)
+            liveness.stop_tree(int(row["pid"]), grace)
             store.update_job(
                 job_id,
-                only_if_state=("running",),
-                state="cancelled",
+                only_if_state=(JobState.RUNNING,),
+                state=JobState.CANCELLED,
                 reason="cancelled (no supervisor was running)",
                 ended=time.time(),
             )
     return get_job(job_id, db)
 
 
-def _stop_group(pgid: int, grace: float) -> None:
-    liveness.signal_tree(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if not liveness.pid_alive(pgid):
-            return
-        time.sleep(0.1)
-    liveness.signal_tree(pgid, signal.SIGKILL)
-
-
 def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int = 50) -> list[str]:
     """The last ``lines`` lines of the job's runner log (the stored tail when the file is gone)."""
-    row = _store(db).get_job(job_id)
-    if row is None:
-        raise JobNotFound(f"no job {job_id}")
+    row = _row(_store(db), job_id)
     if row["log_path"] and Path(row["log_path"]).exists():
         return liveness.tail_lines(Path(row["log_path"]), lines)
     return (row["log_tail"] or "").splitlines()[-lines:]

@@ -24,6 +24,8 @@ from zbench.glyphs import glyphs
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
+from zbench.jobs.states import JobState
+from zbench.results.store import StoreError
 from zbench.tableview import print_table
 from zbench.textfit import Column
 
@@ -32,8 +34,9 @@ POLL_S = 0.5
 LOG_LINES = 15
 
 
-def _console() -> Console:
-    return Console(highlight=False)
+def _console(*, stderr: bool = False) -> Console:
+    # No markup: suite names, reasons and GPU names are data ("nightly [/x]" must print as is).
+    return Console(highlight=False, markup=False, stderr=stderr)
 
 
 def _err(message: str) -> None:
@@ -103,32 +106,39 @@ DOING = {"setup": "setting up", "warmup": "warming up", "measure": "measuring", 
 
 def doing(info: JobInfo) -> str:
     """The phase a running job is in (``starting`` before its runner names one), else its state."""
-    if info.state == "running":
+    if info.state == JobState.RUNNING:
         return DOING.get(info.phase or "", info.phase or "starting")
     return info.state
 
 
 def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | None:
     """A progress bar per job until all have finished; None when the user pressed Ctrl-C (the jobs
-    keep running: they belong to the supervisor, not to this process)."""
+    keep running: they belong to the supervisor, not to this process). A database that is busy or
+    full for a while only delays the next look."""
     columns = (
         SpinnerColumn("line" if glyphs().ascii else "dots", finished_text=" "),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         TextColumn("{task.fields[steps]}"),
-        TextColumn("{task.fields[rate]}"),
+        TextColumn("{task.fields[rate]}", markup=False),
         TimeElapsedColumn(),
     )
     try:
         with Progress(*columns, console=console) as progress:
             tasks = {i: progress.add_task(f"#{i}", total=None, rate="", steps="") for i in job_ids}
             while True:
-                infos = [api.get_job(i, db) for i in job_ids]
+                try:
+                    infos = [api.get_job(i, db) for i in job_ids]
+                except StoreError as exc:
+                    if exc.exit_code != 1:
+                        raise
+                    time.sleep(POLL_S)  # busy or full for now: the job runs on; look again
+                    continue
                 for info in infos:
                     rate = f"{info.samples_per_s:,.1f} samples/s" if info.samples_per_s else ""
                     total, step = info.total, info.step or 0
                     if info.finished and not total:  # ended before it reported progress
-                        total, step = 1, int(info.state == "done")
+                        total, step = 1, int(info.state == JobState.DONE)
                     progress.update(
                         tasks[info.id],
                         description=f"{label(info)} [{doing(info)}]",
@@ -205,6 +215,10 @@ def run_job(
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         _err("--timeout must be a finite number of seconds above 0")
         return 2
+    problem = api.check_config(config)
+    if problem:
+        _err(problem)
+        return 2
     spec: JobSpec | None = None
     if nodes is not None:  # several machines: the GPUs are the nodes' (jobs.nodes)
         from zbench.jobs.nodes import nodes_spec
@@ -231,7 +245,7 @@ def run_job(
         else:
             console.print(f"Job {job_id} queued. Follow it with `zbench jobs`.")
         return 0
-    infos = follow([job_id], db, Console(stderr=True) if json_out else console)
+    infos = follow([job_id], db, _console(stderr=True) if json_out else console)
     if infos is None:
         return 0
     info = infos[0]
@@ -249,7 +263,7 @@ def run_job(
     elif info.run_id:
         _print_results([info.run_id], db, console)
         _print_verdict(info.id, db, console)
-    if info.state != "done":
+    if info.state != JobState.DONE:
         _report_failure(info, db)
         return 1
     return 0
@@ -296,10 +310,10 @@ def run_suite(
                 "They keep running if this terminal closes; follow with `zbench jobs`."
             )
         return 0
-    infos = follow(ids, db, Console(stderr=True) if json_out else console)
+    infos = follow(ids, db, _console(stderr=True) if json_out else console)
     if infos is None:
         return 0
-    failed = [i for i in infos if i.state != "done"]
+    failed = [i for i in infos if i.state != JobState.DONE]
     if json_out:
         print(
             json.dumps(
@@ -352,6 +366,13 @@ def _when(t: float | None) -> str:
 
 
 def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> int:
+    try:
+        api.reconcile(db)
+    except StoreError as exc:
+        if exc.exit_code != 1:  # the file itself is unusable: nothing to list either
+            raise
+        # Locked by another program, a full disk: still show what is stored.
+        _err(f"warning: could not check for a dead supervisor: {exc}")
     jobs = api.list_jobs(db)
     if not all_jobs:
         midnight = dt.datetime.combine(dt.date.today(), dt.time()).timestamp()
@@ -363,32 +384,44 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> 
     if not jobs:
         console.print("No jobs" + ("" if all_jobs else " today (--all shows every job)") + ".")
         return 0
-    reasons = any(j.reason for j in jobs)
+    now = time.time()
+    notes = {j.id: _note(j, now) for j in jobs}
+    reasons = any(notes.values())
     columns = JOB_COLUMNS if reasons else JOB_COLUMNS[:-1]
     rows = []
     for j in jobs:
         gpus = ",".join(str(g) for g in j.gpu_ids) if j.gpu_ids else ""
-        gpus = "cpu" if j.gpu_ids == () and j.state != "queued" else gpus
+        gpus = "cpu" if j.gpu_ids == () and j.state != JobState.QUEUED else gpus
         step = f"{j.step}/{j.total}" if j.step is not None else ""
         sps = f"{j.samples_per_s:,.1f}" if j.samples_per_s else ""
         cells = [
             str(j.id), j.state, label(j)[len(f"#{j.id} ") :], gpus, j.phase or "", step, sps,
             _when(j.started),
         ]  # fmt: skip
-        rows.append([*cells, *([" ".join((j.reason or "").split())] if reasons else [])])
+        # Plain text (print_table never reads markup): reasons quote runner errors verbatim.
+        rows.append([*cells, *([" ".join(notes[j.id].split())] if reasons else [])])
     print_table(console, columns, rows, wide=wide)
     return 0
 
 
+def _note(job: JobInfo, now: float) -> str:
+    """The reason column: the stored reason, or a warning for a running job that went quiet."""
+    quiet = job.quiet_s(now)
+    if quiet is not None and quiet >= api.QUIET_WARN_S:
+        return f"no event from the runner for {quiet / 60:.0f} min (hung on I/O?)"
+    return job.reason or ""
+
+
 def cancel_job(job_id: int, *, grace: float, db: Db) -> int:
+    """Exit 0 when the job is (or already was) not running any more, 2 for an unknown id."""
     try:
         before = api.get_job(job_id, db)
     except JobNotFound as exc:
         _err(str(exc))
         return 2
     if before.finished:
-        _err(f"job {job_id} already ended ({before.state})")
-        return 1
+        print(f"Job {job_id} already ended ({before.state}); nothing to cancel.")
+        return 0
     info = api.cancel(job_id, db, grace=grace)
     if info.finished:
         print(f"Job {job_id} {info.state}.")

@@ -23,10 +23,13 @@ from typing import IO
 import psutil
 
 from zbench import paths
+from zbench.jobs.records import stored_result
+from zbench.jobs.states import JobState
 from zbench.results.store import Store
 
 STALE_S = 30.0
 TAIL_LINES = 40
+LOST_GRACE_S = 5.0  # SIGTERM to a lost job's runner, then SIGKILL after this long
 
 
 def lock_path(db_path: Path) -> Path:
@@ -35,7 +38,10 @@ def lock_path(db_path: Path) -> Path:
 
 def try_lock(db_path: Path) -> IO[str] | None:
     """The supervisor lock, held until the returned file is closed; None when another holds it."""
-    fh = open(lock_path(db_path), "a+", encoding="utf-8")  # noqa: SIM115
+    try:
+        fh = paths.open_private(lock_path(db_path))
+    except OSError:
+        return None  # cannot even create it (a read-only folder): no supervisor can hold it
     try:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -45,10 +51,15 @@ def try_lock(db_path: Path) -> IO[str] | None:
 
 
 def lock_held(db_path: Path) -> bool:
-    fh = try_lock(db_path)
-    if fh is None:
-        return True
-    fh.close()
+    try:
+        fh = paths.open_private(lock_path(db_path))
+    except OSError:
+        return False  # no lock file can exist here (a read-only folder), so none is held
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
     return False
 
 
@@ -89,7 +100,7 @@ def detect_lost(store: Store, *, ignore_lock: bool = False) -> list[int]:
     if supervisor_alive(store, ignore_lock=ignore_lock):
         return []
     sup = store.supervisor()
-    running = store.jobs(("running",))
+    running = store.jobs((JobState.RUNNING,))
     if sup is None and not running:
         return []
     if sup is None:
@@ -102,20 +113,23 @@ def detect_lost(store: Store, *, ignore_lock: bool = False) -> list[int]:
     marked = []
     for job in running:
         reason = why
-        if job["pid"] and pid_alive(int(job["pid"])):
-            signal_tree(int(job["pid"]), signal.SIGTERM)
-            reason += f"; its runner (pid {job['pid']}) was stopped"
+        pid = int(job["pid"]) if job["pid"] else None
+        if pid is not None and pid_alive(pid):
+            stopped = stop_tree(pid, LOST_GRACE_S)
+            reason += (
+                f"; its runner (pid {pid}) was stopped"
+                if stopped
+                else f"; its runner (pid {pid}) could not be stopped and may still hold its GPUs"
+            )
         # The runner may have reported its result before the supervisor died: keep it, and the
-        # job counts as done (runjob imports this module, hence the late import).
-        from zbench.jobs.runjob import stored_result
-
+        # job counts as done.
         run_id = stored_result(store, job)
         if run_id is not None:
             reason += "; its result was already written and is stored"
         changed = store.update_job(
             job["id"],
-            only_if_state=("running",),
-            state="lost" if run_id is None else "done",
+            only_if_state=(JobState.RUNNING,),
+            state=JobState.LOST if run_id is None else JobState.DONE,
             reason=reason,
             ended=time.time(),
             log_tail=_log_tail(job.get("log_path")),
@@ -126,6 +140,27 @@ def detect_lost(store: Store, *, ignore_lock: bool = False) -> list[int]:
     if sup is not None:
         store.clear_supervisor(int(sup["pid"]))
     return marked
+
+
+def stop_tree(pid: int, grace: float) -> bool:
+    """SIGTERM to ``pid``'s group and descendants, SIGKILL to whatever of them is left after
+    ``grace`` seconds (a runner that ignores SIGTERM must not keep its GPUs while the next job
+    starts). True once all of them have gone (waits up to 5 s after the SIGKILL)."""
+    try:
+        procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        procs = []
+    signal_tree(pid, signal.SIGTERM)
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    if not alive:
+        return True
+    for proc in alive:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    _, alive = psutil.wait_procs(alive, timeout=5.0)
+    return not alive
 
 
 def signal_tree(pid: int, sig: int) -> None:
@@ -179,7 +214,7 @@ def ensure_supervisor(db_path: Path) -> int | None:
     lock = try_lock(db_path)
     if lock is None:
         return None
-    log = open(paths.home() / "supervisor.log", "ab")  # noqa: SIM115
+    log = paths.open_private(paths.home() / "supervisor.log", "ab")
     with lock, log:
         fd = lock.fileno()
         cmd = [sys.executable, "-m", "zbench.jobs.supervisor", "--db", str(db_path)]

@@ -3,11 +3,10 @@ how it ended."""
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import os
+import shlex
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -20,11 +19,11 @@ import psutil
 
 from zbench import paths
 from zbench.contract.config import RunConfig
-from zbench.contract.protocol import EventTail, read_events
-from zbench.jobs.liveness import child_env
-from zbench.results.aggregate import Sample, aggregate, compact_sample
-from zbench.results.provenance import cpu_model
-from zbench.results.store import Store
+from zbench.jobs import records
+from zbench.jobs.events import EventStream, fresh_file
+from zbench.jobs.liveness import child_env, tail_lines
+from zbench.jobs.states import JobState
+from zbench.results.aggregate import Sample, compact_sample
 from zbench.telemetry.snapshot import Snapshot
 
 ENV_RUNNER = "ZBENCH_RUNNER_MODULE"  # a module name, or a .py file (tests use a fake runner)
@@ -72,8 +71,18 @@ def signal_name(num: int) -> str:
 
 @dataclass
 class Outcome:
-    state: str
+    state: JobState
     reason: str | None
+
+
+# How a runner's log says the host (not the GPU) ran out of memory: Python's MemoryError, PyTorch's
+# CPU allocator, TensorFlow's CPU allocator.
+HOST_OOM_MARKS = (
+    "MemoryError",
+    "DefaultCPUAllocator: can't allocate memory",
+    "OOM when allocating",
+)
+BATCH_HINT = "try a smaller --batch-size"
 
 
 @dataclass
@@ -84,7 +93,8 @@ class RunningJob:
     log_path: Path
     events_path: Path
     started: float
-    tail: EventTail
+    tail: EventStream
+    log_reader: Any = None  # the log, opened at launch: still readable if its folder is deleted
     phase: str = "setup"
     step: int | None = None
     total: int | None = None
@@ -93,7 +103,7 @@ class RunningJob:
     start_event: dict[str, Any] | None = None
     result_event: dict[str, Any] | None = None
     error_event: dict[str, Any] | None = None
-    stop_kind: str | None = None  # "cancelled" | "timeout" | "shutdown"
+    stop_kind: str | None = None  # "cancelled" | "timeout" | "stalled" | "shutdown"
     kill_at: float | None = None
     gpu_names: tuple[str, ...] = ()
     samples: list[Sample] = field(default_factory=list)
@@ -105,6 +115,11 @@ class RunningJob:
     # runner's children can no longer be found from it.
     descendants: dict[int, psutil.Process] = field(default_factory=dict)
     reap_deadline: float | None = None
+    last_event: float = 0.0  # when the runner last wrote an event (the stall watchdog reads it)
+    stalled_after: float | None = None  # the idle time after which the watchdog stopped it
+    recorded: bool = False  # its pid and paths are in the store
+    dirty: bool = False  # progress not yet written to the store
+    run_id: int | None = None  # once its run is stored (finishing is retried if the store fails)
 
     @property
     def id(self) -> int:
@@ -115,16 +130,23 @@ class RunningJob:
         return int(self.proc.pid)
 
     @classmethod
-    def launch(cls, row: dict[str, Any], gpu_ids: tuple[int, ...]) -> RunningJob:
-        folder = paths.jobs_dir() / str(row["id"])
-        folder.mkdir(parents=True, exist_ok=True)
+    def launch(
+        cls, row: dict[str, Any], gpu_ids: tuple[int, ...], store_id: str | None = None
+    ) -> RunningJob:
+        """Start the runner for ``row`` with a fresh events file and log in the job's folder
+        (keyed by the database's ``store_id``: job ids belong to one database)."""
+        folder = paths.jobs_dir(store_id) / str(row["id"])
+        paths.make_dir(folder)
         log_path, events_path = folder / "runner.log", folder / "events.jsonl"
+        fresh_file(events_path)
+        tail = EventStream(events_path)
         cmd = command_for(row["config"], events_path)
         env = child_env()
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpu_ids)
         env.setdefault("PYTHONUNBUFFERED", "1")
+        fresh_file(log_path)
         with open(log_path, "ab") as log:
-            log.write(f"$ {' '.join(cmd)}\n".encode())
+            log.write(f"$ {shlex.join(cmd)}\n".encode())
             log.flush()
             proc = subprocess.Popen(
                 cmd,
@@ -134,15 +156,32 @@ class RunningJob:
                 start_new_session=True,  # its own process group: signals reach every worker
                 env=env,
             )
+        now = time.time()
         return cls(
             row=row,
             gpu_ids=gpu_ids,
             proc=proc,
             log_path=log_path,
             events_path=events_path,
-            started=time.time(),
-            tail=EventTail(events_path),
+            started=now,
+            tail=tail,
+            log_reader=open(log_path, "rb"),  # closed by close()
+            last_event=now,
         )
+
+    def close(self) -> None:
+        self.tail.close()
+        if self.log_reader is not None:
+            self.log_reader.close()
+
+    def log_tail(self, lines: int = 40) -> list[str]:
+        """The last lines of the runner's log, read through the handle opened at launch."""
+        if self.log_reader is None or self.log_reader.closed:
+            return tail_lines(self.log_path, lines)
+        fh = self.log_reader
+        fh.seek(0, os.SEEK_END)
+        fh.seek(max(0, fh.tell() - 64 * 1024))
+        return list(fh.read().decode("utf-8", errors="replace").splitlines()[-lines:])
 
     # --- telemetry (called from the sampler thread) ---------------------------------------------
 
@@ -164,17 +203,16 @@ class RunningJob:
             self.unsaved = 0
         return out
 
-    def retag_samples(self) -> list[Sample]:
-        """All samples, each tagged with the phase the runner was in at its time (by the events'
-        own timestamps: the live tag can lag a phase change by one supervisor tick)."""
-        marks = sorted(self.phase_marks)
-        times = [t for t, _ in marks]
+    def requeue_unsaved(self, pending: list[Sample]) -> None:
+        """Samples taken by :meth:`take_unsaved` that could not be saved: saved next time."""
         with self.lock:
-            for s in self.samples:
-                i = bisect.bisect_right(times, float(s["t"])) - 1
-                s["phase"] = marks[i][1] if i >= 0 else "setup"
+            self.unsaved += len(pending)
+
+    def retag_samples(self) -> list[Sample]:
+        """All samples, each tagged with the phase the runner was in at its time."""
+        with self.lock:
             self.unsaved = 0
-            return list(self.samples)
+            return records.retag(list(self.samples), sorted(self.phase_marks))
 
     # --- events -----------------------------------------------------------------------------
 
@@ -182,6 +220,7 @@ class RunningJob:
         """Apply new events; True when something the job row shows changed."""
         changed = False
         for ev in self.tail.poll():
+            self.last_event = time.time()
             kind = ev["type"]
             if kind == "start":
                 self.start_event = ev
@@ -269,29 +308,48 @@ class RunningJob:
         err = self.error_event or {}
         message = err.get("message") or ""
         if self.stop_kind == "timeout":
-            return Outcome("timeout", f"timed out after {self.row['timeout_s']:g} s")
+            return Outcome(JobState.TIMEOUT, f"timed out after {self.row['timeout_s']:g} s")
+        if self.stop_kind == "stalled":
+            return Outcome(
+                JobState.TIMEOUT,
+                f"stalled: no event from the runner for {self.stalled_after or 0:.0f} s "
+                "(stuck on I/O or a deadlock?)",
+            )
         if self.stop_kind == "cancelled":
-            return Outcome("cancelled", "cancelled by the user")
+            return Outcome(JobState.CANCELLED, "cancelled by the user")
         if self.stop_kind == "shutdown":
-            return Outcome("cancelled", "the supervisor was stopped")
+            return Outcome(JobState.CANCELLED, "the supervisor was stopped")
         if err.get("kind") == "oom":
-            return Outcome("oom", f"out of memory: {message}".rstrip(": "))
+            return Outcome(JobState.OOM, f"out of memory: {message}".rstrip(": "))
         if err.get("node"):  # a multi-node job whose node died (jobs.nodes_run names it)
-            return Outcome("failed", message)
+            return Outcome(JobState.FAILED, message)
         if rc == 0 and self.result_event is not None:
-            return Outcome("done", None)
+            return Outcome(JobState.DONE, None)
+        if rc == -signal.SIGKILL:
+            return Outcome(
+                JobState.CRASHED,
+                "killed by SIGKILL (not by zbench): unless someone killed it, host memory was "
+                "likely exhausted (the kernel's OOM killer; see `dmesg`)",
+            )
         if rc < 0:
-            return Outcome("crashed", f"killed by {signal_name(-rc)}")
+            return Outcome(JobState.CRASHED, f"killed by {signal_name(-rc)}")
         if rc == 0:
-            return Outcome("failed", "the runner exited without a result")
+            return Outcome(JobState.FAILED, "the runner exited without a result")
         if err.get("kind") in ("config", "unavailable"):
-            return Outcome("failed", f"{err['kind']}: {message}")
+            return Outcome(JobState.FAILED, f"{err['kind']}: {message}")
+        if self._host_oom(message):
+            return Outcome(JobState.OOM, f"out of host memory: {BATCH_HINT}")
         detail = f": {err.get('kind')}: {message}" if err else ""
-        return Outcome("crashed", f"exited with status {rc}{detail}")
+        return Outcome(JobState.CRASHED, f"exited with status {rc}{detail}")
+
+    def _host_oom(self, message: str) -> bool:
+        """A CPU allocation failure: in the error event or the log's last lines."""
+        text = "\n".join([message, *self.log_tail(20)])
+        return any(mark in text for mark in HOST_OOM_MARKS)
 
     def run_record(self) -> dict[str, Any]:
         """The ``runs`` row for this job's result: full config and environment."""
-        return run_record(
+        return records.run_record(
             self.row, self.gpu_ids, self.start_event, self.result_event, self.gpu_names
         )
 
@@ -300,68 +358,3 @@ def _signal_all(procs: list[psutil.Process], sig: int) -> None:
     for proc in procs:
         with contextlib.suppress(psutil.Error):
             proc.send_signal(sig)
-
-
-def stored_result(store: Store, row: dict[str, Any]) -> int | None:
-    """For a job whose supervisor died: store the result its runner already wrote to its events
-    file, as the supervisor would have (run, then phase aggregates of the samples saved so far).
-    Returns the run id; None when there is no result (or it is already stored)."""
-    if row.get("run_id") or not row.get("events_path"):
-        return None
-    start: dict[str, Any] | None = None
-    result: dict[str, Any] | None = None
-    for ev in read_events(row["events_path"]):
-        if ev["type"] == "start":
-            start = ev
-        elif ev["type"] == "result":
-            result = ev
-    if result is None:
-        return None
-    already = store.runs("job_id = ?", (row["id"],))
-    if already:
-        return int(already[-1]["id"])
-    run_id = store.add_run(run_record(row, tuple(row["gpu_ids"] or ()), start, result))
-    samples = store.samples(row["id"])
-    if samples:
-        store.set_phase_aggregates(row["id"], run_id, aggregate(samples))
-    return run_id
-
-
-def run_record(
-    row: dict[str, Any],
-    gpu_ids: tuple[int, ...],
-    start_event: dict[str, Any] | None,
-    result_event: dict[str, Any] | None,
-    gpu_names: tuple[str, ...] = (),
-) -> dict[str, Any]:
-    """The ``runs`` row for a job's result event: full config and environment."""
-    result = {k: v for k, v in (result_event or {}).items() if k not in ("v", "type")}
-    start = start_event or {}
-    config = dict(row["config"])
-    resolved = start.get("config") or result.get("config") or {}
-    if isinstance(resolved, dict):
-        config.update(resolved)
-    env = dict(start.get("env") or start.get("environment") or {})
-    if not env.get("gpu_names"):
-        env["gpu_names"] = list(gpu_names)
-    env["host"] = socket.gethostname()
-    env.setdefault("cpu_model", cpu_model())
-    env["gpu_ids"] = list(gpu_ids)
-    env["cuda_visible_devices"] = ",".join(str(g) for g in gpu_ids)
-    names = env.get("gpu_names") or []
-    gpus = len(gpu_ids) if gpu_ids else 0
-    return {
-        "job_id": row["id"],
-        "created": time.time(),
-        "workload": config.get("workload", row["workload"]),
-        "framework": config.get("framework", row["framework"]),
-        "mode": config.get("mode", row["mode"]),
-        "precision": result.get("precision") or config.get("precision"),
-        "batch_size": result.get("batch_size") or config.get("batch_size"),
-        "gpus": int(result.get("gpus") or gpus) if config.get("device") != "cpu" else 0,
-        "gpu_name": names[0] if names else ("CPU" if not gpus else None),
-        "samples_per_s": result.get("samples_per_s"),
-        "config": config,
-        "env": env,
-        "result": result,
-    }

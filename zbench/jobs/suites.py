@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from zbench.contract.config import RunConfig, UsageError, parse_args
-from zbench.jobs.api import JobSpec
+from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
 
 if sys.version_info >= (3, 11):
@@ -110,7 +110,7 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
             raise SuiteError(f"{where}: job {n}: unknown key {bad[0]!r}")
         if "workload" not in merged:
             raise SuiteError(f"{where}: job {n}: no workload")
-        for combo in _expand(merged):
+        for combo in _expand(merged, f"{where}: job {n}"):
             spec, reason = _spec(combo, f"{where}: job {n}", n_gpus, have)
             if reason is None:
                 specs.append(spec)
@@ -120,8 +120,11 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
     return Suite(name, str(data.get("description", "")), tuple(specs), tuple(skipped))
 
 
-def _expand(job: dict[str, Any]) -> list[dict[str, Any]]:
+def _expand(job: dict[str, Any], where: str = "suite") -> list[dict[str, Any]]:
     keys = list(job)
+    empty = [k for k in keys if job[k] == [] and k not in NOT_EXPANDED]
+    if empty:
+        raise SuiteError(f"{where}: {empty[0]} is an empty list (it would expand to no job)")
     values = [
         job[k] if isinstance(job[k], list) and k not in NOT_EXPANDED else [job[k]] for k in keys
     ]
@@ -143,7 +146,9 @@ def _spec(
     ):
         raise SuiteError(f"{where}: timeout_s must be a positive number")
     if gpu_ids is not None and not (
-        isinstance(gpu_ids, list) and all(isinstance(g, int) and g >= 0 for g in gpu_ids)
+        isinstance(gpu_ids, list)
+        and gpu_ids
+        and all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in gpu_ids)
     ):
         raise SuiteError(f"{where}: gpu_ids must be a list of GPU numbers")
     if not isinstance(share, bool):
@@ -154,6 +159,11 @@ def _spec(
     if options.get("device") == "auto":
         options["device"] = "cuda" if n_gpus else "cpu"
     config = _config(options, where)
+    if gpu_ids is not None and config.device == "cpu":
+        raise SuiteError(f'{where}: gpu_ids needs device = "cuda" (this job runs on the CPU)')
+    problem = check_config(config)
+    if problem:
+        raise SuiteError(f"{where}: {problem}")
     spec = JobSpec(
         config,
         tuple(gpu_ids) if gpu_ids is not None else None,

@@ -10,6 +10,7 @@ its GPUs and process tree, and records how each job ended. It exits once nothing
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -17,16 +18,19 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 from zbench import paths
+from zbench.errors import ZbenchError
 from zbench.jobs import liveness
 from zbench.jobs.gpus import allocate, visible_gpus
 from zbench.jobs.runjob import RunningJob
 from zbench.jobs.sampling import SamplerLike, open_sampler
+from zbench.jobs.states import JobState
 from zbench.results.aggregate import aggregate
-from zbench.results.store import Store
+from zbench.results.store import Store, StoreError
 from zbench.telemetry.snapshot import Snapshot
 
 log = logging.getLogger("zbench.supervisor")
@@ -37,18 +41,30 @@ FLUSH_S = 5.0
 TIMEOUT_GRACE_S = 10.0
 IDLE_EXIT_S = float(os.environ.get("ZBENCH_SUPERVISOR_IDLE_S", "3"))
 SAMPLE_INTERVAL_S = float(os.environ.get("ZBENCH_SAMPLE_INTERVAL_S", "0.5"))
+# A runner that writes no event for this long is stopped as stalled (0: never); --timeout is apart.
+STALL_S = float(os.environ.get("ZBENCH_STALL_TIMEOUT_S", "3600"))
+STORE_RETRY_S = 1.0  # the tick while the database fails
+STORE_BUSY_S = 0.5  # how long one write of the supervisor waits for another writer
+# With nothing running, a database that keeps failing this long ends the supervisor (one line).
+STORE_GIVE_UP_S = float(os.environ.get("ZBENCH_STORE_GIVE_UP_S", "120"))
 
 
 class Supervisor:
     def __init__(self, db: Path, sampler: SamplerLike, gpus: list[int]) -> None:
         self.db = db
-        self.store = Store(db)
+        # Short waits for a busy database: a write blocked for long would stall timeouts and
+        # cancellations too; a failed write is simply tried again on the next tick.
+        self.store = Store(db, busy_s=STORE_BUSY_S, retries=1)
+        self.store_id = self.store.store_id()
         self.sampler = sampler
         self.gpus = gpus
         self.running: dict[int, RunningJob] = {}
         self._lock = threading.Lock()
         self.stopping = False
         self._last_flush = time.time()
+        self.trouble_since: float | None = None  # the store has failed since then (None: fine)
+        self._trouble_text = ""
+        self._tick_failed = False
         sampler.subscribe(self._on_snapshot)
 
     # --- telemetry fan-out (sampler thread) ----------------------------------------------------
@@ -58,6 +74,33 @@ class Supervisor:
             jobs = list(self.running.values())
         for job in jobs:
             job.on_snapshot(snap)
+
+    # --- the store may fail: jobs keep running, writes are tried again ------------------------
+
+    def _guard(self, fn: Callable[..., object], *args: Any) -> bool:
+        """``fn(*args)``; a :class:`StoreError` (locked, disk full, I/O error, damaged file) is
+        logged once in one line and ``fn`` is tried again on a later tick. True when it worked."""
+        try:
+            fn(*args)
+        except StoreError as exc:
+            now = time.time()
+            self._tick_failed = True
+            if self.trouble_since is None:
+                self.trouble_since = now
+            if str(exc) != self._trouble_text:
+                self._trouble_text = str(exc)
+                log.warning("the database failed (%s); running jobs go on, retrying", exc)
+            if not self.running and now - self.trouble_since >= STORE_GIVE_UP_S:
+                raise  # nothing is running, so nothing is lost by stopping
+            return False
+        return True
+
+    def _tick_done(self) -> None:
+        """The database counts as working again after a whole tick without a failure."""
+        if self.trouble_since is not None and not self._tick_failed:
+            log.info("the database works again after %.0f s", time.time() - self.trouble_since)
+            self.trouble_since, self._trouble_text = None, ""
+        self._tick_failed = False
 
     # --- the loop -----------------------------------------------------------------------------
 
@@ -72,66 +115,91 @@ class Supervisor:
             while True:
                 now = time.time()
                 if now - last_beat >= HEARTBEAT_S:
-                    self.store.heartbeat(os.getpid(), socket.gethostname())
+                    self._guard(self.store.heartbeat, os.getpid(), socket.gethostname())
                     last_beat = now
                 if self.stopping:
                     for job in self.running.values():
                         if job.stop_kind is None:
                             job.stop("shutdown", TIMEOUT_GRACE_S)
                 self._tend_running()
-                if not self.stopping:
-                    self._start_queued()
+                if not self.stopping and self.trouble_since is None:
+                    self._guard(self._start_queued)
                 if self.running:
                     idle_since = None
+                elif self.store.replaced():
+                    log.info("%s was moved or replaced; looking at the new file", self.db)
+                    return
                 elif self.stopping or self._nothing_queued():
                     idle_since = idle_since or now
                     if self.stopping or now - idle_since >= IDLE_EXIT_S:
                         return
-                time.sleep(TICK_S)
+                self._tick_done()
+                time.sleep(TICK_S if self.trouble_since is None else STORE_RETRY_S)
         finally:
             self.sampler.stop()
             self.sampler.close()
+            for job in self.running.values():
+                job.close()
 
     def _nothing_queued(self) -> bool:
-        return not self.store.jobs(("queued",))
+        queued: list[object] = []
+        if not self._guard(lambda: queued.extend(self.store.jobs((JobState.QUEUED,)))):
+            return False  # cannot tell: wait for the database
+        return not queued
 
     def _tend_running(self) -> None:
-        rows = {r["id"]: r for r in self.store.jobs(("running",))}
+        found: list[dict[str, Any]] = []
+        known = self._guard(lambda: found.extend(self.store.jobs((JobState.RUNNING,))))
+        rows = {r["id"]: r for r in found}
+        now = time.time()
         for job in list(self.running.values()):
             if job.read_events():
-                self.store.update_job(
-                    job.id,
-                    only_if_state=("running",),
-                    phase=job.phase,
-                    step=job.step,
-                    total=job.total,
-                    samples_per_s=job.samples_per_s,
-                    **({"precision": job.precision} if job.precision else {}),
-                )
+                job.dirty = True
+            if job.dirty and job.recorded:
+                job.dirty = not self._guard(self._record_progress, job)
+            elif not job.recorded:
+                job.recorded = self._guard(self._record_start, job)
             row = rows.get(job.id)
-            if row is None and job.stop_kind is None:
+            if known and row is None and job.stop_kind is None and job.recorded:
                 # Marked finished by someone else (a `zbench` that thought we were dead).
                 job.stop("cancelled", 2.0)
             elif row is not None and row["cancel_grace"] is not None and job.stop_kind is None:
                 log.info("job %d: cancel requested", job.id)
                 job.stop("cancelled", float(row["cancel_grace"]))
             timeout = job.row["timeout_s"]
-            if timeout and job.stop_kind is None and time.time() - job.started > timeout:
+            if timeout and job.stop_kind is None and now - job.started > timeout:
                 log.info("job %d: timeout after %s s", job.id, timeout)
                 job.stop("timeout", TIMEOUT_GRACE_S)
+            if STALL_S and job.stop_kind is None and now - job.last_event > STALL_S:
+                log.info("job %d: no event for %.0f s; stopping it", job.id, STALL_S)
+                job.stalled_after = STALL_S
+                job.stop("stalled", TIMEOUT_GRACE_S)
             job.escalate()
             rc = job.proc.poll()
             if rc is not None and job.reaped(TIMEOUT_GRACE_S):
-                self._finish(job, rc)
-        if time.time() - self._last_flush >= FLUSH_S:
+                self._guard(self._finish, job, rc)
+        if now - self._last_flush >= FLUSH_S:
             for job in self.running.values():
-                self.store.add_samples(job.id, job.take_unsaved())
-            self._last_flush = time.time()
+                pending = job.take_unsaved()
+                if not self._guard(self.store.add_samples, job.id, pending):
+                    job.requeue_unsaved(pending)
+            self._last_flush = now
+
+    def _record_progress(self, job: RunningJob) -> None:
+        self.store.update_job(
+            job.id,
+            only_if_state=(JobState.RUNNING,),
+            phase=job.phase,
+            step=job.step,
+            total=job.total,
+            samples_per_s=job.samples_per_s,
+            **({"precision": job.precision} if job.precision else {}),
+        )
 
     def _start_queued(self) -> None:
         busy = {g for job in self.running.values() for g in job.gpu_ids}
         cpu_busy = any(not job.gpu_ids for job in self.running.values())
-        for row in self.store.jobs(("queued",)):
+        for row in self.store.jobs((JobState.QUEUED,)):
             config = row["config"]
             want = 0 if config.get("device") == "cpu" or not self.gpus else int(config["gpus"])
             if config.get("nodes"):
@@ -140,8 +208,8 @@ class Supervisor:
             if want > len(self.gpus) or (requested and not set(requested) <= set(self.gpus)):
                 self.store.update_job(
                     row["id"],
-                    only_if_state=("queued",),
-                    state="failed",
+                    only_if_state=(JobState.QUEUED,),
+                    state=JobState.FAILED,
                     reason=f"needs {requested or want} GPU(s); this machine offers {self.gpus}",
                     ended=time.time(),
                 )
@@ -150,7 +218,10 @@ class Supervisor:
             if ids is None or (not ids and cpu_busy):
                 continue  # waits for its GPUs (or for the CPU job ahead of it)
             if not self.store.update_job(
-                row["id"], only_if_state=("queued",), state="running", started=time.time()
+                row["id"],
+                only_if_state=(JobState.QUEUED,),
+                state=JobState.RUNNING,
+                started=time.time(),
             ):
                 continue  # cancelled meanwhile
             self._launch(row, ids)
@@ -159,40 +230,44 @@ class Supervisor:
 
     def _launch(self, row: dict[str, Any], ids: tuple[int, ...]) -> None:
         try:
-            job = RunningJob.launch(row, ids)
-        except OSError as exc:
+            job = RunningJob.launch(row, ids, self.store_id)
+        except (OSError, ZbenchError) as exc:
             self.store.update_job(
-                row["id"], state="failed", reason=f"could not start: {exc}", ended=time.time()
+                row["id"],
+                state=JobState.FAILED,
+                reason=f"could not start: {exc}",
+                ended=time.time(),
             )
             return
         log.info("job %d: started pid %d on GPUs %s", job.id, job.pid, list(ids) or "none (CPU)")
-        self.store.update_job(
-            job.id,
-            pid=job.pid,
-            gpu_ids=list(ids),
-            phase="setup",
-            log_path=str(job.log_path),
-            events_path=str(job.events_path),
-        )
         self.sampler.watch_tree(job.pid)
         with self._lock:
             self.running[job.id] = job
+        # From here the job runs whatever the store does; if this write fails it is retried.
+        job.recorded = self._guard(self._record_start, job)
 
-    def _finish(self, job: RunningJob, rc: int) -> None:
-        job.read_events()
-        self.sampler.unwatch_tree(job.pid)
-        with self._lock:
-            self.running.pop(job.id, None)
-        outcome = job.outcome(rc)
-        log.info("job %d: %s (%s), exit status %d", job.id, outcome.state, outcome.reason, rc)
-        run_id = self.store.add_run(job.run_record()) if job.result_event is not None else None
-        samples = job.retag_samples()
-        self.store.replace_samples(job.id, samples)
-        self.store.set_phase_aggregates(job.id, run_id, aggregate(samples))
-        tail = "\n".join(liveness.tail_lines(job.log_path))
+    def _record_start(self, job: RunningJob) -> None:
         self.store.update_job(
             job.id,
-            only_if_state=("running",),
+            pid=job.pid,
+            gpu_ids=list(job.gpu_ids),
+            phase=job.phase,
+            log_path=str(job.log_path),
+            events_path=str(job.events_path),
+        )
+
+    def _finish(self, job: RunningJob, rc: int) -> None:
+        """Store how ``job`` ended; safe to call again when the store failed part way."""
+        job.read_events()
+        outcome = job.outcome(rc)
+        if job.result_event is not None and job.run_id is None:
+            job.run_id = self.store.add_run(job.run_record())
+        samples = job.retag_samples()
+        self.store.replace_samples(job.id, samples)
+        self.store.set_phase_aggregates(job.id, job.run_id, aggregate(samples))
+        self.store.update_job(
+            job.id,
+            only_if_state=(JobState.RUNNING,),
             state=outcome.state,
             reason=outcome.reason,
             ended=time.time(),
@@ -200,12 +275,18 @@ class Supervisor:
             step=job.step,
             total=job.total,
             samples_per_s=job.samples_per_s,
-            run_id=run_id,
-            log_tail=tail,
+            run_id=job.run_id,
+            log_tail="\n".join(job.log_tail()),
+            **({} if job.recorded else {"pid": job.pid, "gpu_ids": list(job.gpu_ids)}),
         )
-        if run_id is not None:
+        if job.run_id is not None:
             # A job already marked lost keeps that state, but its measured run is linked.
-            self.store.update_job(job.id, run_id=run_id)
+            self.store.update_job(job.id, run_id=job.run_id)
+        log.info("job %d: %s (%s), exit status %d", job.id, outcome.state, outcome.reason, rc)
+        self.sampler.unwatch_tree(job.pid)
+        with self._lock:
+            self.running.pop(job.id, None)
+        job.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,24 +307,40 @@ def main(argv: list[str] | None = None) -> int:
         log.info("another supervisor holds %s; exiting", liveness.lock_path(db))
         return 0
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        return _serve(db, lock)
+    except ZbenchError as exc:  # the database could not be opened or failed for too long
+        log.error("stopped: %s", exc)
+        return 1
+
+
+def _serve(db: Path, lock: IO[str] | None) -> int:
     while lock is not None:
-        store = Store(db)
-        liveness.detect_lost(store, ignore_lock=True)  # we hold it: "running" jobs are orphans
-        store.set_supervisor(os.getpid(), socket.gethostname(), time.time())
-        sup = Supervisor(db, open_sampler(SAMPLE_INTERVAL_S), visible_gpus())
+        try:
+            store = Store(db)
+            liveness.detect_lost(store, ignore_lock=True)  # we hold it: "running" jobs are orphans
+            store.set_supervisor(os.getpid(), socket.gethostname(), time.time())
+            sup = Supervisor(db, open_sampler(SAMPLE_INTERVAL_S), visible_gpus())
+        except BaseException:
+            lock.close()
+            raise
         signal.signal(signal.SIGTERM, sup.request_stop)
         log.info("started; GPUs %s", sup.gpus or "none (CPU jobs run one at a time)")
         try:
             sup.run()
+        except StoreError:
+            raise
         except Exception:
             log.exception("failed; its running jobs are left for the next supervisor")
             return 1
         finally:
-            store.clear_supervisor(os.getpid())
+            with contextlib.suppress(StoreError):
+                store.clear_supervisor(os.getpid())
             lock.close()
             lock = None
-        # A job queued after our last look saw the lock held and started no supervisor: look again.
-        if not sup.stopping and store.jobs(("queued",)):
+        # A job queued after our last look saw the lock held and started no supervisor: look again
+        # (in a fresh Store: the file at this path may have been replaced meanwhile).
+        if not sup.stopping and db.exists() and Store(db).jobs((JobState.QUEUED,)):
             lock = liveness.try_lock(db)
     log.info("exiting: nothing left to run")
     return 0

@@ -119,7 +119,7 @@ def show_results(*, filters: Filters, db: Db, json_out: bool, wide: bool = False
     if not rows:
         Console().print("No results yet. Run `zbench suite quick` or `zbench run resnet50`.")
         return 0
-    print_results(Console(highlight=False), rows, wide=wide)
+    print_results(Console(highlight=False, markup=False), rows, wide=wide)
     return 0
 
 
@@ -222,6 +222,10 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
             f"{ref}: {len(rows)} results (runs {ids}); pick one as {path_text}:RUN or with --tag, "
             "--job or --since"
         )
+    for key, _ in COMPARED:
+        value = getattr(rows[0], key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise CompareError(f"{ref}: {key} should be a number, got {value!r}")
     return rows[0]
 
 
@@ -274,7 +278,7 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
 
         ratio = "n/a" if v["ratio_b_over_a"] is None else f"{v['ratio_b_over_a']:.2f}x"
         table.add_row(v["title"], num(v["a"]), num(v["b"]), ratio)
-    Console(highlight=False).print(table)
+    Console(highlight=False, markup=False).print(table)  # GPU names are data, not markup
     return 0
 
 

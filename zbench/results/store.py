@@ -14,12 +14,19 @@ import socket
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from zbench.errors import ZbenchError
+from zbench.results.storefile import (
+    StoreError,
+    create_private,
+    is_busy,
+    read_only,
+    store_error,
+)
 
 T = TypeVar("T")
 
@@ -99,7 +106,6 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 BUSY_RETRIES = 8
-FINISHED_STATES = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
 JOB_COLUMNS = [
     "suite",
     "workload",
@@ -131,11 +137,6 @@ JOB_COLUMNS = [
 _JSON_COLUMNS = {"config", "requested_gpus", "gpu_ids", "env", "result", "metrics", "data"}
 
 
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
 def _decode(row: sqlite3.Row) -> dict[str, Any]:
     out = {}
     for key in row.keys():  # noqa: SIM118 (sqlite3.Row is not a mapping)
@@ -144,33 +145,53 @@ def _decode(row: sqlite3.Row) -> dict[str, Any]:
     return out
 
 
-class StoreError(ZbenchError):
-    """The database file cannot be opened as a zbench store (exit status 2)."""
-
-
 class Store:
-    """The results database at ``path`` (created and migrated on first use)."""
+    """The results database at ``path`` (created and migrated on first use).
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    Opening it only reads, unless the schema is behind (then it migrates, which writes): listing
+    jobs or results never queues behind a writer. A database that cannot be written (a read-only
+    mount or file) is opened read-only; what reads works, a write fails as "read-only"."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, busy_s: float = 10.0, retries: int | None = None
+    ) -> None:
+        """``busy_s``, ``retries``: how long one statement waits for another writer, and how
+        often a busy one is tried again (default ``BUSY_RETRIES``) before :class:`StoreError`
+        says the database is locked. The supervisor waits briefly: it tries again on its own."""
         self.path = Path(path)
+        self.busy_s = busy_s
+        self.retries = retries
         self._local = threading.local()
+        self.readonly = read_only(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._retry(self._migrate)
+            if not self.readonly:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                create_private(self.path)
+            self._retry(self._migrate_if_behind)
+            self._file_id = _file_id(self.path)
+        except StoreError:
+            self.close()
+            raise
         except (sqlite3.DatabaseError, OSError) as exc:
             self.close()
-            raise StoreError(f"{self.path}: not a usable zbench database ({exc})") from None
+            raise store_error(self.path, exc) from None
 
     # --- plumbing ----------------------------------------------------------------------------
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None)
+            if self.readonly:
+                # immutable: no -wal/-shm files are needed (none can be made on a read-only mount)
+                uri = f"{self.path.resolve().as_uri()}?immutable=1"
+                conn = sqlite3.connect(uri, uri=True, timeout=self.busy_s, isolation_level=None)
+            else:
+                conn = sqlite3.connect(self.path, timeout=self.busy_s, isolation_level=None)
             conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA busy_timeout = 10000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_s * 1000)}")
+            if not self.readonly:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
             self._local.conn = conn
         return conn
 
@@ -189,19 +210,35 @@ class Store:
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
 
     def _retry(self, fn: Callable[[], T]) -> T:
-        for attempt in range(BUSY_RETRIES):
+        """``fn``, tried again while the database is busy; any other database or OS error (and
+        busy for too long) becomes a one-line :class:`StoreError`."""
+        tries = BUSY_RETRIES if self.retries is None else self.retries
+        for attempt in range(tries):
             try:
                 return fn()
             except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or attempt == BUSY_RETRIES - 1:
-                    raise
+                if not is_busy(exc) or attempt == tries - 1:
+                    self._reset()
+                    raise store_error(self.path, exc) from None
                 time.sleep(0.05 * 2**attempt)
+            except (sqlite3.DatabaseError, OSError) as exc:
+                self._reset()
+                raise store_error(self.path, exc) from None
         raise AssertionError("unreachable")
+
+    def _reset(self) -> None:
+        """After an error: drop this thread's connection (a fresh one next time, in case the file
+        was replaced or a transaction was left open)."""
+        try:
+            self.close()
+        except sqlite3.Error:
+            self._local.conn = None
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         def attempt() -> T:
@@ -212,6 +249,24 @@ class Store:
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         return self._retry(lambda: [_decode(r) for r in self._conn().execute(sql, params)])
+
+    def _migrate_if_behind(self) -> None:
+        """Read the schema version; take the write lock only when there is something to do."""
+        conn = self._conn()
+        has_version = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        ).fetchone()
+        if has_version:
+            row = conn.execute("SELECT version FROM schema_version").fetchone()
+            if row is not None and row[0] == len(MIGRATIONS):
+                return
+            if row is not None and row[0] > len(MIGRATIONS):
+                raise StoreError(
+                    f"{self.path}: written by a newer zbench (schema {row[0]}); upgrade zbench"
+                )
+        if self.readonly:
+            raise StoreError(f"{self.path}: read-only and not a current zbench database")
+        self._migrate()
 
     def _migrate(self) -> None:
         with self._tx() as conn:
@@ -396,6 +451,51 @@ class Store:
     def supervisor(self) -> dict[str, Any] | None:
         rows = self._read("SELECT * FROM supervisor")
         return rows[0] if rows else None
+
+    # --- identity of this database (for job folders) -------------------------------------------
+
+    def replaced(self) -> bool:
+        """Whether the file at ``path`` is no longer the one opened (moved away or swapped: this
+        object still works on the old one)."""
+        return _file_id(self.path) != self._file_id
+
+    def store_id(self) -> str:
+        """A random id made once per database and kept in it: job ids belong to one database,
+        so job folders are keyed by this too (a copied or renamed file keeps it, a new file at
+        the old path gets a new one). Kept in its own table, apart from ``MIGRATIONS``."""
+
+        def read() -> str | None:
+            conn = self._conn()
+            if not conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'"
+            ).fetchone():
+                return None
+            row = conn.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()
+            return str(row[0]) if row else None
+
+        found = self._retry(read)
+        if found:
+            return found
+
+        def make(conn: sqlite3.Connection) -> str:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            conn.execute(
+                "INSERT OR IGNORE INTO store_meta VALUES ('store_id', ?)", (uuid.uuid4().hex[:12],)
+            )
+            row = conn.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()
+            return str(row[0])
+
+        return self._write(make)
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _encode(column: str, value: Any) -> Any:

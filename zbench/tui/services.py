@@ -8,16 +8,19 @@ Every method may block (SQLite, files), so the app calls them from thread worker
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from zbench.jobs.states import FINISHED as JOB_FINISHED
+
 if TYPE_CHECKING:  # the first frame needs neither the runner's nor the demos' option tables
     from zbench.contract.config import RunConfig
     from zbench.demos.runner import DemoConfig
 
-FINISHED = ("done", "failed", "oom", "timeout", "cancelled", "crashed", "lost")
+FINISHED: tuple[str, ...] = tuple(JOB_FINISHED)
 
 
 @dataclass(frozen=True)
@@ -74,8 +77,13 @@ class LocalServices:
         self.db = db
 
     def list_jobs(self) -> Sequence[JobLike]:
+        """The TUI's poll: reconcile first (a dead supervisor's jobs become lost, waiting jobs
+        get a supervisor; ``api.list_jobs`` itself has no side effects), then list."""
         from zbench.jobs import api
+        from zbench.results.store import StoreError
 
+        with contextlib.suppress(StoreError):  # a busy database: the next poll tries again
+            api.reconcile(self.db)
         return api.list_jobs(self.db, include_finished=True)
 
     def submit(self, request: LaunchRequest) -> list[int]:

@@ -1,0 +1,27 @@
+"""The states a job can be in: the one place they are spelled."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class JobState(StrEnum):
+    """A job's state as stored (a ``str``: it compares equal to its stored text)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    OOM = "oom"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    CRASHED = "crashed"
+    LOST = "lost"
+
+    @property
+    def finished(self) -> bool:
+        return self not in (JobState.QUEUED, JobState.RUNNING)
+
+
+ACTIVE: tuple[JobState, ...] = (JobState.QUEUED, JobState.RUNNING)
+FINISHED: tuple[JobState, ...] = tuple(s for s in JobState if s.finished)
