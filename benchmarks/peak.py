@@ -191,7 +191,8 @@ def execute(
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    z = {(r["mode"], r["batch"]): r["median"] for r in rows if r["side"] == "zbench"}
+    # A run skipped for the budget has no median.
+    z = {(r["mode"], r["batch"]): r.get("median") for r in rows if r["side"] == "zbench"}
     for r in rows:
         base = z.get((r["mode"], r["batch"]))
         r["zbench_ratio"] = (

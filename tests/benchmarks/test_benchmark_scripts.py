@@ -84,6 +84,21 @@ def test_peak_plan_keeps_max_autotune_last_and_zbench_first_at_each_shape() -> N
     assert (cfg.preset, cfg.mode, cfg.batch_size) == ("max", "infer", 1024)
 
 
+def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
+    # On the H200 the budget skipped zbench's inference run; the summary then raised KeyError.
+    rows = [
+        {"mode": "train", "batch": 256, "side": "zbench", "median": 6826.0},
+        {"mode": "train", "batch": 256, "side": "eager", "median": 4751.0},
+        {"mode": "infer", "batch": 512, "side": "zbench", "skipped": "budget"},
+        {"mode": "infer", "batch": 512, "side": "eager", "median": 16154.0},
+    ]
+    goals = peak.summarize(rows)
+    assert goals["train"]["zbench"] == 6826.0 and not goals["train"]["met"]
+    assert "infer" not in goals
+    assert rows[1]["zbench_ratio"] == pytest.approx(6826.0 / 4751.0)
+    assert rows[3]["zbench_ratio"] is None
+
+
 @pytest.mark.parametrize(
     ("script", "args"),
     [
