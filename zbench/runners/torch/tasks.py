@@ -262,12 +262,12 @@ class Task:
 def _soft_dice_loss(probs: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """1 - mean over images and classes of the soft Dice score of class probabilities (N, C, ...).
 
-    The one-hot target is never made: per class, the intersection sums the probability of the
-    labelled class over its voxels and the target's volume is a count (scatter_add over voxels)."""
-    n, c = probs.shape[:2]
-    flat_t = target.reshape(n, -1)
-    picked = probs.reshape(n, c, -1).gather(1, flat_t[:, None]).squeeze(1)
-    inter = probs.new_zeros(n, c).scatter_add_(1, flat_t, picked)
-    counts = probs.new_zeros(n, c).scatter_add_(1, flat_t, torch.ones_like(picked))
-    union = probs.sum(tuple(range(2, probs.ndim))) + counts
+    Dense one-hot products, not scatter_add: on the H200 the scatter form (every voxel an atomic
+    add into N x C counters) cost the 3D U-Net's tf32 training 5% against a plain loop; the one-hot
+    volume of 3 classes at 128^3 is a few tens of MB."""
+    c = probs.shape[1]
+    onehot = nn.functional.one_hot(target, c).movedim(-1, 1).to(probs.dtype)
+    axes = tuple(range(2, probs.ndim))
+    inter = (probs * onehot).sum(axes)
+    union = probs.sum(axes) + onehot.sum(axes)
     return 1.0 - ((2 * inter + 1e-6) / (union + 1e-6)).mean()
