@@ -254,5 +254,5 @@ def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int =
 def runner_pids(db: str | os.PathLike[str] | None = None) -> dict[int, int]:
     """Runner pid -> job id of the running jobs (each runner leads its own process group), so a
     GPU process can be named as one of ours."""
-    rows = _store(db).jobs(states=("running",))
+    rows = _store(db).jobs(states=(JobState.RUNNING,))
     return {int(r["pid"]): int(r["id"]) for r in rows if r.get("pid")}

@@ -13,6 +13,7 @@ from zbench.jobs import api
 from zbench.jobs.api import JobSpec
 from zbench.jobs.commands import Db, _console, _err, _report_failure, follow
 from zbench.jobs.gpus import visible_gpus
+from zbench.jobs.states import JobState
 
 
 def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) -> int:
@@ -45,7 +46,7 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
     if infos is None:
         return 0
     info = infos[0]
-    if info.state != "done":
+    if info.state != JobState.DONE:
         _report_failure(info, db)
         return 1
     from zbench.results.demos import demo_results, render

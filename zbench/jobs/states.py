@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import Enum
 
 
-class JobState(StrEnum):
-    """A job's state as stored (a ``str``: it compares equal to its stored text)."""
+class JobState(str, Enum):
+    """A job's state as stored (a ``str``: it compares equal to its stored text). Not ``StrEnum``:
+    zbench supports Python 3.10."""
 
     QUEUED = "queued"
     RUNNING = "running"
@@ -17,6 +18,12 @@ class JobState(StrEnum):
     CANCELLED = "cancelled"
     CRASHED = "crashed"
     LOST = "lost"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
 
     @property
     def finished(self) -> bool:

@@ -11,6 +11,7 @@ import os
 import statistics
 
 from zbench import paths
+from zbench.jobs.states import JobState
 from zbench.jobs.suites import Suite, SuiteError, load_suite
 from zbench.results.store import Store
 
@@ -40,7 +41,7 @@ def past_seconds(suite: Suite, db: Db = None) -> float | None:
     if not suite.specs or not path.exists():
         return None
     durations: dict[tuple[str, str, str], list[float]] = {}
-    for job in Store(path).jobs(states=["done"]):
+    for job in Store(path).jobs(states=[JobState.DONE]):
         if job.get("suite") == suite.name and job.get("started") and job.get("ended"):
             key = (job["workload"], job["framework"], job["mode"])
             durations.setdefault(key, []).append(float(job["ended"]) - float(job["started"]))

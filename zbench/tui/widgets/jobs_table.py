@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from zbench.glyphs import glyphs
+from zbench.jobs.states import JobState
 
 from ..services import JobLike
 
@@ -22,7 +23,7 @@ COLUMNS = (
     ("speed", "samples/s"),
 )
 
-# Fixed widths: DataTable sizes auto columns from the first rows, so "queued" would later clip
+# Fixed widths: DataTable sizes auto columns from the first rows, so a queued job would later clip
 # "▶ measure". Sized for the longest usual value; all eight columns fit in 80 terminal columns.
 WIDTHS = {
     "id": 3, "workload": 10, "framework": 5, "gpus": 5, "precision": 4, "state": 9,
@@ -30,15 +31,15 @@ WIDTHS = {
 }  # fmt: skip
 
 STATE_STYLE = {
-    "running": "bold",
-    "queued": "dim",
-    "done": "",
-    "failed": "bold",
-    "oom": "bold",
-    "timeout": "bold",
-    "crashed": "bold",
-    "lost": "bold",
-    "cancelled": "dim",
+    JobState.RUNNING: "bold",
+    JobState.QUEUED: "dim",
+    JobState.DONE: "",
+    JobState.FAILED: "bold",
+    JobState.OOM: "bold",
+    JobState.TIMEOUT: "bold",
+    JobState.CRASHED: "bold",
+    JobState.LOST: "bold",
+    JobState.CANCELLED: "dim",
 }
 
 
@@ -53,11 +54,15 @@ def progress_text(job: JobLike, width: int = 6) -> str:
 
 def cells(job: JobLike) -> dict[str, object]:
     gpus = ",".join(str(g) for g in job.gpu_ids) if job.gpu_ids else "-"
-    if job.gpu_ids == () and job.state != "queued":
+    if job.gpu_ids == () and job.state != JobState.QUEUED:
         gpus = "cpu"  # allocated no GPU: a CPU job (as `zbench jobs` says)
     speed = f"{job.samples_per_s:,.1f}" if job.samples_per_s else "-"
     # A running job shows its phase (setup, warmup, measure): the one thing worth knowing about it.
-    state = f"{glyphs().running} {job.phase}" if job.state == "running" and job.phase else job.state
+    state = (
+        f"{glyphs().running} {job.phase}"
+        if job.state == JobState.RUNNING and job.phase
+        else job.state
+    )
     return {
         "id": str(job.id),
         "workload": job.workload,
