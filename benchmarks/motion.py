@@ -124,10 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     model, train_info = train_phase(args, device)
     model.eval()
-    clips, lms = evaluate.held_out_clips(
+    clips, lms, masks = evaluate.held_out_clips(
         4 if args.smoke else 24, 8 if args.smoke else 24, args.size, device
     )
-    quality = evaluate.quality(model, clips, lms)
+    quality = evaluate.quality(model, clips, lms, masks)
     speed = speed_phase(args, model)
     pics = sample_strip(args, model, device)
     result = {"device": str(device), "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
@@ -136,9 +136,9 @@ def main(argv: list[str] | None = None) -> int:
               "wall_s": round(time.perf_counter() - t_all, 1)}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
-    print("\n| held-out (reconstruction) | L1 | AKD px |\n|---|---|---|")
+    print("\n| held-out (reconstruction) | L1 | L1 head | AKD px |\n|---|---|---|---|")
     for name, q in quality.items():
-        print(f"| {name} | {q['l1']:.4f} | {q['akd_px']:.2f} |")
+        print(f"| {name} | {q['l1']:.4f} | {q['l1_head']:.4f} | {q['akd_px']:.2f} |")
     print(f"\n| inference {args.size}x{args.size} bf16 | frames/s | ms/call |\n|---|---|---|")
     for r in speed:
         print(

@@ -33,7 +33,9 @@ def test_renderer_pose_moves_the_landmarks_the_right_way():
     pose = renderer.neutral_pose(1)
     still = renderer.render(ident, pose, 64).landmarks
     moved = renderer.render(ident, {**pose, "tx": torch.tensor([0.2])}, 64).landmarks
-    assert torch.allclose(moved[..., 0] - still[..., 0], torch.full((1, 5), 0.2), atol=1e-5)
+    assert torch.allclose(
+        moved[..., 0] - still[..., 0], torch.full((1, len(renderer.LANDMARKS)), 0.2), atol=1e-5
+    )
     closed = renderer.render(ident, {**pose, "eye_open": torch.tensor([0.0])}, 64).images
     assert (closed - renderer.render(ident, pose, 64).images).abs().sum() > 1
 

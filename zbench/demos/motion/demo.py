@@ -117,7 +117,7 @@ def _train(model, state, opts: MotionOptions, device, emit: Emit, frames: FrameT
         pairs = train.VideoPairs(Path(opts.data), opts.size, opts.batch, device, opts.seed)
     else:
         pairs = train.RenderedPairs(opts.size, opts.batch, device, opts.seed + int(state["step"]))
-    opt = torch.optim.Adam(model.parameters(), lr=2e-4, betas=(0.5, 0.999))
+    opt = train.make_optimizer(model)
     if "optimizer" in state:
         opt.load_state_dict(state["optimizer"])
     base = int(state["step"])
@@ -189,10 +189,10 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     stream_fps = len(drv) / (time.perf_counter() - t0)  # includes host copies and the preview
     out_path = video.write_video(Path(opts.out), strip)
     emit("phase", phase="evaluate")
-    clips, lms = evaluate.held_out_clips(
+    clips, lms, masks = evaluate.held_out_clips(
         4 if opts.smoke else 16, 8 if opts.smoke else 16, opts.size, device
     )
-    quality = evaluate.quality(model, clips, lms, opts.bf16)
+    quality = evaluate.quality(model, clips, lms, masks, opts.bf16)
     fps = evaluate.measure_fps(model, opts.size, frames=20 if opts.smoke else 300, warmup=3 if opts.smoke else 20,
                                bf16=opts.bf16, compile=opts.compile)  # fmt: skip
     result = {

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 
 from zbench.demos.motion import warp
@@ -33,10 +36,10 @@ class Animator:
         self.device = next(model.parameters()).device
         self.bf16 = bf16
         self.relative = relative
-        self._frame = self._frame_impl
+        self._frame: Callable[..., torch.Tensor] = self._frame_impl
         if compile:
             self._frame = torch.compile(self._frame_impl, dynamic=False)
-        self._src: tuple[torch.Tensor, ...] | None = None
+        self._src: tuple[Any, ...] | None = None  # source, small source, features, kp, jac
         self._ref: tuple[torch.Tensor, torch.Tensor] | None = None
 
     @torch.no_grad()
@@ -46,7 +49,7 @@ class Animator:
         with autocast(self.device, self.bf16):
             kp, jac = self.model.kp(src)
             feat = self.model.gen.encoder(src)
-        self._src = (downscale(src, self.model.cfg.scale), feat, kp, jac)
+        self._src = (src, downscale(src, self.model.cfg.scale), feat, kp, jac)
         self._ref = None
 
     def reset(self) -> None:
@@ -63,7 +66,7 @@ class Animator:
             self._ref = (kp0, jac0)
         return self._frame(driving, *self._src, *self._ref)
 
-    def _frame_impl(self, driving, small_src, feat, kp_s, jac_s, kp0, jac0):
+    def _frame_impl(self, driving, src, small_src, feat, kp_s, jac_s, kp0, jac0):
         b = driving.shape[0]
         with autocast(self.device, self.bf16):
             kp_d, jac_d = self.model.kp(to_float(driving))
@@ -72,15 +75,18 @@ class Animator:
                 kp_d, jac_d = warp.relative_motion(kp_s, jac_s, kp_d, jac_d, kp0, jac0)
             small = small_src.expand(b, -1, -1, -1)
             flow, occ = self.model.dense(small, kp_s, jac_s, kp_d, jac_d)
-            out = self.model.gen.decode(feat.expand(b, -1, -1, -1), flow, occ)
+            feats = [f.expand(b, -1, -1, -1) for f in feat]
+            out = self.model.gen.decode(src.expand(b, -1, -1, -1), feats, flow, occ)
         return to_uint8(out)
 
 
 @torch.no_grad()
-def reconstruct(model: MotionModel, source: torch.Tensor, driving: torch.Tensor, bf16: bool = True):
-    """Float (B, 3, H, W) source and driving of the same identity -> prediction (absolute motion)."""
+def animate(model: MotionModel, source: torch.Tensor, driving: torch.Tensor, bf16: bool = True):
+    """Float (B, 3, H, W) source and driving of the same identity -> the model's outputs (absolute
+    motion): `prediction` (float32), `flow` and `occlusion`."""
     device = source.device
     with autocast(device, bf16):
         kp_s, j_s = model.kp(source)
         kp_d, j_d = model.kp(driving)
-        return model.animate(source, kp_s, j_s, kp_d, j_d)["prediction"].float()
+        out = model.animate(source, kp_s, j_s, kp_d, j_d)
+    return {k: v.float() for k, v in out.items()}

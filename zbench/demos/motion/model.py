@@ -122,6 +122,14 @@ class DenseMotion(nn.Module):
         c = self.hourglass.out_channels
         self.mask = nn.Conv2d(c, k1, 7, padding=3)
         self.occlusion = nn.Conv2d(c, 1, 7, padding=3)
+        # Start near the identity: the background (no motion) channel dominates the masks and the
+        # occlusion map is about 1, so the first steps sharpen a copy of the source, not a blur.
+        with torch.no_grad():
+            self.mask.weight.mul_(0.1)
+            self.mask.bias.zero_()
+            self.mask.bias[0] = 3.0
+            self.occlusion.weight.mul_(0.1)
+            self.occlusion.bias.fill_(3.0)
 
     def forward(
         self,
@@ -159,33 +167,62 @@ class ResBlock(nn.Module):
 
 
 class Generator(nn.Module):
-    """Encodes the source, warps its features with the flow, masks occlusions, decodes the frame."""
+    """Warps the source and its features with the flow, then decodes a correction to the warped source.
+
+    The output is `warp(source, flow) + residual`: the residual's last layer starts at zero and the
+    occlusion map near one, so an untrained model returns the (warped) source, never a blurry
+    average, and training only has to learn motion and what the warp cannot show (an opening
+    mouth, a turned cheek). Encoder features are warped at every scale (U-Net skips), so details
+    come from the source instead of being re-synthesised from a 1/4-scale bottleneck.
+    """
 
     def __init__(self, cfg: MotionConfig) -> None:
         super().__init__()
         e = cfg.gen_expansion
-        layers: list[nn.Module] = [_conv(3, e, 7)]
-        c = e
+        self.stem = _conv(3, e, 7)
+        self.down = nn.ModuleList()
+        chans = [e]
         for i in range(cfg.gen_down):
-            nxt = min(cfg.gen_max, e * 2 ** (i + 1))
-            layers += [_conv(c, nxt), nn.AvgPool2d(2)]
-            c = nxt
-        self.encoder = nn.Sequential(*layers)
+            chans.append(min(cfg.gen_max, e * 2 ** (i + 1)))
+            self.down.append(nn.Sequential(_conv(chans[-2], chans[-1]), nn.AvgPool2d(2)))
+        c = chans[-1]
         self.bottleneck = nn.Sequential(*[ResBlock(c) for _ in range(cfg.gen_res)])
-        up: list[nn.Module] = []
+        self.up = nn.ModuleList()
         for i in reversed(range(cfg.gen_down)):
-            nxt = min(cfg.gen_max, e * 2**i)
-            up += [nn.Upsample(scale_factor=2.0, mode="nearest"), _conv(c, nxt)]
-            c = nxt
-        self.decoder = nn.Sequential(*up, nn.Conv2d(c, 3, 7, padding=3), nn.Sigmoid())
+            self.up.append(_conv(c + chans[i], chans[i]))
+            c = chans[i]
+        self.head = nn.Conv2d(c + 3, 3, 7, padding=3)
+        nn.init.zeros_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
+
+    def encoder(self, source: torch.Tensor) -> list[torch.Tensor]:
+        """Source features, full scale first (cached per source by the Animator)."""
+        feats = [self.stem(source)]
+        for block in self.down:
+            feats.append(block(feats[-1]))
+        return feats
 
     def decode(
-        self, feat: torch.Tensor, flow: torch.Tensor, occlusion: torch.Tensor
+        self,
+        source: torch.Tensor,
+        feats: list[torch.Tensor],
+        flow: torch.Tensor,
+        occlusion: torch.Tensor,
     ) -> torch.Tensor:
-        warped = warp.warp(feat, flow)
-        if occlusion.shape[2:] != warped.shape[2:]:
-            occlusion = F.interpolate(occlusion, size=warped.shape[2:], mode="bilinear")
-        return self.decoder(self.bottleneck(warped * occlusion.to(warped.dtype)))
+        warped_src = warp.warp(source.float(), flow)
+        warped = []
+        for f in feats:
+            occ = occlusion
+            if occ.shape[2:] != f.shape[2:]:
+                occ = F.interpolate(occ, size=f.shape[2:], mode="bilinear")
+            warped.append(warp.warp(f, flow) * occ.to(f.dtype))
+        x = self.bottleneck(warped[-1])
+        for i, block in enumerate(self.up):
+            skip = warped[-2 - i]
+            x = block(torch.cat([F.interpolate(x, size=skip.shape[2:], mode="nearest"), skip], 1))
+        x = torch.cat([x, warped_src.to(x.dtype)], 1)
+        # The residual and the sum in float32: a bf16 output would band and tint smooth skin.
+        return warped_src + self.head(x).float()
 
 
 class MotionModel(nn.Module):
@@ -207,5 +244,5 @@ class MotionModel(nn.Module):
         jac_drv: torch.Tensor,
     ) -> dict[str, torch.Tensor]:
         flow, occ = self.dense(downscale(source, self.cfg.scale), kp_src, jac_src, kp_drv, jac_drv)
-        out = self.gen.decode(self.gen.encoder(source), flow, occ)
+        out = self.gen.decode(source, self.gen.encoder(source), flow, occ)
         return {"prediction": out, "flow": flow, "occlusion": occ}

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 import torch
 
 # Landmarks the renderer reports for every head, in image coordinates [-1, 1] (x right, y down).
-LANDMARKS = ("left_eye", "right_eye", "nose", "mouth", "chin")
+# The first FIT_LANDMARKS are the classic five (the affine baseline is fitted to them); brows and
+# cheeks are surface points too, so a quality measure over all of them is not the affine fit's own.
+LANDMARKS = (
+    "left_eye", "right_eye", "nose", "mouth", "chin",
+    "left_brow", "right_brow", "left_cheek", "right_cheek",
+)  # fmt: skip
+FIT_LANDMARKS = 5
 
 IDENTITY_KEYS = (
     "style",  # 0 realistic-ish, 1 anime
@@ -32,10 +38,12 @@ POSE_KEYS = ("yaw", "pitch", "roll", "eye_open", "mouth_open", "tx", "ty", "scal
 
 @dataclass(frozen=True)
 class Heads:
-    """A batch of rendered heads: images (B, 3, H, W) in [0, 1] and landmarks (B, 5, 2) in [-1, 1]."""
+    """Rendered heads: images (B, 3, H, W) in [0, 1], landmarks (B, L, 2) in [-1, 1] and the head's
+    coverage (B, 1, H, W) in [0, 1]: hair, face, ears, neck and shoulders, everything but background."""
 
     images: torch.Tensor
     landmarks: torch.Tensor
+    masks: torch.Tensor
 
 
 def _u(g: torch.Generator, n: int, lo: float, hi: float) -> torch.Tensor:
@@ -205,31 +213,39 @@ def render(
         return _over(canvas, colour, (m * facing.clamp(max=1))[:, None])
 
     skin, hair = rgb("skin"), rgb("hair")
+    cover = torch.zeros_like(x).expand(n, size, size)
+
+    def part(canvas, colour, alpha):  # a shape of the head: drawn, and added to the coverage
+        nonlocal cover
+        cover = cover + (1 - cover) * alpha
+        return _over(canvas, colour, alpha[:, None])
+
     # Shoulders and neck (move a little with the head).
-    canvas = _over(
+    canvas = part(
         canvas,
         rgb("shirt"),
-        _ellipse(x, y, hx * 0.5, hy + 1.05 * k, 0.75 * k, 0.42 * k, roll * 0.2, soft)[:, None],
+        _ellipse(x, y, hx * 0.5, hy + 1.05 * k, 0.75 * k, 0.42 * k, roll * 0.2, soft),
     )
-    canvas = _over(
+    canvas = part(
         canvas,
         skin * 0.85,
-        _ellipse(x, y, hx * 0.8, hy + 0.55 * k, 0.13 * k, 0.3 * k, roll * 0.5, soft)[:, None],
+        _ellipse(x, y, hx * 0.8, hy + 0.55 * k, 0.13 * k, 0.3 * k, roll * 0.5, soft),
     )
     # Long hair behind the head.
     back = _ellipse(x, y, hx, hy + 0.12 * k, fw * 1.35, fh * 1.35, roll, soft) * p["hair_long"]
-    canvas = _over(canvas, hair * 0.8, back[:, None])
+    canvas = part(canvas, hair * 0.8, back)
     # Ears, then the face: shifted against the yaw so the head appears to turn.
     shift = torch.sin(yaw) * fw * 0.25
     for side in (-1.0, 1.0):
         ex, ey, _ = place(torch.tensor(side * 1.15, device=dev), torch.tensor(0.05, device=dev))
         ear = _ellipse(x, y, ex, ey, 0.09 * k, 0.13 * k, roll, soft) * (1 - anime * 0.5)
-        canvas = _over(canvas, skin * 0.9, ear[:, None])
+        canvas = part(canvas, skin * 0.9, ear)
     face = _ellipse(
         x, y, hx + shift * torch.cos(roll), hy + shift * torch.sin(roll), fw, fh, roll, soft
     )
     lit = 1 - 0.25 * (1 - anime) * ((x - hx + 0.3 * fw) ** 2 + (y - hy + 0.4 * fh) ** 2) / (fh * fh)
     canvas = _over(canvas, skin * lit[:, None].clamp(0.6, 1.1), face[:, None])
+    cover = cover + (1 - cover) * face
     # Eyes: sclera, iris, pupil, highlight; anime eyes are larger and taller.
     gap, es = p["eye_gap"] * 1.3, p["eye_size"] * (1 + 0.45 * anime)
     open_ = p["eye_open"].clamp(0.04, 1)
@@ -271,7 +287,7 @@ def render(
     cap = _ellipse(
         x, y, hx + shift * cr, hy - 0.08 * k + shift * sr, fw * 1.12, fh * 1.05, roll, soft
     )
-    canvas = _over(canvas, hair, (cap * cut)[:, None])
+    canvas = part(canvas, hair, cap * cut)
     # Accessories: round glasses and a bow in the hair.
     for side in (-1.0, 1.0):
         gx, gy, _facing = place(
@@ -296,7 +312,7 @@ def render(
             roll,
             soft,
         )
-        canvas = _over(canvas, rgb("iris") * 0.6 + 0.4, (wing * p["bow"])[:, None])
+        canvas = part(canvas, rgb("iris") * 0.6 + 0.4, wing * p["bow"])
 
     lm = [
         place(torch.tensor(s * 1.3, device=dev) * p["eye_gap"], torch.full_like(yaw, eye_v))[:2]
@@ -305,5 +321,8 @@ def render(
     lm.append(place(torch.zeros_like(yaw), torch.full_like(yaw, 0.25))[:2])
     lm.append(place(torch.zeros_like(yaw), torch.full_like(yaw, 0.55))[:2])
     lm.append(place(torch.zeros_like(yaw), torch.full_like(yaw, 0.95))[:2])
+    brow_v = eye_v - 0.38 - 0.05 * anime
+    lm += [place(s * gap, brow_v)[:2] for s in (-1.0, 1.0)]  # brow centres
+    lm += [place(torch.full_like(yaw, s * 0.6), torch.full_like(yaw, 0.4))[:2] for s in (-1.0, 1.0)]
     landmarks = torch.stack([torch.stack([a.reshape(n), b.reshape(n)], -1) for a, b in lm], 1)
-    return Heads(canvas.clamp(0, 1), landmarks)
+    return Heads(canvas.clamp(0, 1), landmarks, cover[:, None].clamp(0, 1))

@@ -7,6 +7,7 @@ offline, so reconstruction is an L1 loss on an image pyramid (full, 1/2, 1/4, 1/
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -118,6 +119,20 @@ def compute_losses(
 
 
 WEIGHTS = {"recon": 10.0, "eq_value": 10.0, "eq_jacobian": 10.0}
+LR = 2e-4
+
+
+def make_optimizer(model: MotionModel, lr: float = LR) -> torch.optim.Optimizer:
+    return torch.optim.Adam(model.parameters(), lr=lr, betas=(0.5, 0.999))
+
+
+def lr_factor(done: float, warmup: float = 0.02, floor: float = 0.05) -> float:
+    """Learning-rate multiplier for the fraction of the budget `done`: short linear warm-up, then a
+    cosine down to `floor`, so a run of any length ends with small, settling steps."""
+    if done < warmup:
+        return (done + 1e-3) / (warmup + 1e-3)
+    x = min(1.0, (done - warmup) / (1 - warmup))
+    return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * x))
 
 
 def autocast(device: torch.device, bf16: bool):
@@ -132,7 +147,7 @@ def train(
     *,
     steps: int | None = None,
     seconds: float | None = None,
-    lr: float = 2e-4,
+    lr: float = LR,
     bf16: bool = True,
     optimizer: torch.optim.Optimizer | None = None,
     callback: Callable[[TrainStatus], None] | None = None,
@@ -143,7 +158,9 @@ def train(
     if steps is None and seconds is None:
         raise ValueError("give steps or seconds")
     device = next(model.parameters()).device
-    opt = optimizer or torch.optim.Adam(model.parameters(), lr=lr, betas=(0.5, 0.999))
+    opt = optimizer or make_optimizer(model, lr)
+    for group in opt.param_groups:
+        group.setdefault("initial_lr", group["lr"])
     gen = torch.Generator().manual_seed(seed + 1)
     model.train()
     history: list[dict[str, float]] = []
@@ -153,6 +170,9 @@ def train(
         elapsed = time.perf_counter() - start
         if (steps is not None and step >= steps) or (seconds is not None and elapsed >= seconds):
             break
+        done = max(step / steps if steps else 0.0, elapsed / seconds if seconds else 0.0)
+        for group in opt.param_groups:
+            group["lr"] = group["initial_lr"] * lr_factor(done)
         source, driving = pairs.next()
         theta = random_affine(source.shape[0], device, gen=gen)
         with autocast(device, bf16):

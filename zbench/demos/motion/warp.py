@@ -113,3 +113,36 @@ def affine_grid_from_points(src: torch.Tensor, dst: torch.Tensor, h: int, w: int
     grid = make_grid(h, w, src.device)
     g = torch.cat([grid, torch.ones_like(grid[..., :1])], -1)  # (h, w, 3)
     return torch.einsum("hwi,bij->bhwj", g, m)
+
+
+def transport_points(grid: torch.Tensor, points: torch.Tensor, size: int) -> torch.Tensor:
+    """Where a backward warp puts source points: (B, N, 2) source -> (B, N, 2) output coordinates.
+
+    The output pixel whose sample position (grid, resized to size x size) lies nearest each point,
+    then one Newton step on the grid's local Jacobian for sub-pixel accuracy. Written out because
+    no library inverts a sampled flow at a few points; a full inverse warp would be far slower.
+    """
+    b, n = points.shape[:2]
+    g = grid.float().permute(0, 3, 1, 2)
+    if g.shape[2:] != (size, size):
+        g = F.interpolate(g, size=(size, size), mode="bilinear", align_corners=True)
+    flat = g.flatten(2)  # (B, 2, S*S)
+    idx = torch.cdist(points.float(), flat.transpose(1, 2)).argmin(-1)  # (B, N)
+    iy, ix = idx // size, idx % size
+    step = 2 / (size - 1)
+
+    def at(yy: torch.Tensor, xx: torch.Tensor) -> torch.Tensor:  # (B, N, 2) grid values
+        lin = (yy.clamp(0, size - 1) * size + xx.clamp(0, size - 1))[:, None].expand(b, 2, n)
+        return flat.gather(2, lin).transpose(1, 2)
+
+    # Central differences (one-sided at the border) per output pixel: d sample / d output position.
+    dx = (at(iy, ix + 1) - at(iy, ix - 1)) / (
+        ((ix + 1).clamp(max=size - 1) - (ix - 1).clamp(min=0)).clamp(min=1)[..., None] * step
+    )
+    dy = (at(iy + 1, ix) - at(iy - 1, ix)) / (
+        ((iy + 1).clamp(max=size - 1) - (iy - 1).clamp(min=0)).clamp(min=1)[..., None] * step
+    )
+    jac = torch.stack([dx, dy], -1)  # (B, N, 2, 2): columns are d/dx, d/dy
+    delta = (inv2x2(jac) @ (points.float() - at(iy, ix))[..., None])[..., 0]
+    base = torch.stack([ix, iy], -1).float() * step - 1
+    return base + delta.clamp(-step, step)  # stay within the pixel's neighbourhood

@@ -1,0 +1,73 @@
+"""Motion demo: identity start of the model, head masks, landmark transport and the quality measure."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from zbench.demos.motion import evaluate, renderer, warp  # noqa: E402
+from zbench.demos.motion.demo import SMOKE_CONFIG  # noqa: E402
+from zbench.demos.motion.infer import animate  # noqa: E402
+from zbench.demos.motion.model import MotionModel  # noqa: E402
+
+
+def _pair(size: int = 64, seed: int = 3):
+    g = torch.Generator().manual_seed(seed)
+    ident = renderer.sample_identity(g, 1)
+    both = {k: torch.cat([v, v]) for k, v in ident.items()}
+    pose = renderer.sample_pose(g, 2)
+    heads = renderer.render(both, pose, size)
+    return heads.images[:1], heads.images[1:]
+
+
+def test_untrained_model_returns_the_source_not_a_blur():
+    # The generator adds a zero-initialised residual to the warped source, the occlusion map starts
+    # near 1 and the masks favour the no-motion channel: training starts from "copy the source".
+    torch.manual_seed(0)
+    model = MotionModel(SMOKE_CONFIG).eval()
+    src, drv = _pair()
+    same = animate(model, src, src, bf16=False)
+    assert (same["prediction"] - src).abs().max() < 1e-4
+    assert same["occlusion"].min() > 0.9
+    moved = animate(model, src, drv, bf16=False)["prediction"]
+    # Some motion may start (random keypoints), but no tint or blur: far closer to the source
+    # than the driving frame is.
+    assert (moved - src).abs().mean() < 0.5 * (drv - src).abs().mean()
+    assert abs(float(moved.mean() - src.mean())) < 0.01
+
+
+def test_head_mask_covers_the_head_and_not_the_corners():
+    g = torch.Generator().manual_seed(1)
+    heads = renderer.render(renderer.sample_identity(g, 4), renderer.neutral_pose(4), 64)
+    m = heads.masks
+    assert m.shape == (4, 1, 64, 64) and 0.1 < float(m.mean()) < 0.8
+    assert float(m[:, :, :4, :4].max()) < 0.05 and float(m[:, :, :4, -4:].max()) < 0.05
+    px = ((heads.landmarks + 1) * 63 / 2).round().long()  # every landmark is on the head
+    for b in range(4):
+        assert float(m[b, 0, px[b, :, 1], px[b, :, 0]].min()) > 0.9
+
+
+def test_transport_points_inverts_affine_warps_at_any_flow_resolution():
+    p = torch.rand(2, 7, 2) * 1.6 - 0.8
+    ident = warp.make_grid(32, 32)[None].expand(2, 32, 32, 2)
+    assert torch.allclose(warp.transport_points(ident, p, 32), p, atol=1e-5)
+    a = torch.tensor([[0.9, 0.1], [-0.05, 1.1]])
+    t = torch.tensor([0.03, -0.02])
+    grid = (warp.make_grid(16, 16) @ a.T + t)[None].expand(2, 16, 16, 2)
+    out = warp.transport_points(grid, p, 128)  # the output pixel that samples each point
+    assert torch.allclose(out @ a.T + t, p, atol=1e-4)
+
+
+def test_quality_reports_true_landmark_distances_for_the_baselines():
+    clips, lms, masks = evaluate.held_out_clips(2, 3, 64, "cpu")
+    q = evaluate.quality(MotionModel(SMOKE_CONFIG), clips, lms, masks, bf16=False)
+    assert set(q) == {"source", "affine", "model"}
+    assert set(q["model"]) == {"l1", "l1_head", "akd_px"}
+    # The unwarped source leaves every landmark where it was in the first frame.
+    true_move = (lms - lms[:, :1]).norm(dim=-1).mean() * 63 / 2
+    assert q["source"]["akd_px"] == pytest.approx(float(true_move), abs=1e-3)
+    # The head region is where the frames differ: its error is larger than the whole frame's.
+    assert q["source"]["l1_head"] > 1.5 * q["source"]["l1"]
+    # The affine warp is fitted to five of the landmarks it is scored on.
+    assert q["affine"]["akd_px"] < 0.5 * q["source"]["akd_px"]
