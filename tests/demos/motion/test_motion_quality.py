@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from zbench.demos.motion import evaluate, renderer, warp  # noqa: E402
+from zbench.demos.motion import evaluate, renderer, train, warp  # noqa: E402
 from zbench.demos.motion.demo import SMOKE_CONFIG  # noqa: E402
 from zbench.demos.motion.infer import animate  # noqa: E402
 from zbench.demos.motion.model import MotionModel  # noqa: E402
@@ -22,14 +22,14 @@ def _pair(size: int = 64, seed: int = 3):
 
 
 def test_untrained_model_returns_the_source_not_a_blur():
-    # The generator adds a zero-initialised residual to the warped source, the occlusion map starts
-    # near 1 and the masks favour the no-motion channel: training starts from "copy the source".
+    # The generator adds a zero-initialised residual to the warped source and the masks favour the
+    # no-motion channel: training starts from "copy the source".
     torch.manual_seed(0)
     model = MotionModel(SMOKE_CONFIG).eval()
     src, drv = _pair()
     same = animate(model, src, src, bf16=False)
     assert (same["prediction"] - src).abs().max() < 1e-4
-    assert same["occlusion"].min() > 0.9
+    assert 0.3 < float(same["occlusion"].mean()) < 0.7  # not saturated either way
     moved = animate(model, src, drv, bf16=False)["prediction"]
     # Some motion may start (random keypoints), but no tint or blur: far closer to the source
     # than the driving frame is.
@@ -71,3 +71,28 @@ def test_quality_reports_true_landmark_distances_for_the_baselines():
     assert q["source"]["l1_head"] > 1.5 * q["source"]["l1"]
     # The affine warp is fitted to five of the landmarks it is scored on.
     assert q["affine"]["akd_px"] < 0.5 * q["source"]["akd_px"]
+
+
+class _FixedClip:
+    """Training pairs that are always the same clip: its first frame drives each of the others."""
+
+    def __init__(self, images: torch.Tensor) -> None:
+        self.images = images  # (1, T, 3, H, W)
+
+    def next(self):
+        frames = self.images[0]
+        return frames[:1].expand_as(frames), frames
+
+
+@pytest.mark.slow
+def test_a_few_training_steps_beat_the_unwarped_source_on_a_fixed_clip():
+    # The first model trained to a blurry, tinted frame and lost to doing nothing; this one starts
+    # at the source and must improve on it within a few steps, on the head as on the whole frame.
+    torch.manual_seed(0)
+    clips, lms, masks = evaluate.held_out_clips(1, 6, 64, "cpu", seed=11)
+    model = MotionModel(SMOKE_CONFIG)
+    train.train(model, _FixedClip(clips), steps=40, lr=1e-3, bf16=False)
+    q = evaluate.quality(model, clips, lms, masks, bf16=False)
+    assert q["model"]["l1"] < 0.9 * q["source"]["l1"], q
+    assert q["model"]["l1_head"] < 0.9 * q["source"]["l1_head"], q
+    assert q["model"]["l1"] < q["affine"]["l1"], q

@@ -122,14 +122,14 @@ class DenseMotion(nn.Module):
         c = self.hourglass.out_channels
         self.mask = nn.Conv2d(c, k1, 7, padding=3)
         self.occlusion = nn.Conv2d(c, 1, 7, padding=3)
-        # Start near the identity: the background (no motion) channel dominates the masks and the
-        # occlusion map is about 1, so the first steps sharpen a copy of the source, not a blur.
+        # Start near the identity: the background (no motion) channel dominates the masks. The
+        # occlusion starts at 0.5, away from both saturated ends (from 0.95 it rose to 1 and stayed).
         with torch.no_grad():
             self.mask.weight.mul_(0.1)
             self.mask.bias.zero_()
             self.mask.bias[0] = 3.0
             self.occlusion.weight.mul_(0.1)
-            self.occlusion.bias.fill_(3.0)
+            self.occlusion.bias.zero_()
 
     def forward(
         self,
@@ -167,13 +167,15 @@ class ResBlock(nn.Module):
 
 
 class Generator(nn.Module):
-    """Warps the source and its features with the flow, then decodes a correction to the warped source.
+    """Warps the source and its features with the flow, then paints what the warp cannot show.
 
-    The output is `warp(source, flow) + residual`: the residual's last layer starts at zero and the
-    occlusion map near one, so an untrained model returns the (warped) source, never a blurry
-    average, and training only has to learn motion and what the warp cannot show (an opening
-    mouth, a turned cheek). Encoder features are warped at every scale (U-Net skips), so details
-    come from the source instead of being re-synthesised from a 1/4-scale bottleneck.
+    The output is `warp(source, flow) + (1 - occlusion) * residual`: visible pixels come straight
+    from the source, occluded ones (an opening mouth, a turned cheek) from the decoder. The
+    residual's last layer starts at zero, so an untrained model returns the warped source, never a
+    blurry average. Encoder features are warped at every scale
+    (U-Net skips), so details come from the source instead of a 1/4-scale bottleneck. Unlike the
+    published model the occlusion does not scale the features: BatchNorm undoes such a scale, and
+    in training it drifted to zero.
     """
 
     def __init__(self, cfg: MotionConfig) -> None:
@@ -210,19 +212,15 @@ class Generator(nn.Module):
         occlusion: torch.Tensor,
     ) -> torch.Tensor:
         warped_src = warp.warp(source.float(), flow)
-        warped = []
-        for f in feats:
-            occ = occlusion
-            if occ.shape[2:] != f.shape[2:]:
-                occ = F.interpolate(occ, size=f.shape[2:], mode="bilinear")
-            warped.append(warp.warp(f, flow) * occ.to(f.dtype))
+        warped = [warp.warp(f, flow) for f in feats]
         x = self.bottleneck(warped[-1])
         for i, block in enumerate(self.up):
             skip = warped[-2 - i]
             x = block(torch.cat([F.interpolate(x, size=skip.shape[2:], mode="nearest"), skip], 1))
         x = torch.cat([x, warped_src.to(x.dtype)], 1)
+        occ = F.interpolate(occlusion.float(), size=source.shape[2:], mode="bilinear")
         # The residual and the sum in float32: a bf16 output would band and tint smooth skin.
-        return warped_src + self.head(x).float()
+        return warped_src + (1 - occ) * self.head(x).float()
 
 
 class MotionModel(nn.Module):

@@ -119,7 +119,7 @@ def compute_losses(
 
 
 WEIGHTS = {"recon": 10.0, "eq_value": 10.0, "eq_jacobian": 10.0}
-LR = 2e-4
+LR = 1e-3  # with warm-up and cosine decay (lr_factor); 2e-4 barely moves in a few minutes
 
 
 def make_optimizer(model: MotionModel, lr: float = LR) -> torch.optim.Optimizer:
