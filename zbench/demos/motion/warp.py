@@ -127,7 +127,11 @@ def transport_points(grid: torch.Tensor, points: torch.Tensor, size: int) -> tor
     if g.shape[2:] != (size, size):
         g = F.interpolate(g, size=(size, size), mode="bilinear", align_corners=True)
     flat = g.flatten(2)  # (B, 2, S*S)
-    idx = torch.cdist(points.float(), flat.transpose(1, 2)).argmin(-1)  # (B, N)
+    # Exact differences, not the matmul form: TF32 or cancellation could pick the wrong pixel.
+    dist = torch.cdist(
+        points.float(), flat.transpose(1, 2), compute_mode="donot_use_mm_for_euclid_dist"
+    )
+    idx = dist.argmin(-1)  # (B, N)
     iy, ix = idx // size, idx % size
     step = 2 / (size - 1)
 
