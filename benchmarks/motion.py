@@ -33,6 +33,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--minutes", type=float, default=4.0, help="training budget (default 4)")
     p.add_argument("--size", type=int, default=256)
     p.add_argument("--batch", type=int, default=16, help="training batch")
+    p.add_argument("--lr", type=float, default=train.LR, help=f"peak learning rate ({train.LR:g})")
     p.add_argument("--fps-batch", type=int, default=32, help="batched inference size")
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
     p.add_argument("--smoke", action="store_true", help="tiny model, 64x64, a few steps (CPU test)")
@@ -41,6 +42,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.minutes <= 0 or args.size % 32 or args.size < 64:
         p.error("--minutes must be > 0 and --size a multiple of 32, at least 64")
+    if not 0 < args.lr < 1:
+        p.error("--lr must be between 0 and 1")
     if args.smoke:
         args.size, args.batch, args.fps_batch = 64, 4, 4
     return args
@@ -66,12 +69,14 @@ def train_phase(args, device) -> tuple[MotionModel, dict]:
 
     steps = 8 if args.smoke else None
     t0 = time.perf_counter()
-    opt, hist = train.train(model, pairs, steps=steps, seconds=args.minutes * 60, callback=on_step)
+    opt, hist = train.train(
+        model, pairs, steps=steps, seconds=args.minutes * 60, lr=args.lr, callback=on_step
+    )
     wall = time.perf_counter() - t0
     step = int(hist[-1]["step"])
     train.save(model, args.out_dir, opt, step)
     log(f"trained {step} steps in {wall:.0f}s ({step * args.batch / wall:.1f} pairs/s)")
-    info = {"steps": step, "seconds": wall, "batch": args.batch, "size": args.size,
+    info = {"steps": step, "seconds": wall, "batch": args.batch, "size": args.size, "lr": args.lr,
             "params": sum(p.numel() for p in model.parameters()), "config": cfg.to_dict(),
             "loss_first": hist[0]["total"], "loss_last": hist[-1]["total"],
             "loss_curve": [[h["step"], round(h["total"], 5)] for h in hist[:: max(1, len(hist) // 60)]]}  # fmt: skip
@@ -141,11 +146,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, q in quality.items():
         print(f"| {name} | {q['l1']:.4f} | {q['l1_head']:.4f} | {q['akd_px']:.2f} |")
     for base in ("source", "affine"):
-        gains = [
-            f"{key} {100 * (1 - quality['model'][key] / max(quality[base][key], 1e-9)):+.0f}%"
+        ratios = [
+            f"{key} {quality['model'][key] / max(quality[base][key], 1e-9):.2f}"
             for key in ("l1", "l1_head", "akd_px")
         ]
-        print(f"model better than {base} by: {', '.join(gains)}")
+        print(f"model / {base} (below 1: model ahead): {', '.join(ratios)}")
     print(f"\n| inference {args.size}x{args.size} bf16 | frames/s | ms/call |\n|---|---|---|")
     for r in speed:
         print(
