@@ -67,16 +67,18 @@ def test_benchmark_smoke_writes_json_and_pictures(tmp_path):
     assert (tmp_path / "motion-sample.gif").exists() and (tmp_path / "motion-strip.png").exists()
 
 
-def test_benchmark_rejects_bad_sizes():
+@pytest.mark.parametrize(
+    ("args", "message"), [(["--size", "100"], "multiple of 32"), (["--lr", "0"], "--lr must be")]
+)
+def test_benchmark_rejects_bad_sizes_and_rates(args, message):
     cmd = [
         sys.executable,
         str(REPO / "benchmarks" / "motion.py"),
-        "--size",
-        "100",
+        *args,
         "--out",
         "x",
         "--out-dir",
         "y",
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2 and "multiple of 32" in proc.stderr
+    assert proc.returncode == 2 and message in proc.stderr
