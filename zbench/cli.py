@@ -91,6 +91,14 @@ def _root(
         ),
     ] = None,
     db: DbOpt = None,
+    hosts: Annotated[
+        str | None,
+        typer.Option(
+            help="Open the TUI on several machines over ssh: HOST,HOST... or `all` (the config "
+            "file's [hosts]). See docs/multinode.md.",
+            show_default=False,
+        ),
+    ] = None,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     """Without a command: open the TUI."""
@@ -99,6 +107,10 @@ def _root(
 
         typer.echo(f"zbench {__version__}")
         raise typer.Exit()
+    if ctx.invoked_subcommand is None and hosts is not None:
+        from zbench.tui import fleet_app
+
+        _exit(fleet_app.run(hosts, interval))
     if ctx.invoked_subcommand is None:
         from zbench.tui.app import run_app
 

@@ -53,16 +53,54 @@ def state_path() -> Path:
 
 
 @dataclass(frozen=True)
+class HostEntry:
+    """One machine of the fleet (``zbench --hosts``): its name, how ssh reaches it (an alias or
+    ``user@host``; default the name) and more ssh options for it alone (shell-quoted)."""
+
+    name: str
+    ssh: str | None = None
+    options: str = ""
+
+
+@dataclass(frozen=True)
 class Config:
     """What ``config.toml`` may say (every key optional)::
 
     [ui]
     interval = 1.0        # dashboard refresh, seconds
     theme = "nord"        # any Textual theme name
+
+    [hosts]               # the machines `zbench --hosts all` shows (any name works in --hosts)
+    gpu1 = {}                                   # ssh gpu1
+    gpu2 = "lab-gpu2"                           # ssh lab-gpu2 (an alias of ~/.ssh/config)
+    gpu3 = { ssh = "me@10.0.0.3", options = "-p 2222" }
     """
 
     interval: float | None = None
     theme: str | None = None
+    hosts: tuple[HostEntry, ...] = ()
+
+
+def parse_hosts_table(table: object, where: str) -> tuple[HostEntry, ...]:
+    """``[hosts]``: name -> "ssh alias" or a table with ``ssh`` and ``options`` (both optional)."""
+    if not isinstance(table, dict):
+        raise SettingsError(f"{where}: [hosts] must be a table")
+    out = []
+    for name, value in table.items():
+        if isinstance(value, str):
+            value = {"ssh": value}
+        if not isinstance(value, dict):
+            raise SettingsError(f"{where}: [hosts] {name} must be a string or a table")
+        unknown = sorted(set(value) - {"ssh", "options"})
+        if unknown:
+            raise SettingsError(
+                f"{where}: unknown key [hosts] {name}.{unknown[0]} (known: ssh, options)"
+            )
+        ssh, options = value.get("ssh"), value.get("options", "")
+        if (ssh is not None and not isinstance(ssh, str)) or not isinstance(options, str):
+            raise SettingsError(f"{where}: [hosts] {name}: ssh and options must be strings")
+        out.append(HostEntry(name, ssh or None, options))
+    return tuple(out)
 
 
 def parse_interval(value: object, where: str) -> float:
@@ -96,7 +134,8 @@ def load_config(path: Path | None = None) -> Config:
     theme = ui.get("theme")
     if theme is not None and not isinstance(theme, str):
         raise SettingsError(f"{path}: [ui] theme must be a string")
-    return Config(interval=interval, theme=theme)
+    hosts = parse_hosts_table(data.get("hosts", {}), str(path))
+    return Config(interval=interval, theme=theme, hosts=hosts)
 
 
 @dataclass

@@ -11,7 +11,7 @@ import contextlib
 import json
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from zbench.jobs.remote import zbench_remote
@@ -38,8 +38,15 @@ class HostStream:
         on_snapshot: Callable[[str, Snapshot], None],
         on_status: Callable[[HostStatus], None],
         interval: float = 1.0,
+        *,
+        command: Sequence[str] | None = None,
+        backoff: Sequence[float] = BACKOFF_S,
     ) -> None:
+        """``command``: the argv that prints the JSON lines (default: ``zbench monitor --json`` on
+        ``host``); ``backoff``: the waits between attempts, the last one repeated."""
         self.host = host
+        self.command = list(command) if command is not None else None
+        self.backoff = tuple(backoff)
         self.on_snapshot = on_snapshot
         self.on_status = on_status
         self.interval = interval
@@ -66,13 +73,15 @@ class HostStream:
             if self._stop.is_set():
                 return
             attempt = 0 if delivered else attempt + 1
-            wait = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
+            wait = self.backoff[min(attempt, len(self.backoff) - 1)]
             self.on_status(HostStatus(self.host, "lost", reason, wait))
             self._stop.wait(wait)
 
     def _follow(self) -> tuple[bool, str]:
         """Read one connection until it ends; (whether it delivered a snapshot, why it ended)."""
-        argv = zbench_remote(self.host, ["monitor", "--json", "--interval", str(self.interval)])
+        argv = self.command or zbench_remote(
+            self.host, ["monitor", "--json", "--interval", str(self.interval)]
+        )
         try:
             self.proc = proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE

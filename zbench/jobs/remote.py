@@ -63,13 +63,15 @@ def ssh_command(host: str, remote_argv: Sequence[str]) -> list[str]:
     return [*ssh_base(host), "--", shlex.join(remote_argv)]
 
 
-def zbench_remote(host: str, args: Sequence[str]) -> list[str]:
-    """``zbench ARGS`` on ``host`` (``python -m zbench``), local or over ssh."""
+def zbench_remote(host: str, args: Sequence[str], ssh_opts: Sequence[str] = ()) -> list[str]:
+    """``zbench ARGS`` on ``host`` (``python -m zbench``), local or over ssh; ``ssh_opts`` are
+    more ssh options for this host alone (a fleet's ``[hosts]`` table)."""
     import sys
 
     if is_local(host):
         return [sys.executable, "-m", "zbench", *args]
-    return ssh_command(host, [*remote_python(), "-m", "zbench", *args])
+    argv = ssh_command(host, [*remote_python(), "-m", "zbench", *args])
+    return [argv[0], *ssh_opts, *argv[1:]]
 
 
 def address_of(host: str) -> str:

@@ -1,0 +1,82 @@
+"""The fleet screen: one section per host (state, host and GPU panels) over every host's jobs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from zbench.fleet.stream import HostStatus
+from zbench.telemetry.snapshot import Snapshot
+
+from ..format import escape
+from ..widgets.fleet_host import HostSection
+
+JOB_COLUMNS = ("Host", "ID", "State", "Job", "Samples/s", "Started", "Reason")
+
+
+def job_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """A ``zbench jobs --json`` row (with its ``host``) as the table's cells."""
+    started = row.get("started")
+    when = dt.datetime.fromtimestamp(started).strftime("%m-%d %H:%M") if started else ""
+    job = " ".join(str(row.get(k) or "") for k in ("workload", "framework", "mode")).strip()
+    rate = row.get("samples_per_s")
+    return (
+        str(row.get("host", "")),
+        str(row.get("id", "")),
+        str(row.get("state", "")),
+        job,
+        f"{rate:,.1f}" if isinstance(rate, int | float) and rate else "",
+        when,
+        str(row.get("reason") or ""),
+    )
+
+
+class FleetScreen(Screen[None]):
+    DEFAULT_CSS = """
+    FleetScreen #hosts { height: 1fr; }
+    FleetScreen #fleet-jobs { height: auto; max-height: 14; border-top: solid $primary; }
+    FleetScreen #jobs-errors { height: auto; color: $error; padding: 0 1; }
+    """
+
+    def __init__(self, hosts: Sequence[str]) -> None:
+        super().__init__()
+        self.hosts = list(hosts)
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
+        with VerticalScroll(id="hosts"):
+            for i, host in enumerate(self.hosts):
+                yield HostSection(host, id=f"host-{i}")
+        yield DataTable(id="fleet-jobs", cursor_type="row", zebra_stripes=True)
+        yield Static(id="jobs-errors")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = f"{len(self.hosts)} hosts"
+        self.query_one("#fleet-jobs", DataTable).add_columns(*JOB_COLUMNS)
+
+    def section(self, host: str) -> HostSection:
+        return self.query_one(f"#host-{self.hosts.index(host)}", HostSection)
+
+    def show_snapshot(self, host: str, snap: Snapshot) -> None:
+        self.section(host).show(snap)
+
+    def set_status(self, status: HostStatus, retry_left_s: float | None = None) -> None:
+        self.section(status.host).set_status(status, retry_left_s)
+
+    def show_jobs(self, rows: Sequence[Mapping[str, Any]], errors: Mapping[str, str]) -> None:
+        table = self.query_one("#fleet-jobs", DataTable)
+        cells = [job_cells(r) for r in rows]
+        if [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)] != cells:
+            table.clear()
+            for row in cells:
+                table.add_row(*row, key=f"{row[0]}:{row[1]}")
+        self.query_one("#jobs-errors", Static).update(
+            "\n".join(f"jobs of {escape(h)}: {escape(why)}" for h, why in errors.items())
+        )
