@@ -17,7 +17,16 @@ from zbench.telemetry.snapshot import Snapshot
 from ..format import escape
 from ..widgets.fleet_host import HostSection
 
-JOB_COLUMNS = ("Host", "ID", "State", "Job", "Samples/s", "Started", "Reason")
+# (label, width): fixed widths, so a refresh that replaces the rows never leaves cells misaligned.
+JOB_COLUMNS = (
+    ("Host", 14),
+    ("ID", 4),
+    ("State", 10),
+    ("Job", 26),
+    ("Samples/s", 10),
+    ("Started", 12),
+    ("Reason", 50),
+)
 
 
 def job_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
@@ -59,7 +68,9 @@ class FleetScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = f"{len(self.hosts)} hosts"
-        self.query_one("#fleet-jobs", DataTable).add_columns(*JOB_COLUMNS)
+        table = self.query_one("#fleet-jobs", DataTable)
+        for label, width in JOB_COLUMNS:
+            table.add_column(label, width=width)
 
     def section(self, host: str) -> HostSection:
         return self.query_one(f"#host-{self.hosts.index(host)}", HostSection)
