@@ -205,10 +205,12 @@ class FleetApp(App[int]):
     def _picked(self, host: str | None) -> None:
         if host is None:
             return
+        from zbench.jobs.suites import SUITES  # the same zbench runs on every host
+
         from .screens.launch import LaunchScreen
 
         self.launch_host = host
-        self.push_screen(LaunchScreen([], has_gpus=True), self._launch)
+        self.push_screen(LaunchScreen(list(SUITES), has_gpus=True), self._launch)
 
     def _launch(self, request: LaunchRequest | None) -> None:
         if request is not None and self.launch_host is not None:
