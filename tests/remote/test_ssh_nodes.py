@@ -50,8 +50,8 @@ def test_cancel_over_ssh_stops_the_remote_processes(sshd: Sshd, launcher_home: P
     cfg = nodes.parse_nodes("zb-a,zb-b", run)
     [job_id] = api.submit([api.JobSpec(cfg)], db=launcher_home)  # type: ignore[arg-type]
     info = wait_state(job_id, launcher_home, ("running",))
-    log_path = launcher_home.parent / "jobs" / str(job_id) / "runner.log"
-    pids = remote_agents(log_path)
+    assert info.log_path is not None
+    pids = remote_agents(Path(info.log_path))
     api.cancel(job_id, launcher_home, grace=5.0)
     info = wait_state(job_id, launcher_home, ("cancelled", "failed", "crashed", "done"))
     assert info.state == "cancelled", info.reason
