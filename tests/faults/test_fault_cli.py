@@ -102,8 +102,8 @@ def test_cancel_of_an_impossible_id_is_one_line(home: Path) -> None:
 
 
 def test_the_database_swapped_while_following_is_one_line(home: Path) -> None:
+    from zbench.cli.jobs import _console, follow
     from zbench.errors import ZbenchError
-    from zbench.jobs.commands import _console, follow
 
     db = home / "zbench.db"
     [jid] = api.submit([fake_spec("ok", steps=3)], db=db)

@@ -110,7 +110,7 @@ def test_a_locked_database_is_reported_as_locked_not_as_damaged(
 def test_disk_full_at_submit_is_one_line_and_exit_1(
     home: Path, store_fault: StoreFault, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from zbench.jobs.commands import run_job
+    from zbench.cli.jobs import run_job
 
     Store(home / "zbench.db")
     store_fault.message = FAULTS["full"]
@@ -176,7 +176,7 @@ def test_a_real_full_disk_during_a_run_loses_nothing(home: Path, read_only_dir: 
 def test_zbench_jobs_still_lists_when_reconciling_fails(
     home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from zbench.jobs.commands import list_jobs
+    from zbench.cli.jobs import list_jobs
 
     db = home / "zbench.db"
     Store(db).add_jobs(
@@ -222,7 +222,7 @@ def test_a_timeout_is_enforced_while_another_program_holds_the_write_lock(home: 
 
 def test_following_a_job_rides_out_a_busy_database(home: Path, store_fault: StoreFault) -> None:
     from tests.jobs.jobkit import wait_for
-    from zbench.jobs.commands import _console, follow
+    from zbench.cli.jobs import _console, follow
 
     db = home / "zbench.db"
     [jid] = api.submit([fake_spec("ok", steps=20, step_s=0.05)], db=db)

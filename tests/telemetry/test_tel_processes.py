@@ -14,10 +14,11 @@ from typer.testing import CliRunner
 
 from tests.fakes.fake_nvml import FakeNvml
 from zbench.cli import app
+from zbench.cli.monitor_view import plain, render
 from zbench.telemetry import signals
-from zbench.telemetry.monitor_view import elapsed, plain, render
 from zbench.telemetry.processes import ProcessReader, container_of, job_of
 from zbench.telemetry.snapshot import NA, GpuProcess, GpuSnapshot, Snapshot
+from zbench.telemetry.tables import elapsed
 
 DOCKER = "0::/system.slice/docker-4f1c2a9e8b7d6c5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f.scope\n"
 K8S = (

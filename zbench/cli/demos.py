@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 
+from zbench.cli.jobs import Db, _console, _err, _report_failure, follow
 from zbench.contract.config import UsageError
 from zbench.jobs import api
 from zbench.jobs.api import JobSpec
-from zbench.jobs.commands import Db, _console, _err, _report_failure, follow
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
 

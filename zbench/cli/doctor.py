@@ -1,16 +1,17 @@
-"""Rich rendering of the doctor's report."""
+"""``zbench doctor``: the doctor's report (``telemetry.doctor.collect``) as Rich text or JSON."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from zbench.cli.tableview import print_table
 from zbench.glyphs import glyphs
-from zbench.tableview import print_table
 from zbench.textfit import Column
 
 GIB = 2**30
@@ -118,3 +119,16 @@ def spinner() -> Iterator[Callable[[str], None]]:
     name = "line" if glyphs().ascii else "dots"
     with err.status("zbench doctor: starting", spinner=name) as status:
         yield lambda phase: status.update(f"zbench doctor: {phase}")
+
+
+def run_doctor(json_out: bool = False, wide: bool = False) -> int:
+    from zbench.telemetry import doctor
+    from zbench.telemetry.snapshot import to_dict
+
+    with spinner() as progress:  # on stderr, and only when it is a terminal
+        report = doctor.collect(progress)
+    if json_out:
+        print(json.dumps(to_dict(report), indent=2, default=doctor.json_default))
+        return 0
+    print_report(report, wide=wide)
+    return 0

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from zbench.cli.tableview import print_table
 from zbench.contract.config import RunConfig, UsageError, build_parser, parse_args
 from zbench.glyphs import glyphs
 from zbench.jobs import api
@@ -26,7 +27,6 @@ from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
 from zbench.results.store import StoreError
-from zbench.tableview import print_table
 from zbench.textfit import Column
 
 Db = str | os.PathLike[str] | None
@@ -173,8 +173,8 @@ def _job_dict(info: JobInfo) -> dict[str, Any]:
 
 
 def _print_results(run_ids: list[int], db: Db, console: Console) -> None:
+    from zbench.cli.results import print_results
     from zbench.results.api import query_results
-    from zbench.results.commands import print_results
 
     rows = query_results(db, run_ids=run_ids) if run_ids else []
     if rows:

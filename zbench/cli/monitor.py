@@ -124,8 +124,8 @@ class _Output:
             sys.stdout.write(json.dumps(to_dict(snap), separators=(",", ":")) + "\n")
             sys.stdout.flush()
             return
-        from zbench.tableview import table_width
-        from zbench.telemetry.monitor_view import render
+        from zbench.cli.monitor_view import render
+        from zbench.cli.tableview import table_width
 
         view = render(snap, table_width(self.console, self.wide), self._runners())
         if self.live is None:  # --once, or a pipe: every sample printed whole, one after another

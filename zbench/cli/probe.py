@@ -1,10 +1,13 @@
-"""The table ``zbench probe`` prints: each figure beside its theoretical peak and the ratio."""
+"""``zbench probe``: a progress bar while it runs, then each figure beside its theoretical peak."""
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import Any
 
 from rich.console import Console
+from rich.progress import Progress
 from rich.table import Table
 
 
@@ -28,3 +31,25 @@ def print_rows(rows: list[dict[str, Any]], console: Console | None = None) -> No
             "" if r["test"] != "p2p" else f"{_n(nvl)} GB/s",
         )
     (console or Console()).print(t)
+
+
+def run_probe(gpus: str | None = None, quick: bool = False, json_out: bool = False,
+              p2p_seconds: float | None = None) -> int:  # fmt: skip
+    from zbench.jobs.probe import ProbeError, measure
+
+    try:
+        with Progress(disable=json_out, transient=True) as bar:
+            task = bar.add_task("starting", total=None)
+
+            def progress(step: int, total: int, label: str) -> None:
+                bar.update(task, completed=step, total=total, description=label)
+
+            result = measure(gpus, quick, p2p_seconds, progress)
+    except ProbeError as exc:
+        print(f"zbench probe: {exc}", file=sys.stderr)
+        return exc.exit_code
+    if json_out:
+        print(json.dumps({"rows": result.rows, "raw": result.raw}, indent=2))
+    else:
+        print_rows(result.rows)
+    return 0

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from zbench.cli.tableview import print_table
 from zbench.results.anchors import published_for
 from zbench.results.api import (
     Filters,
@@ -29,7 +30,6 @@ from zbench.results.export import FORMATS, FormatError, render
 from zbench.results.format import COLUMNS, NUMERIC, cells, published_cell, published_notes
 from zbench.results.identity import differences
 from zbench.results.provenance import warnings
-from zbench.tableview import print_table
 from zbench.textfit import Column
 
 Db = str | os.PathLike[str] | None

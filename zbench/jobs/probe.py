@@ -1,4 +1,4 @@
-"""``zbench probe``: runs ``zbench.runners.probe`` in a subprocess, samples telemetry while it runs,
+"""The probe: runs ``zbench.runners.probe`` in a subprocess, samples telemetry while it runs,
 and puts each figure beside its theoretical peak (``telemetry.specs``, from NVML).
 
 During every GPU-to-GPU copy the sampler (0.1 s) reads the NVLink TX counters of the source GPU; the
@@ -10,17 +10,19 @@ independent figures check each other. Each copy lasts ``p2p_seconds`` (default 3
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from zbench.contract.protocol import EventTail
+from zbench.errors import ZbenchError
 from zbench.telemetry.backends import open_backend, parse_gpus
 from zbench.telemetry.sampler import Sampler
 from zbench.telemetry.snapshot import NA, Snapshot
@@ -95,19 +97,36 @@ def build_rows(results: list[dict[str, Any]], peaks: dict[int, dict[str, Any]],
     return rows
 
 
-def run_probe(gpus: str | None = None, quick: bool = False, json_out: bool = False,
-              p2p_seconds: float | None = None) -> int:  # fmt: skip
+class ProbeError(ZbenchError):
+    """The probe could not run (no PyTorch, a bad ``--gpus``) or its runner failed."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    rows: list[dict[str, Any]]  # each figure beside its peak (:func:`build_rows`)
+    raw: list[dict[str, Any]]  # the runner's result events
+
+
+# step, total, label: the runner's progress events, for a progress bar
+ProgressFn = Callable[[int, int, str], None]
+
+
+def measure(gpus: str | None = None, quick: bool = False, p2p_seconds: float | None = None,
+            progress: ProgressFn | None = None) -> ProbeResult:  # fmt: skip
+    """Run the probe's runner with the sampler on; raises :class:`ProbeError` (exit 1 or 2)."""
     if p2p_seconds is None:
         p2p_seconds = float(os.environ.get("ZBENCH_PROBE_P2P_SECONDS", "3"))
     if importlib.util.find_spec("torch") is None:
-        print("zbench probe needs PyTorch: pip install 'zbench[torch]'", file=sys.stderr)
-        return 1
+        raise ProbeError("needs PyTorch: pip install 'zbench[torch]'", exit_code=1)
     try:
         gpu_list = parse_gpus(gpus)
         backend = open_backend(gpus=None)
     except ValueError as exc:
-        print(f"zbench probe: {exc}", file=sys.stderr)
-        return 2
+        raise ProbeError(str(exc)) from None
     snaps: list[Snapshot] = []
     sampler = Sampler(backend, interval=SAMPLE_INTERVAL)
     sampler.subscribe(snaps.append)
@@ -122,7 +141,7 @@ def run_probe(gpus: str | None = None, quick: bool = False, json_out: bool = Fal
             cmd.append("--quick")
         sampler.start()
         try:
-            results, error, rc = _supervise(cmd, events, log, json_out)
+            results, error, rc = _supervise(cmd, events, log, progress)
         finally:
             sampler.stop()
             peaks = _peaks(backend)
@@ -130,34 +149,23 @@ def run_probe(gpus: str | None = None, quick: bool = False, json_out: bool = Fal
         log_tail = log.read_text(errors="replace").strip().splitlines()[-5:]
     if error or rc != 0:
         msg = error or (log_tail[-1] if log_tail else f"runner exited with {rc}")
-        print(f"zbench probe: {msg}", file=sys.stderr)
-        return 2 if rc == 2 else 1
-    rows = build_rows(results, peaks, snaps, SAMPLE_INTERVAL)
-    if json_out:
-        print(json.dumps({"rows": rows, "raw": results}, indent=2))
-    else:
-        from zbench.jobs.probe_view import print_rows
-
-        print_rows(rows)
-    return 0
+        raise ProbeError(msg, exit_code=2 if rc == 2 else 1)
+    return ProbeResult(build_rows(results, peaks, snaps, SAMPLE_INTERVAL), results)
 
 
-def _supervise(cmd: list[str], events: Path, log: Path, quiet: bool) -> tuple[list[dict[str, Any]], str | None, int]:  # fmt: skip
-    from rich.progress import Progress
-
+def _supervise(cmd: list[str], events: Path, log: Path, progress: ProgressFn | None) -> tuple[list[dict[str, Any]], str | None, int]:  # fmt: skip
     tail = EventTail(events)
     results: list[dict[str, Any]] = []
     error = None
-    with open(log, "w") as log_fh, Progress(disable=quiet, transient=True) as progress:
-        task = progress.add_task("starting", total=None)
+    with open(log, "w") as log_fh:
         proc = subprocess.Popen(cmd, stdout=log_fh, stderr=subprocess.STDOUT)
         try:
             while True:
                 done = proc.poll() is not None
                 for ev in tail.poll():
                     if ev["type"] == "progress":
-                        progress.update(task, completed=ev["step"], total=ev["total"],
-                                        description=ev.get("label", ""))  # fmt: skip
+                        if progress is not None:
+                            progress(ev["step"], ev["total"], ev.get("label", ""))
                     elif ev["type"] == "result":
                         results.append(ev)
                     elif ev["type"] == "error":

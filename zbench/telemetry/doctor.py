@@ -1,4 +1,4 @@
-"""``zbench doctor``: what the machine is and what could skew a benchmark.
+"""The doctor's report: what the machine is and what could skew a benchmark.
 
 Frameworks are found with ``importlib`` metadata only; whether each sees the GPUs is asked of a
 *subprocess* with a timeout, so the doctor never pays for (or hangs in) a torch/TensorFlow import.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import json
 import platform
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from typing import Any
 
 import psutil
 
-from zbench.telemetry.snapshot import NA, to_dict
+from zbench.telemetry.snapshot import NA
 
 FRAMEWORK_PROBES = {
     "torch": "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)",
@@ -117,19 +116,8 @@ def collect(progress: Progress = _quiet) -> dict[str, Any]:
     return report
 
 
-def run_doctor(json_out: bool = False, wide: bool = False) -> int:
-    from zbench.telemetry.doctor_view import print_report, spinner
-
-    with spinner() as progress:  # on stderr, and only when it is a terminal
-        report = collect(progress)
-    if json_out:
-        print(json.dumps(to_dict(report), indent=2, default=_json_default))
-        return 0
-    print_report(report, wide=wide)
-    return 0
-
-
-def _json_default(obj: Any) -> Any:
+def json_default(obj: Any) -> Any:
+    """For ``json.dumps``: ``NA`` is null, anything else its string."""
     if obj is NA:
         return None
     return str(obj)

@@ -1,6 +1,6 @@
 """The GPU processes: who holds which GPU, with what, since when; sort, filter, and signal one.
 
-Columns come from ``telemetry.monitor_view.PROCESS_COLUMNS`` (the same table as ``zbench monitor``)
+Columns come from ``telemetry.tables.PROCESS_COLUMNS`` (the same table as ``zbench monitor``)
 and are chosen by ``textfit`` for the screen's width, so an 80-column terminal drops whole columns
 instead of squeezing every cell. Rows are keyed ``GPU:PID`` and updated cell by cell.
 """
@@ -18,8 +18,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from zbench.telemetry.monitor_view import PROCESS_COLUMNS, process_rows
 from zbench.telemetry.snapshot import GpuProcess
+from zbench.telemetry.tables import PROCESS_COLUMNS, process_rows
 from zbench.textfit import fit
 
 from ..state import TelemetryState

@@ -1,0 +1,272 @@
+"""The Typer commands of telemetry and jobs: ``monitor``, ``doctor``, ``probe``, ``run``, ``demo``,
+``suite``, ``jobs``, ``cancel``; each body is a function of ``zbench.cli.<area>``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from zbench.cli.options import (
+    DbOpt,
+    JsonOpt,
+    WideOpt,
+    _exit,
+    app,
+)
+
+# --- telemetry -------------------------------------------------------------------------------------
+
+
+@app.command()
+def monitor(
+    *,
+    interval: Annotated[float, typer.Option(help="Seconds between samples.", min=0.05)] = 0.5,
+    count: Annotated[
+        int | None, typer.Option(help="Stop after this many samples.", min=1, show_default=False)
+    ] = None,
+    gpus: Annotated[
+        str | None, typer.Option(help="GPU indices to show, e.g. 0,1.", show_default=False)
+    ] = None,
+    record: Annotated[
+        Path | None,
+        typer.Option(help="Also write every sample to this trace file.", show_default=False),
+    ] = None,
+    replay: Annotated[
+        Path | None,
+        typer.Option(help="Play a recorded trace instead of the hardware.", show_default=False),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="One JSON object per sample on stdout.")
+    ] = False,
+    once: Annotated[
+        bool,
+        typer.Option(help="Print one sample and exit (samples twice, so rates are real)."),
+    ] = False,
+    wide: WideOpt = False,
+    db: DbOpt = None,
+) -> None:
+    """Live GPU, NVLink, host and GPU-process telemetry in the terminal."""
+    from zbench.cli.monitor import run_monitor
+
+    def runners() -> dict[int, int]:
+        from zbench.jobs.api import runner_pids
+
+        return runner_pids(db)
+
+    _exit(
+        run_monitor(
+            interval=interval,
+            count=count,
+            gpus=gpus,
+            record=record,
+            replay=replay,
+            json_out=json_out,
+            once=once,
+            wide=wide,
+            runners=None if replay is not None else runners,
+        )
+    )
+
+
+@app.command()
+def doctor(*, json_out: JsonOpt = False, wide: WideOpt = False) -> None:
+    """Driver, CUDA, frameworks, GPU specs, topology, and what could skew a benchmark."""
+    from zbench.cli.doctor import run_doctor
+
+    _exit(run_doctor(json_out=json_out, wide=wide))
+
+
+@app.command()
+def probe(
+    *,
+    gpus: Annotated[
+        str | None, typer.Option(help="GPU indices to probe (default: all).", show_default=False)
+    ] = None,
+    quick: Annotated[bool, typer.Option(help="Smaller sizes, fewer repeats.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Micro-benchmarks: matmul TFLOPS, memory and PCIe bandwidth, GPU-to-GPU bandwidth vs peak."""
+    from zbench.cli.probe import run_probe
+
+    _exit(run_probe(gpus=gpus, quick=quick, json_out=json_out))
+
+
+# --- jobs ------------------------------------------------------------------------------------------
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    epilog="Workload options (passed to the runner): see `python -m zbench.runners --help`.",
+)
+def run(
+    ctx: typer.Context,
+    workload: Annotated[str, typer.Argument(help="resnet50, vgg16, fasterrcnn, unet2d or unet3d.")],
+    *,
+    gpu_ids: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu-ids",
+            help="Which GPUs the job may use, e.g. 0,1 (default: the first free ones).",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(help="Cancel the job after this many seconds.", show_default=False),
+    ] = None,
+    detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
+    tag: Annotated[
+        str | None, typer.Option(help="A name to find this run by later (--tag on results).")
+    ] = None,
+    nodes: Annotated[
+        str | None,
+        typer.Option(
+            help="Run across machines: HOST[:GPUS],... (ssh; GPUS like 0+1) or `slurm` in an "
+            "allocation; --gpus is per node. See docs/multinode.md.",
+            show_default=False,
+        ),
+    ] = None,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Run one benchmark job; other options (--framework, --mode, --precision, --batch-size, ...) go to the runner."""
+    from zbench.cli.jobs import run_job
+
+    _exit(
+        run_job(
+            workload,
+            list(ctx.args),
+            gpu_ids=gpu_ids,
+            timeout=timeout,
+            detach=detach,
+            db=db,
+            json_out=json_out,
+            tag=tag,
+            nodes=nodes,
+        )
+    )
+
+
+def _demo_epilog() -> str:
+    from zbench.demos.registry import demos  # standard library only
+    from zbench.demos.runner import options_help
+
+    parts = ["Demo options (after the name; checked by the demo's parser):"]
+    for entry in demos().values():
+        parts.append(f"[b]{entry.name}[/b]: {entry.title}")
+        parts += [f"  {line}" for line in options_help(entry).splitlines()]
+    return "\n\n".join(parts)
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    epilog=_demo_epilog(),
+)
+def demo(
+    ctx: typer.Context,
+    name: Annotated[
+        str, typer.Argument(help="A demo (snake, motion), or `results` for the stored results.")
+    ],
+    *,
+    play: Annotated[
+        Path | None,
+        typer.Option(help="snake: replay a trained checkpoint here.", show_default=False),
+    ] = None,
+    human: Annotated[bool, typer.Option(help="snake: play it yourself (arrow keys).")] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(help="Cancel the job after this many seconds.", show_default=False),
+    ] = None,
+    detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", help="With `results`: md, csv or json.", show_default=False),
+    ] = None,
+    db: DbOpt = None,
+) -> None:
+    """Fun GPU demos as jobs (Snake by RL, talking-head motion transfer), live in the TUI."""
+    from zbench.cli import demos as demo_commands
+
+    if name == "results":
+        _exit(demo_commands.show_results(fmt, db=db))
+        return
+    if play is not None or human:
+        if name != "snake":
+            typer.echo(f"zbench: --play and --human are for snake, not {name!r}", err=True)
+            raise typer.Exit(2)
+        if play is not None and not play.is_file():
+            typer.echo(f"zbench: no checkpoint at {play}", err=True)
+            raise typer.Exit(2)
+        import subprocess
+        import sys
+
+        board = "12"
+        if "--board" in ctx.args[:-1]:
+            board = ctx.args[ctx.args.index("--board") + 1]
+        # Its own process: the player needs torch, which this process must never import.
+        cmd = [sys.executable, "-m", "zbench.demos.snake.play", "--board", board]
+        _exit(subprocess.call([*cmd, str(play)] if play else cmd))
+        return
+    _exit(demo_commands.run_demo([name, *ctx.args], timeout=timeout, detach=detach, db=db))
+
+
+@app.command()
+def suite(
+    name: Annotated[str, typer.Argument(help="review, quick, precision, or a suite .toml file.")],
+    *,
+    detach: Annotated[bool, typer.Option(help="Start the suite and return at once.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option(help="List the jobs and what would be skipped, run nothing.")
+    ] = False,
+    tag: Annotated[
+        str | None, typer.Option(help="A name to find these runs by later (--tag on results).")
+    ] = None,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Run a list of jobs unattended; it keeps running if the terminal goes away."""
+    from zbench.cli.jobs import run_suite
+
+    _exit(run_suite(name, detach=detach, dry_run=dry_run, db=db, json_out=json_out, tag=tag))
+
+
+@app.command()
+def jobs(
+    *,
+    all_jobs: Annotated[
+        bool, typer.Option("--all", help="Include finished jobs from every day.")
+    ] = False,
+    hosts: Annotated[
+        str | None,
+        typer.Option(help="Gather from these machines over ssh: HOST,HOST,...", show_default=False),
+    ] = None,
+    db: DbOpt = None,
+    json_out: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Jobs, live or finished, with their state."""
+    if hosts is not None:
+        from zbench.cli.fleet import fleet_jobs
+
+        _exit(fleet_jobs(hosts, all_jobs=all_jobs, json_out=json_out))
+        return
+    from zbench.cli.jobs import list_jobs
+
+    _exit(list_jobs(all_jobs=all_jobs, db=db, json_out=json_out, wide=wide))
+
+
+@app.command()
+def cancel(
+    job_id: Annotated[int, typer.Argument(help="The job's id (see `zbench jobs`).")],
+    *,
+    grace: Annotated[
+        float, typer.Option(help="Seconds between SIGTERM and SIGKILL.", min=0)
+    ] = 10.0,
+    db: DbOpt = None,
+) -> None:
+    """Cancel a queued or running job."""
+    from zbench.cli.jobs import cancel_job
+
+    _exit(cancel_job(job_id, grace=grace, db=db))
