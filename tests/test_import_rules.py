@@ -23,14 +23,15 @@ def _modules(prefix: str) -> list[str]:
     return names
 
 
-def _loaded_after_import(modules: list[str]) -> set[str]:
+def _loaded_after_import(modules: list[str], *, full: bool = False) -> set[str]:
     code = "import importlib, json, sys\n"
     code += f"for m in {modules!r}: importlib.import_module(m)\n"
     code += "print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
     )
-    return {m.split(".")[0] for m in json.loads(out.stdout.strip().splitlines()[-1])}
+    names = json.loads(out.stdout.strip().splitlines()[-1])
+    return set(names) if full else {m.split(".")[0] for m in names}
 
 
 def test_core_ui_and_contract_load_no_framework() -> None:
@@ -53,6 +54,30 @@ def test_core_and_contract_load_no_textual() -> None:
     ]
     loaded = _loaded_after_import([*core, *_modules("zbench.contract")])
     assert "textual" not in loaded and "typer" not in loaded
+
+
+def test_the_core_renders_nothing() -> None:
+    # Every Rich view lives in zbench.cli (or the TUI): importing all of the core loads no rich.
+    core = [
+        m
+        for p in ("zbench.telemetry", "zbench.jobs", "zbench.results", "zbench.fleet")
+        for m in _modules(p)
+    ]
+    mods = [*core, "zbench.settings", "zbench.paths", "zbench.textfit"]
+    loaded = _loaded_after_import(mods, full=True)
+    assert not {m for m in loaded if m == "rich" or m.startswith(("rich.", "zbench.cli"))}
+
+
+def test_every_command_body_is_in_the_cli_package() -> None:
+    cli = set(_modules("zbench.cli"))
+    assert {
+        "zbench.cli.jobs",
+        "zbench.cli.results",
+        "zbench.cli.monitor",
+        "zbench.cli.doctor",
+    } <= cli
+    core = [m for p in ("zbench.telemetry", "zbench.jobs", "zbench.results") for m in _modules(p)]
+    assert not [m for m in core if m.endswith(("commands", "_view"))]
 
 
 def test_help_is_fast() -> None:

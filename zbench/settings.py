@@ -23,13 +23,15 @@ from typing import Any
 
 import tomllib
 
+from zbench.errors import ZbenchError
+
 ENV_CONFIG = "ZBENCH_CONFIG"
 ENV_INTERVAL = "ZBENCH_INTERVAL"
 DEFAULT_INTERVAL = 1.0  # seconds between dashboard refreshes (nvitop and btop idle at 2 s)
 MIN_INTERVAL = 0.05
 
 
-class SettingsError(ValueError):
+class SettingsError(ZbenchError, ValueError):
     """A config file or an override that cannot be used; the message says which and why."""
 
 

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from zbench.cli.tableview import print_table
+from zbench.errors import ZbenchError
 from zbench.results.anchors import published_for
 from zbench.results.api import (
     Filters,
@@ -186,8 +187,8 @@ COMPARED = (
 )
 
 
-class CompareError(ValueError):
-    pass
+class CompareError(ZbenchError, ValueError):
+    """Two runs that cannot be compared, or a FILE:RUN that cannot be read (exit 2)."""
 
 
 def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:

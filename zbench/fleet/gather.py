@@ -13,12 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from zbench.errors import ZbenchError
 from zbench.jobs.remote import zbench_remote
 
 TIMEOUT_S = 60.0
 
 
-class HostsError(ValueError):
+class HostsError(ZbenchError, ValueError):
     """A bad ``--hosts`` list (one line, exit 2)."""
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from zbench.contract.config import RunConfig, UsageError, parse_args
+from zbench.errors import ZbenchError
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
 
@@ -51,7 +52,7 @@ FRAMEWORK_MODULES = {"torch": "torch", "tf": "tensorflow"}
 NOT_EXPANDED = {"extra", "gpu_ids"}  # list-valued keys that are one value, not a matrix
 
 
-class SuiteError(ValueError):
+class SuiteError(ZbenchError, ValueError):
     """A suite that cannot be read: one line naming the file and the problem (exit status 2)."""
 
 

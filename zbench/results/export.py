@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from zbench.errors import ZbenchError
 from zbench.results.anchors import Published, published_for
 from zbench.results.api import ResultRow
 from zbench.results.format import (
@@ -38,7 +39,7 @@ from zbench.results.provenance import (
 FORMATS = ("md", "csv", "json")
 
 
-class FormatError(ValueError):
+class FormatError(ZbenchError, ValueError):
     """Unknown export format (one line, exit status 2)."""
 
 

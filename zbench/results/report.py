@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zbench import paths
+from zbench.errors import ZbenchError
 from zbench.results.api import Filters, ResultRow
 from zbench.results.charts import not_drawn, write_charts
 from zbench.results.format import FRAMEWORK_NAMES, model_name
@@ -27,8 +28,10 @@ TITLE = "zbench report"
 Progress = Callable[[str], None]
 
 
-class ReportError(ValueError):
+class ReportError(ZbenchError, ValueError):
     """Nothing to report (exit status 1)."""
+
+    exit_code = 1
 
 
 @dataclass(frozen=True)
