@@ -102,7 +102,7 @@ def test_cancel_of_an_impossible_id_is_one_line(home: Path) -> None:
 
 
 def test_the_database_swapped_while_following_is_one_line(home: Path) -> None:
-    from zbench.cli.jobs import _console, follow
+    from zbench.cli.follow import _console, follow
     from zbench.errors import ZbenchError
 
     db = home / "zbench.db"

@@ -222,7 +222,7 @@ def test_a_timeout_is_enforced_while_another_program_holds_the_write_lock(home: 
 
 def test_following_a_job_rides_out_a_busy_database(home: Path, store_fault: StoreFault) -> None:
     from tests.jobs.jobkit import wait_for
-    from zbench.cli.jobs import _console, follow
+    from zbench.cli.follow import _console, follow
 
     db = home / "zbench.db"
     [jid] = api.submit([fake_spec("ok", steps=20, step_s=0.05)], db=db)

@@ -42,7 +42,7 @@ def test_run_follows_and_prints_the_result(cli: CliRunner) -> None:
 
 
 def test_the_progress_line_names_the_phase_not_0_of_unknown() -> None:
-    from zbench.cli.jobs import doing
+    from zbench.cli.follow import doing
     from zbench.jobs.api import JobInfo
 
     fields = {f: None for f in JobInfo.__dataclass_fields__}
@@ -154,7 +154,7 @@ def test_ctrl_c_while_following_detaches(
 ) -> None:
     from jobkit import wait_for
 
-    import zbench.cli.jobs as commands
+    import zbench.cli.follow as commands
 
     def interrupt(_: float) -> None:
         raise KeyboardInterrupt

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from zbench.cli.jobs import Db, _console, _err, _report_failure, follow
+from zbench.cli.follow import Db, _console, _err, _report_failure, follow
 from zbench.contract.config import UsageError
 from zbench.jobs import api
 from zbench.jobs.api import JobSpec

@@ -1,0 +1,103 @@
+"""Following jobs in the terminal: one progress bar per job, then what failed and why."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from zbench.glyphs import glyphs
+from zbench.jobs import api
+from zbench.jobs.api import JobInfo
+from zbench.jobs.states import JobState
+from zbench.results.store import StoreError
+
+Db = str | os.PathLike[str] | None
+POLL_S = 0.5
+LOG_LINES = 15
+
+
+def _console(*, stderr: bool = False) -> Console:
+    # No markup: suite names, reasons and GPU names are data ("nightly [/x]" must print as is).
+    return Console(highlight=False, markup=False, stderr=stderr)
+
+
+def _err(message: str) -> None:
+    print(f"zbench: {message}", file=sys.stderr)
+
+
+def label(job: JobInfo) -> str:
+    prec = f" {job.precision}" if job.precision else ""
+    return f"#{job.id} {job.workload} {job.framework} {job.mode}{prec}"
+
+
+# What a job is doing, in words, for the progress line (the runner's phases, then the job states).
+DOING = {"setup": "setting up", "warmup": "warming up", "measure": "measuring", "done": "finishing"}
+
+
+def doing(info: JobInfo) -> str:
+    """The phase a running job is in (``starting`` before its runner names one), else its state."""
+    if info.state == JobState.RUNNING:
+        return DOING.get(info.phase or "", info.phase or "starting")
+    return info.state
+
+
+def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | None:
+    """A progress bar per job until all have finished; None when the user pressed Ctrl-C (the jobs
+    keep running: they belong to the supervisor, not to this process). A database that is busy or
+    full for a while only delays the next look."""
+    columns = (
+        SpinnerColumn("line" if glyphs().ascii else "dots", finished_text=" "),
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        TextColumn("{task.fields[steps]}"),
+        TextColumn("{task.fields[rate]}", markup=False),
+        TimeElapsedColumn(),
+    )
+    try:
+        with Progress(*columns, console=console) as progress:
+            tasks = {i: progress.add_task(f"#{i}", total=None, rate="", steps="") for i in job_ids}
+            while True:
+                try:
+                    infos = [api.get_job(i, db) for i in job_ids]
+                except StoreError as exc:
+                    if exc.exit_code != 1:
+                        raise
+                    time.sleep(POLL_S)  # busy or full for now: the job runs on; look again
+                    continue
+                for info in infos:
+                    rate = f"{info.samples_per_s:,.1f} samples/s" if info.samples_per_s else ""
+                    total, step = info.total, info.step or 0
+                    if info.finished and not total:  # ended before it reported progress
+                        total, step = 1, int(info.state == JobState.DONE)
+                    progress.update(
+                        tasks[info.id],
+                        description=f"{label(info)} [{doing(info)}]",
+                        completed=step,
+                        total=total,
+                        rate=rate,
+                        # No "0/?" while it sets up or warms up: the phase says what it does.
+                        steps=f"{step}/{total}" if total else "",
+                    )
+                if all(i.finished for i in infos):
+                    return infos
+                time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        ids = " ".join(str(i) for i in job_ids)
+        console.print(
+            f"Detached: the job(s) keep running. Follow with `zbench jobs`; stop with "
+            f"`zbench cancel ID` (ids: {ids})."
+        )
+        return None
+
+
+def _report_failure(info: JobInfo, db: Db) -> None:
+    _err(f"job {info.id} {info.state}: {info.reason or 'no reason recorded'}")
+    tail = api.log_tail(info.id, db, LOG_LINES)
+    if tail:
+        print(f"--- last lines of {info.log_path} ---", file=sys.stderr)
+        print("\n".join(tail), file=sys.stderr)
