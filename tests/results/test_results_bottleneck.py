@@ -45,6 +45,14 @@ def test_idle_gaps_while_loader_workers_are_busy_are_input_bound() -> None:
     assert "GPU util under 50% in 33% of samples" in v.line() and "7.8 cores" in v.line()
 
 
+def test_one_starved_loader_worker_is_input_bound() -> None:
+    # The H200 capture (benchmarks/bottleneck_capture.py): one worker, GPU util 12%, 1.16 cores.
+    samples = [sample(i / 2, gpu(util=12.0, sm=10.0, tensor=1.0), cpu=116.0) for i in range(40)]
+    v = bottleneck(samples)
+    assert v is not None and v.kind == "input-bound"
+    assert "1.2 cores" in v.line()
+
+
 def test_idle_gaps_without_busy_cpus_are_not_input_bound() -> None:
     samples = [sample(i / 2, gpu(util=10.0 if i % 3 == 0 else 95.0), cpu=60.0) for i in range(30)]
     v = bottleneck(samples)

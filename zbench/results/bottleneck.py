@@ -25,7 +25,10 @@ Sample = dict[str, Any]
 MIN_SAMPLES = 4  # fewer samples than this (2 s at 0.5 s) say nothing
 GAP_UTIL = 50.0  # a sample where the GPUs' util is below this is an idle gap
 GAP_SHARE = 0.15  # input-bound: gaps in at least this share of the window...
-LOADER_CORES = 1.5  # ...while the job's processes use this many cores (the main one and workers)
+# ...while the job's processes keep at least one core busy: one loader worker at full speed is
+# the plainest input-bound job (on an H200, ResNet-50 with host-made data and one worker: GPU util
+# 12%, the job's processes 1.16 cores; a threshold of 1.5 called that "no clear bottleneck").
+LOADER_CORES = 1.0
 HOST_BUSY = 85.0  # ...or the host's CPUs are this busy
 NVL_BUSY_PCT = 30.0  # NVLink busy: this share of the active links' capacity, either direction
 NVL_BUSY_REL = 0.5  # (no capacity known: half of the window's peak traffic...)
