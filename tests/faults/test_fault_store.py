@@ -16,7 +16,7 @@ from tests.faults.conftest import StoreFault, make_read_only, one_line_error, zb
 from tests.jobs.jobkit import fake_spec
 from zbench.jobs import api, supervisor
 from zbench.jobs.sampling import HostSampler
-from zbench.results.store import Store, StoreError
+from zbench.store import Store, StoreError
 
 FAULTS = {
     "locked": "database is locked",

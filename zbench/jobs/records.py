@@ -12,7 +12,7 @@ from typing import Any
 from zbench.contract.protocol import read_events
 from zbench.results.aggregate import Sample, aggregate
 from zbench.results.provenance import cpu_model
-from zbench.results.store import Store
+from zbench.store import RunFilter, Store
 
 
 def phase_marks(events: Iterable[dict[str, Any]]) -> list[tuple[float, str]]:
@@ -47,7 +47,7 @@ def stored_result(store: Store, row: dict[str, Any]) -> int | None:
     result = next((ev for ev in reversed(events) if ev["type"] == "result"), None)
     if result is None:
         return None
-    already = store.runs("job_id = ?", (row["id"],))
+    already = store.runs(RunFilter(job_ids=[row["id"]]))
     if already:
         return int(already[-1]["id"])
     run_id = store.add_run(run_record(row, tuple(row["gpu_ids"] or ()), start, result))

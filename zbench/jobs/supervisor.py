@@ -30,7 +30,7 @@ from zbench.jobs.runjob import RunningJob
 from zbench.jobs.sampling import SamplerLike, open_sampler
 from zbench.jobs.states import JobState
 from zbench.results.aggregate import aggregate
-from zbench.results.store import Store, StoreError
+from zbench.store import Store, StoreError
 from zbench.telemetry.snapshot import Snapshot
 
 log = logging.getLogger("zbench.supervisor")
