@@ -86,7 +86,7 @@ class StoreFault:
             return _Faulty(real(store), fault)
 
         monkeypatch.setattr(Store, "_conn", conn)
-        monkeypatch.setattr("zbench.store.BUSY_RETRIES", 2)
+        monkeypatch.setattr("zbench.store.base.BUSY_RETRIES", 2)
 
     def check(self) -> None:
         message = self.message

@@ -27,7 +27,7 @@ from zbench.errors import ZbenchError
 from zbench.jobs import liveness
 from zbench.jobs.gpus import allocate, visible_gpus
 from zbench.jobs.runjob import RunningJob
-from zbench.jobs.sampling import SamplerLike, open_sampler
+from zbench.jobs.sampling import JobSampler, open_sampler
 from zbench.jobs.states import JobState
 from zbench.results.aggregate import aggregate
 from zbench.store import Store, StoreError
@@ -50,7 +50,7 @@ STORE_GIVE_UP_S = float(os.environ.get("ZBENCH_STORE_GIVE_UP_S", "120"))
 
 
 class Supervisor:
-    def __init__(self, db: Path, sampler: SamplerLike, gpus: list[int]) -> None:
+    def __init__(self, db: Path, sampler: JobSampler, gpus: list[int]) -> None:
         self.db = db
         # Short waits for a busy database: a write blocked for long would stall timeouts and
         # cancellations too; a failed write is simply tried again on the next tick.
