@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from zbench import paths
 from zbench.contract.config import RunConfig
+from zbench.contract.probe import ProbeConfig
 from zbench.errors import ZbenchError
 from zbench.jobs import liveness
 from zbench.jobs.states import ACTIVE, JobState
@@ -37,7 +38,7 @@ class JobSpec:
     ``config.gpus``; none for ``--device cpu``) and an optional timeout. ``share_gpus`` lets it run
     on GPUs another job holds."""
 
-    config: RunConfig | DemoConfig  # a benchmark, or a demo (zbench.demos)
+    config: RunConfig | DemoConfig | ProbeConfig  # a benchmark, a demo (zbench.demos), a probe
     gpu_ids: tuple[int, ...] | None = None
     timeout_s: float | None = None
     share_gpus: bool = False
@@ -91,10 +92,13 @@ class JobNotFound(ZbenchError, LookupError):
 MAX_STEPS = 10_000_000  # more is a typo (it would run for days), not a benchmark
 
 
-def check_config(config: RunConfig | DemoConfig) -> str | None:
+def check_config(config: RunConfig | DemoConfig | ProbeConfig) -> str | None:
     """What the runner would reject at once, found before a job is queued (the runner finds it
     only after a 5-20 s framework import, and leaves a failed job behind): one line, or None.
-    A demo's options are checked by its own parser when it is built."""
+    A demo's options are checked by its own parser when it is built; a probe's here."""
+    if isinstance(config, ProbeConfig):
+        ok = config.gpus >= 0 and 0 < config.p2p_seconds <= 3600
+        return None if ok else "probe: --gpus at least 0, p2p seconds in (0, 3600]"
     if not isinstance(config, RunConfig):
         return None
     from zbench.contract.resolve import check_shape  # stdlib-only rules the runners apply

@@ -1,41 +1,43 @@
-"""``zbench probe``: runs ``zbench.runners.probe`` in a subprocess, samples telemetry while it runs,
-and puts each figure beside its theoretical peak (``telemetry.specs``, from NVML).
+"""``zbench probe`` as a job kind: the supervisor runs ``zbench.runners.probe`` like any job, and
+stores its figures as a run, each beside its theoretical peak (``telemetry.specs``, from NVML).
 
-During every GPU-to-GPU copy the sampler (0.1 s) reads the NVLink TX counters of the source GPU; the
-mean TX rate over the copy's window is reported next to the bandwidth the copy measured, so the two
-independent figures check each other. Each copy lasts ``p2p_seconds`` (default 3 s, or
-``$ZBENCH_PROBE_P2P_SECONDS``), long enough for a separate ``zbench monitor`` to catch it too.
+During every GPU-to-GPU copy the supervisor's samples read the NVLink TX counters of the source GPU;
+the mean TX rate over the copy's window is stored next to the bandwidth the copy measured, so the
+two independent figures check each other. Each copy lasts ``p2p_seconds`` (default 3 s, or
+``$ZBENCH_PROBE_P2P_SECONDS``), long enough for several samples and for a separate ``zbench
+monitor`` to catch it too. ``run_probe`` (the command) only submits the job, follows it and prints
+the stored run.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
+import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
-from zbench.contract.protocol import EventTail
-from zbench.telemetry.backends import open_backend, parse_gpus
-from zbench.telemetry.sampler import Sampler
-from zbench.telemetry.snapshot import NA, Snapshot
+from zbench.contract.probe import ProbeConfig
+from zbench.telemetry.snapshot import NA
 
-SAMPLE_INTERVAL = 0.1
 PEAK_KEY = {
     "fp32": "fp32_tflops",
     "tf32": "tf32_tflops",
     "fp16": "fp16_tflops",
     "bf16": "bf16_tflops",
 }
+POLL_S = 0.25
+DEFAULT_INTERVAL_S = 0.5
 
 
-def _peaks(backend: Any) -> dict[int, dict[str, Any]]:
-    """Per GPU index: the theoretical peaks and NVLink capacity, when NVML is there."""
+def read_peaks(backend: Any) -> dict[int, dict[str, Any]]:
+    """Per GPU index: the theoretical peaks and NVLink capacity, when NVML is there (static
+    figures read once, not samples)."""
     devices = getattr(backend, "devices", None)
     if not devices:
         return {}
@@ -53,23 +55,38 @@ def _peaks(backend: Any) -> dict[int, dict[str, Any]]:
     return out
 
 
-def nvlink_tx_during(snaps: list[Snapshot], gpu: int, t0: float, t1: float, interval: float) -> Any:
-    """Mean NVLink TX of ``gpu`` over samples whose whole interval lies inside [t0, t1]."""
-    rates = []
-    for s in snaps:
-        if t0 + interval <= s.t <= t1:
-            for g in s.gpus:
-                if g.index == gpu and g.nvlink.tx_bytes_s is not NA:
-                    rates.append(float(g.nvlink.tx_bytes_s))  # type: ignore[arg-type]
+def nvlink_tx_during(
+    samples: Sequence[dict[str, Any]], gpu: int, t0: float, t1: float, interval: float
+) -> float | None:
+    """Mean NVLink TX of ``gpu`` over the job's samples whose whole interval lies in [t0, t1]."""
+    rates = [
+        float(g["nvl_tx"])
+        for s in samples
+        if t0 + interval <= float(s["t"]) <= t1
+        for g in s.get("gpus", ())
+        if g.get("i") == gpu and g.get("nvl_tx") is not None
+    ]
     return statistics.mean(rates) if rates else None
 
 
-def build_rows(results: list[dict[str, Any]], peaks: dict[int, dict[str, Any]],
-               snaps: list[Snapshot], interval: float) -> list[dict[str, Any]]:  # fmt: skip
+def build_rows(
+    results: Sequence[dict[str, Any]],
+    peaks: dict[int, dict[str, Any]],
+    samples: Sequence[dict[str, Any]],
+    interval: float,
+    gpu_ids: Sequence[int] = (),
+) -> list[dict[str, Any]]:
+    """One row per figure: name, unit, value, peak, ratio (and the NVLink TX seen for a copy).
+    The runner counts the GPUs it was given from 0; ``gpu_ids`` maps them back to the machine's
+    indices, which the peaks and the samples use."""
+
+    def machine(i: Any) -> Any:
+        return gpu_ids[i] if isinstance(i, int) and 0 <= i < len(gpu_ids) else i
+
     rows = []
     for r in results:
         test = r["test"]
-        gpu = r.get("gpu", r.get("src"))
+        gpu = machine(r.get("gpu", r.get("src")))
         p = peaks.get(gpu, {}) if gpu is not None else {}
         row: dict[str, Any] = {"test": test, "gpu": gpu}
         if test == "matmul":
@@ -81,13 +98,14 @@ def build_rows(results: list[dict[str, Any]], peaks: dict[int, dict[str, Any]],
             peak = p.get(peak_key)
             if test == "p2p" and peak is None:
                 peak = p.get("pcie_bytes_s")
+            dst = machine(r.get("dst"))
             name = {"memcpy": "device memory copy", "h2d": "pinned host -> device",
-                    "d2h": "device -> pinned host"}.get(test, f"GPU {r.get('src')} -> GPU {r.get('dst')}")  # fmt: skip
+                    "d2h": "device -> pinned host"}.get(test, f"GPU {gpu} -> GPU {dst}")  # fmt: skip
             row.update(name=name, unit="GB/s", value=r["bytes_s"] / 1e9,
                        peak=None if peak is None else peak / 1e9)  # fmt: skip
             if test == "p2p":
-                tx = nvlink_tx_during(snaps, r["src"], r["t_start"], r["t_end"], interval)
-                row["dst"] = r["dst"]
+                tx = nvlink_tx_during(samples, gpu, r["t_start"], r["t_end"], interval)
+                row["dst"] = dst
                 row["nvlink_tx_gb_s"] = None if tx is None else tx / 1e9
         value, peak = row["value"], row.get("peak")
         row["ratio"] = value / peak if peak else None
@@ -95,8 +113,61 @@ def build_rows(results: list[dict[str, Any]], peaks: dict[int, dict[str, Any]],
     return rows
 
 
+def sample_interval(samples: Sequence[dict[str, Any]]) -> float:
+    """The sampling interval, read from the samples' own times."""
+    ts = sorted(float(s["t"]) for s in samples)
+    steps = [b - a for a, b in itertools.pairwise(ts) if b > a]
+    return statistics.median(steps) if steps else DEFAULT_INTERVAL_S
+
+
+def probe_record(
+    row: dict[str, Any],
+    gpu_ids: tuple[int, ...],
+    start_event: dict[str, Any] | None,
+    results: Sequence[dict[str, Any]],
+    samples: Sequence[dict[str, Any]],
+    peaks: dict[int, dict[str, Any]],
+) -> dict[str, Any]:
+    """The ``runs`` row of a finished probe job: its figures beside their peaks (``rows``, what
+    reports show) and the runner's raw results (``tests``)."""
+    from zbench.results.provenance import cpu_model
+
+    raw = [{k: v for k, v in r.items() if k not in ("v", "type")} for r in results]
+    env = dict((start_event or {}).get("env") or {})
+    names = list(env.get("gpus") or [])
+    env.update(gpu_names=names, host=socket.gethostname(), gpu_ids=list(gpu_ids),
+               cuda_visible_devices=",".join(str(g) for g in gpu_ids))  # fmt: skip
+    env.setdefault("cpu_model", cpu_model())
+    config = ProbeConfig.from_dict(row["config"]).as_dict()
+    return {
+        "job_id": row["id"],
+        "created": time.time(),
+        "workload": config["workload"],
+        "framework": config["framework"],
+        "mode": config["mode"],
+        "precision": None,
+        "batch_size": None,
+        "gpus": len(gpu_ids),
+        "gpu_name": names[0] if names else None,
+        "samples_per_s": None,
+        "config": config,
+        "env": env,
+        "result": {
+            "rows": build_rows(raw, peaks, samples, sample_interval(samples), gpu_ids),
+            "tests": raw,
+        },
+    }
+
+
+# --- the command: submit, follow, print -----------------------------------------------------
+
+
 def run_probe(gpus: str | None = None, quick: bool = False, json_out: bool = False,
               p2p_seconds: float | None = None) -> int:  # fmt: skip
+    """Submit a probe job (``--gpus``: those GPUs, else every GPU the supervisor offers), follow
+    it to its end and print the stored figures. Exit 0 done, 1 the probe failed, 2 bad input."""
+    from zbench.telemetry.backends import parse_gpus
+
     if p2p_seconds is None:
         p2p_seconds = float(os.environ.get("ZBENCH_PROBE_P2P_SECONDS", "3"))
     if importlib.util.find_spec("torch") is None:
@@ -104,69 +175,62 @@ def run_probe(gpus: str | None = None, quick: bool = False, json_out: bool = Fal
         return 1
     try:
         gpu_list = parse_gpus(gpus)
-        backend = open_backend(gpus=None)
     except ValueError as exc:
         print(f"zbench probe: {exc}", file=sys.stderr)
         return 2
-    snaps: list[Snapshot] = []
-    sampler = Sampler(backend, interval=SAMPLE_INTERVAL)
-    sampler.subscribe(snaps.append)
-    with tempfile.TemporaryDirectory(prefix="zbench-probe-") as tmp:
-        events = Path(tmp) / "events.jsonl"
-        log = Path(tmp) / "probe.log"
-        cmd = [sys.executable, "-m", "zbench.runners.probe", "--events", str(events),
-               "--p2p-seconds", str(p2p_seconds)]  # fmt: skip
-        if gpu_list is not None:
-            cmd += ["--gpus", ",".join(map(str, gpu_list))]
-        if quick:
-            cmd.append("--quick")
-        sampler.start()
-        try:
-            results, error, rc = _supervise(cmd, events, log, json_out)
-        finally:
-            sampler.stop()
-            peaks = _peaks(backend)
-            backend.close()
-        log_tail = log.read_text(errors="replace").strip().splitlines()[-5:]
-    if error or rc != 0:
-        msg = error or (log_tail[-1] if log_tail else f"runner exited with {rc}")
-        print(f"zbench probe: {msg}", file=sys.stderr)
-        return 2 if rc == 2 else 1
-    rows = build_rows(results, peaks, snaps, SAMPLE_INTERVAL)
+    from zbench.jobs import api
+    from zbench.jobs.gpus import visible_gpus
+
+    offered = visible_gpus()
+    missing = [g for g in gpu_list or () if g not in offered]
+    if missing:
+        print(f"zbench probe: --gpus: GPU {missing[0]} is not one of {offered}", file=sys.stderr)
+        return 2
+    config = ProbeConfig(gpus=len(gpu_list or ()), quick=quick, p2p_seconds=p2p_seconds)
+    spec = api.JobSpec(config=config, gpu_ids=tuple(gpu_list) if gpu_list else None)
+    [job_id] = api.submit([spec])
+    info = _follow(job_id, quiet=json_out)
+    if info is None:
+        print(f"zbench probe: detached; job {job_id} keeps running (`zbench jobs`, "
+              f"`zbench cancel {job_id}`)", file=sys.stderr)  # fmt: skip
+        return 1
+    if info.state != "done" or info.run_id is None:
+        tail = api.log_tail(job_id, lines=5)
+        reason = info.reason or (tail[-1] if tail else info.state)
+        print(f"zbench probe: {reason.split(': ', 1)[-1]}", file=sys.stderr)
+        return 1
+    from zbench import paths
+    from zbench.store import Store
+
+    run = Store(paths.db_path(None)).get_run(info.run_id) or {}
+    result = run.get("result") or {}
     if json_out:
-        print(json.dumps({"rows": rows, "raw": results}, indent=2))
+        out = {"job_id": job_id, "run_id": info.run_id, "rows": result.get("rows", []),
+               "raw": result.get("tests", [])}  # fmt: skip
+        print(json.dumps(out, indent=2))
     else:
         from zbench.jobs.probe_view import print_rows
 
-        print_rows(rows)
+        print_rows(result.get("rows", []))
     return 0
 
 
-def _supervise(cmd: list[str], events: Path, log: Path, quiet: bool) -> tuple[list[dict[str, Any]], str | None, int]:  # fmt: skip
+def _follow(job_id: int, *, quiet: bool) -> Any:
+    """The job's ``JobInfo`` once it has finished, with a progress bar meanwhile; None after
+    Ctrl-C (the job belongs to the supervisor and keeps running)."""
     from rich.progress import Progress
 
-    tail = EventTail(events)
-    results: list[dict[str, Any]] = []
-    error = None
-    with open(log, "w") as log_fh, Progress(disable=quiet, transient=True) as progress:
-        task = progress.add_task("starting", total=None)
-        proc = subprocess.Popen(cmd, stdout=log_fh, stderr=subprocess.STDOUT)
-        try:
+    from zbench.jobs import api
+
+    try:
+        with Progress(disable=quiet, transient=True) as progress:
+            task = progress.add_task(f"probe (job {job_id})", total=None)
             while True:
-                done = proc.poll() is not None
-                for ev in tail.poll():
-                    if ev["type"] == "progress":
-                        progress.update(task, completed=ev["step"], total=ev["total"],
-                                        description=ev.get("label", ""))  # fmt: skip
-                    elif ev["type"] == "result":
-                        results.append(ev)
-                    elif ev["type"] == "error":
-                        error = ev.get("message", "failed")
-                if done:
-                    break
-                time.sleep(0.1)
-        except KeyboardInterrupt:
-            proc.terminate()
-            proc.wait(10)
-            return results, "interrupted", 1
-    return results, error, proc.returncode
+                info = api.get_job(job_id)
+                progress.update(task, completed=info.step or 0, total=info.total,
+                                description=f"probe (job {job_id}): {info.phase or info.state}")  # fmt: skip
+                if info.finished:
+                    return info
+                time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        return None

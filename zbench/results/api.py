@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zbench import paths
+from zbench.contract.probe import KIND as PROBE
 from zbench.store import RunFilter, RunRow, Store
 
 MEASURE = "measure"
@@ -78,6 +79,8 @@ def query_results(
     store = Store(paths.db_path(db))
     match = RunFilter(
         workload=workload or None,
+        # probe runs (micro-benchmark figures) are read only when asked for (results/selection.py)
+        not_workload=PROBE if workload != PROBE else None,
         framework=framework or None,
         mode=mode or None,
         # demo runs have their own table (results/demos.py)

@@ -42,6 +42,7 @@ class RunFilter:
     ``job_ids=[]`` matches no run."""
 
     workload: str | None = None
+    not_workload: str | None = None
     framework: str | None = None
     not_framework: str | None = None
     mode: str | None = None
@@ -58,9 +59,10 @@ def _where(f: RunFilter) -> tuple[str, list[Any]]:
         if value:
             where.append(f"{column} = ?")
             params.append(value)
-    if f.not_framework:
-        where.append("framework != ?")
-        params.append(f.not_framework)
+    for column, value in (("workload", f.not_workload), ("framework", f.not_framework)):
+        if value:
+            where.append(f"{column} != ?")
+            params.append(value)
     if f.gpu_name_has:
         where.append("LOWER(COALESCE(gpu_name, '')) LIKE ? ESCAPE '\\'")
         literal = f.gpu_name_has.lower()
