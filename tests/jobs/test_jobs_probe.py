@@ -73,3 +73,27 @@ def test_a_gpu_the_machine_does_not_offer_is_exit_2(cli: CliRunner, jobenv: Path
     res = cli.invoke(app, ["probe", "--gpus", "7"])
     assert res.exit_code == 2 and "GPU 7 is not one of [0, 1]" in res.output
     assert not jobenv.exists() or api.list_jobs(jobenv) == []
+
+
+def test_a_probe_whose_supervisor_died_keeps_its_figures(tmp_path: Path) -> None:
+    from zbench.contract.probe import ProbeConfig
+    from zbench.contract.protocol import EventWriter
+    from zbench.jobs.records import stored_result
+
+    events = tmp_path / "events.jsonl"
+    with EventWriter(str(events)) as w:
+        w.emit("start", config={}, env={"gpus": ["Fake GPU"]})
+        w.phase("measure")
+        w.emit("result", test="matmul", dtype="fp16", gpu=0, tflops=10.0)
+        w.emit("result", test="memcpy", gpu=0, bytes_s=1e12)
+    store = Store(tmp_path / "z.db")
+    [jid] = store.add_jobs([{"workload": "probe", "framework": "torch", "mode": "probe",
+                             "config": ProbeConfig().as_dict(), "state": "lost", "created": 1.0,
+                             "gpu_ids": [3], "events_path": str(events)}])  # fmt: skip
+    run_id = stored_result(store, store.get_job(jid) or {})
+    run = store.get_run(run_id or 0)
+    assert run is not None and run["workload"] == "probe"
+    assert [(r["name"], r["gpu"]) for r in run["result"]["rows"]] == [
+        ("matmul fp16", 3),
+        ("device memory copy", 3),
+    ]

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from tests.fakes.fake_nvml import FakeNvml
 from zbench.cli import app
-from zbench.jobs import probe
+from zbench.jobs import probe_record as probe
 from zbench.results.aggregate import compact_sample
 from zbench.telemetry.nvml import NvmlBackend
 from zbench.telemetry.snapshot import GpuSnapshot, NvLinkSnapshot, Snapshot

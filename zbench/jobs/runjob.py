@@ -363,7 +363,7 @@ class RunningJob:
         puts each figure beside ``peaks`` (per GPU, from the supervisor's telemetry) and the
         NVLink traffic its samples saw."""
         if self.row["config"].get("kind") == PROBE:
-            from zbench.jobs.probe import probe_record
+            from zbench.jobs.probe_record import probe_record
 
             with self.lock:
                 samples = list(self.samples)

@@ -264,7 +264,7 @@ class Supervisor:
         (static figures, so reading them beside the sampling thread reads no counter twice)."""
         if job.row["config"].get("kind") != PROBE:
             return None
-        from zbench.jobs.probe import read_peaks
+        from zbench.jobs.probe_record import read_peaks
 
         return read_peaks(self.sampler.backend)
 
