@@ -37,7 +37,13 @@ def _loaded_after_import(modules: list[str], *, full: bool = False) -> set[str]:
 def test_core_ui_and_contract_load_no_framework() -> None:
     core = [
         m
-        for p in ("zbench.telemetry", "zbench.jobs", "zbench.results", "zbench.fleet")
+        for p in (
+            "zbench.telemetry",
+            "zbench.jobs",
+            "zbench.results",
+            "zbench.store",
+            "zbench.fleet",
+        )
         for m in _modules(p)
     ]
     ui = ["zbench.cli", *_modules("zbench.tui")]
@@ -49,7 +55,13 @@ def test_core_ui_and_contract_load_no_framework() -> None:
 def test_core_and_contract_load_no_textual() -> None:
     core = [
         m
-        for p in ("zbench.telemetry", "zbench.jobs", "zbench.results", "zbench.fleet")
+        for p in (
+            "zbench.telemetry",
+            "zbench.jobs",
+            "zbench.results",
+            "zbench.store",
+            "zbench.fleet",
+        )
         for m in _modules(p)
     ]
     loaded = _loaded_after_import([*core, *_modules("zbench.contract")])
@@ -116,7 +128,7 @@ def test_first_frame_imports_only_the_dashboard() -> None:
     }
     loaded -= {"zbench.jobs", "zbench.jobs.states"}
     deferred = {"zbench.contract", "zbench.runners", "zbench.demos", "zbench.jobs", "zbench.results",
-                "plotext", "textual_plotext", "sqlite3", "psutil", "zbench.tui.screens.launch",
+                "zbench.store", "plotext", "textual_plotext", "sqlite3", "psutil", "zbench.tui.screens.launch",
                 "zbench.tui.screens.results",
                 "zbench.tui.screens.history", "zbench.tui.screens.processes"}  # fmt: skip
     assert not loaded & deferred, f"the first frame imports {sorted(loaded & deferred)}"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from zbench.results.store import Store
+from zbench.store import Store
 
 FAKE_RUNNER = Path(__file__).parents[1] / "jobs" / "fake_runner.py"
 ROOT = Path(__file__).parents[2]
@@ -86,7 +86,7 @@ class StoreFault:
             return _Faulty(real(store), fault)
 
         monkeypatch.setattr(Store, "_conn", conn)
-        monkeypatch.setattr("zbench.results.store.BUSY_RETRIES", 2)
+        monkeypatch.setattr("zbench.store.base.BUSY_RETRIES", 2)
 
     def check(self) -> None:
         message = self.message

@@ -14,7 +14,7 @@ from tests.faults.conftest import one_line_error, zbench
 from tests.jobs.jobkit import fake_spec, wait_for
 from zbench.jobs import api
 from zbench.jobs.suites import SuiteError, parse_suite
-from zbench.results.store import Store
+from zbench.store import Store
 
 FINAL = ("done", "failed", "crashed", "oom", "timeout", "cancelled", "lost")
 

@@ -10,7 +10,7 @@ from tests.jobs.jobkit import fake_spec, wait_for
 from zbench.jobs import api
 from zbench.jobs.events import fresh_file
 from zbench.jobs.runjob import RunningJob
-from zbench.results.store import Store
+from zbench.store import Store
 
 
 def _runs(db: Path) -> list[dict]:

@@ -16,7 +16,7 @@ import pytest
 from tests.faults.conftest import ROOT
 from tests.jobs.jobkit import fake_spec, wait_for
 from zbench.jobs import api, liveness
-from zbench.results.store import Store
+from zbench.store import Store
 
 FINAL = ("done", "failed", "crashed", "oom", "timeout", "cancelled", "lost")
 

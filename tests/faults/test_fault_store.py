@@ -15,8 +15,8 @@ import pytest
 from tests.faults.conftest import StoreFault, make_read_only, one_line_error, zbench
 from tests.jobs.jobkit import fake_spec
 from zbench.jobs import api, supervisor
-from zbench.jobs.sampling import HostSampler
-from zbench.results.store import Store, StoreError
+from zbench.jobs.sampling import host_sampler
+from zbench.store import Store, StoreError
 
 FAULTS = {
     "locked": "database is locked",
@@ -42,7 +42,7 @@ def test_the_supervisor_outlives_a_database_fault_and_stores_the_result(
         [{"workload": "resnet50", "framework": "torch", "mode": "train", "state": "queued",
           "config": fake_spec("ok", steps=20, step_s=0.05).config.as_dict(), "created": 0.0}]
     )  # fmt: skip
-    sup = supervisor.Supervisor(db, HostSampler(0.05), [])
+    sup = supervisor.Supervisor(db, host_sampler(0.05), [])
 
     def sicken() -> None:  # once the job runs: 2 s of a sick database, across its end
         while not sup.running:
@@ -71,7 +71,7 @@ def test_a_database_that_stays_broken_ends_an_idle_supervisor_in_one_line(
     Store(db)
     monkeypatch.setattr(supervisor, "STORE_GIVE_UP_S", 0.5)
     monkeypatch.setattr(supervisor, "STORE_RETRY_S", 0.05)
-    sup = supervisor.Supervisor(db, HostSampler(0.05), [])
+    sup = supervisor.Supervisor(db, host_sampler(0.05), [])
     store_fault.message = FAULTS["io"]
     with pytest.raises(StoreError, match="I/O error"):
         sup.run()

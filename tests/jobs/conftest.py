@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zbench.results.store import Store
+from zbench.store import Store
 
 FAKE_RUNNER = Path(__file__).with_name("fake_runner.py")
 

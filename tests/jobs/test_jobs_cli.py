@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from zbench.cli import app
-from zbench.results.store import Store
+from zbench.store import Store
 
 WIDE = {"COLUMNS": "160", "TERM": "dumb", "NO_COLOR": "1"}
 

@@ -13,7 +13,7 @@ import pytest
 from jobkit import fake_spec, wait_for
 
 from zbench.jobs import api, liveness
-from zbench.results.store import Store
+from zbench.store import RunFilter, Store
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -330,7 +330,7 @@ def test_a_result_written_before_the_supervisor_died_is_stored(jobenv: Path) -> 
     run = store.get_run(info.run_id)
     assert run is not None and run["samples_per_s"] > 0 and run["job_id"] == jid
     assert run["env"]["framework"] == "fake 1.0"  # the same record the supervisor writes
-    assert liveness.detect_lost(store) == [] and len(store.runs("job_id = ?", (jid,))) == 1
+    assert liveness.detect_lost(store) == [] and len(store.runs(RunFilter(job_ids=[jid]))) == 1
     deadline = time.monotonic() + 10
     while liveness.pid_alive(runner) and time.monotonic() < deadline:
         time.sleep(0.05)

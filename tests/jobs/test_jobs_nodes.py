@@ -20,7 +20,7 @@ from zbench.cli import app
 from zbench.contract.config import RunConfig, UsageError
 from zbench.jobs import api, nodes
 from zbench.jobs.liveness import pid_alive
-from zbench.results.store import Store
+from zbench.store import RunFilter, Store
 
 CPU_RUN = RunConfig("resnet50", device="cpu", steps=40, batch_size=8, extra=())
 
@@ -69,7 +69,7 @@ def test_two_local_nodes_run_as_one_job_with_per_node_figures(jobenv: Path) -> N
     job_id = submit_nodes(jobenv, "localhost,127.0.0.1", run)
     info = wait_for(job_id, jobenv, ("done", "failed", "crashed"), timeout=60)
     assert info.state == "done", (info.reason, api.log_tail(job_id, jobenv))
-    [run_row] = Store(jobenv).runs("job_id = ?", (job_id,))
+    [run_row] = Store(jobenv).runs(RunFilter(job_ids=[job_id]))
     figures = run_row["result"]["nodes"]
     assert [(f["rank"], f["host"]) for f in figures] == [(0, "localhost"), (1, "127.0.0.1")]
     rate = run_row["result"]["samples_per_s"]
@@ -216,7 +216,7 @@ def test_real_torchrun_two_nodes_on_gloo(jobenv: Path, monkeypatch: pytest.Monke
     job_id = submit_nodes(jobenv, "localhost,localhost", run, timeout=240)
     info = wait_for(job_id, jobenv, ("done", "failed", "crashed", "timeout"), timeout=260)
     assert info.state == "done", (info.reason, api.log_tail(job_id, jobenv, 40))
-    [row] = Store(jobenv).runs("job_id = ?", (job_id,))
+    [row] = Store(jobenv).runs(RunFilter(job_ids=[job_id]))
     assert row["result"]["scaling"]["world_size"] == 2  # one rank on each node
     assert len(row["result"]["nodes"]) == 2
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from zbench.jobs.suite_info import past_seconds, summary, what_it_runs
 from zbench.jobs.suites import load_suite
-from zbench.results.store import Store
+from zbench.store import Store
 
 
 def _job(suite: str, workload: str, framework: str, mode: str, took: float) -> dict[str, object]:

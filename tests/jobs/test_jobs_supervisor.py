@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from zbench.jobs import supervisor
-from zbench.jobs.sampling import HostSampler, JobSampler
+from zbench.jobs.sampling import JobSampler, host_sampler
+from zbench.telemetry.backends import HostOnlyBackend
 from zbench.telemetry.snapshot import HostSnapshot, Snapshot
 
 
@@ -24,14 +25,14 @@ class FakeBackend:
         self.closed += 1
 
 
-class RecordingSampler(HostSampler):
+class RecordingSampler(JobSampler):
     def __init__(self) -> None:
-        super().__init__(0.05)
+        super().__init__(HostOnlyBackend("test"), interval=0.05)
         self.calls: list[str] = []
 
-    def stop(self) -> None:
+    def stop(self, timeout: float | None = 5.0) -> None:
         self.calls.append("stop")
-        super().stop()
+        super().stop(timeout)
 
     def close(self) -> None:
         self.calls.append("close")
@@ -60,7 +61,7 @@ def test_an_exception_in_the_supervisor_is_logged(
     def boom(self: supervisor.Supervisor) -> None:
         raise RuntimeError("boom in the loop")
 
-    closing: Callable[[float], HostSampler] = HostSampler
+    closing: Callable[[float], JobSampler] = host_sampler
     monkeypatch.setattr(supervisor, "open_sampler", closing)
     monkeypatch.setattr(supervisor.Supervisor, "run", boom)
     jobenv.parent.mkdir(parents=True, exist_ok=True)
@@ -69,3 +70,29 @@ def test_an_exception_in_the_supervisor_is_logged(
     assert rc == 1
     assert "RuntimeError: boom in the loop" in caplog.text
     assert supervisor.Store(jobenv).supervisor() is None
+
+
+def test_jobs_read_host_ram_as_telemetry_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    import psutil
+
+    real = psutil.virtual_memory()
+    fake = real._replace(total=100 * 2**30, available=30 * 2**30, used=50 * 2**30)
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: fake)
+    sampler = host_sampler(0.05)
+    snap = sampler.sample_once()
+    sampler.close()
+    assert snap.host.ram_used_bytes == 70 * 2**30  # total - available, not psutil's `used`
+    assert snap.host.ram_total_bytes == 100 * 2**30
+
+
+def test_a_bad_telemetry_trace_leaves_host_only_sampling(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ZBENCH_TELEMETRY_REPLAY", str(tmp_path / "missing.jsonl"))
+    sampler = supervisor.open_sampler(0.05)
+    sampler.watch_tree(1 if Path("/proc/1").exists() else 0)
+    snap = sampler.sample_once()
+    sampler.close()
+    assert isinstance(sampler, JobSampler) and snap.gpus == ()
+    assert snap.notice and "host-only" in snap.notice and "missing.jsonl" in snap.notice
+    assert len(snap.trees) == 1

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from zbench.cli import app
-from zbench.results.store import Store
+from zbench.store import Store
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from zbench.cli import app
-from zbench.results.store import Store
+from zbench.store import Store
 
 
 def test_jobs_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sshkit import Sshd, Unavailable, start_sshd
 
-from zbench.results.store import Store
+from zbench.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_RUNNER = ROOT / "tests" / "jobs" / "fake_runner.py"

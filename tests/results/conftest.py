@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zbench.results.store import Store
+from zbench.store import Store
 
 GIB = 1024**3
 T0 = 1_780_000_000.0  # fixed creation times keep the golden files stable

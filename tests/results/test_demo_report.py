@@ -11,7 +11,7 @@ from pathlib import Path
 from zbench.contract.measure import build_demo_result
 from zbench.results.demos import demo_results, render
 from zbench.results.report import write_report
-from zbench.results.store import Store
+from zbench.store import Store
 
 T0 = 1_796_100_000.0
 SNAKE = {"samples_per_s": 2.1e6, "env_steps": 6_300_000, "wall_s": 300.0, "best_score": 31,

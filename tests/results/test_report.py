@@ -22,7 +22,7 @@ from zbench.results.report import ReportError, write_report
 from zbench.results.report_html import ReportImageError, render_html
 from zbench.results.samples_export import KEYS, render_samples
 from zbench.results.selection import select
-from zbench.results.store import Store
+from zbench.store import Store
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 GOLDEN = Path(__file__).with_name("golden") / "report.md"

@@ -11,7 +11,7 @@ import pytest
 from zbench.results.aggregate import aggregate, compact_sample
 from zbench.results.api import job_verdict
 from zbench.results.bottleneck import Verdict, bottleneck
-from zbench.results.store import Store
+from zbench.store import Store
 from zbench.telemetry.trace import read_trace
 
 TRACES = Path(__file__).parent.parent / "fixtures" / "traces"

@@ -15,7 +15,7 @@ from zbench.results.api import query_results
 from zbench.results.charts import write_charts
 from zbench.results.export import render
 from zbench.results.identity import scaling_groups, setup_id
-from zbench.results.store import Store
+from zbench.store import Store
 from zbench.telemetry.snapshot import GpuProcess, GpuSnapshot, HostSnapshot, Snapshot
 
 CLI = CliRunner()

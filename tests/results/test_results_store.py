@@ -7,7 +7,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from zbench.results.store import MIGRATIONS, Store
+from zbench.store import MIGRATIONS, JobRow, RunFilter, RunRow, Store
 
 
 def test_schema_is_versioned_and_migrations_run_once(tmp_path: Path) -> None:
@@ -59,3 +59,46 @@ def test_concurrent_writer_processes(tmp_path: Path) -> None:
     jobs = reader.jobs()
     assert len(jobs) == 160 and {j["state"] for j in jobs} == {"done"}
     assert sum(len(reader.samples(j["id"])) for j in jobs) == 480
+
+
+def _run(job_id: int, **over: object) -> dict[str, object]:
+    run: dict[str, object] = {"job_id": job_id, "created": 10.0, "workload": "resnet50",
+                              "framework": "torch", "mode": "train", "gpus": 1,
+                              "gpu_name": "NVIDIA H200", "config": {}, "env": {}, "result": {}}  # fmt: skip
+    run.update(over)
+    return run
+
+
+def test_jobs_and_runs_come_back_as_typed_rows(tmp_path: Path) -> None:
+    store = Store(tmp_path / "z.db")
+    [jid] = store.add_jobs([{"workload": "w", "framework": "torch", "mode": "train",
+                             "config": {"a": 1}, "state": "queued", "created": 1.0,
+                             "requested_gpus": [0, 1]}])  # fmt: skip
+    row = store.job_row(jid)
+    assert isinstance(row, JobRow) and row.config == {"a": 1} and row.requested_gpus == [0, 1]
+    assert row.as_dict() == store.get_job(jid)
+    assert store.job_row(jid + 1) is None
+    assert [r.id for r in store.job_rows(("queued",))] == [jid] and not store.job_rows(("done",))
+    rid = store.add_run(_run(jid, result={"samples_per_s": 5.0}))
+    [run] = store.run_rows()
+    assert isinstance(run, RunRow) and (run.id, run.job_id) == (rid, jid)
+    assert run.result == {"samples_per_s": 5.0} and run.as_dict() == store.get_run(rid)
+
+
+def test_the_run_filter_matches_every_field_given(tmp_path: Path) -> None:
+    store = Store(tmp_path / "z.db")
+    a = store.add_run(_run(1))
+    b = store.add_run(_run(2, framework="tf", gpu_name="GPU_x%y", created=20.0))
+    c = store.add_run(_run(3, framework="demo", workload="snake", mode="rl"))
+
+    def ids(**kw: object) -> list[int]:
+        return [r.id for r in store.run_rows(RunFilter(**kw))]  # type: ignore[arg-type]
+
+    assert ids() == [a, b, c]
+    assert ids(framework="tf") == [b] and ids(not_framework="demo") == [a, b]
+    assert ids(workload="snake", mode="rl") == [c]
+    assert ids(gpu_name_has="h200") == [a, c]  # case-insensitive substring
+    assert ids(gpu_name_has="_x%") == [b] and ids(gpu_name_has="x_y") == []  # no wildcards
+    assert ids(since=15.0) == [b]
+    assert ids(run_ids=[a, c], job_ids=[3]) == [c]
+    assert ids(job_ids=[]) == []  # an empty job list matches nothing, not everything

@@ -1,24 +1,29 @@
-"""``zbench probe``'s supervisor side: peaks beside figures, NVLink counters during copies."""
+"""``zbench probe``'s stored figures: peaks beside figures, NVLink counters during copies (read
+from the job's samples), and the command's own errors."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from tests.fakes.fake_nvml import FakeNvml
 from zbench.cli import app
-from zbench.jobs import probe
+from zbench.jobs import probe_record as probe
+from zbench.results.aggregate import compact_sample
 from zbench.telemetry.nvml import NvmlBackend
 from zbench.telemetry.snapshot import GpuSnapshot, NvLinkSnapshot, Snapshot
 
 runner = CliRunner(env={"COLUMNS": "120"})
 
 
-def _snap(t: float, tx: float) -> Snapshot:
-    return Snapshot(t=t, gpus=(GpuSnapshot(index=0, nvlink=NvLinkSnapshot(tx_bytes_s=tx)),))
+def _snap(t: float, tx: float) -> dict[str, Any]:
+    """A probe job's sample: what the supervisor stores of one snapshot."""
+    snap = Snapshot(t=t, gpus=(GpuSnapshot(index=0, nvlink=NvLinkSnapshot(tx_bytes_s=tx)),))
+    return compact_sample(snap, [0], None, "measure")
 
 
 def test_nvlink_tx_only_from_samples_inside_the_copy() -> None:
@@ -31,7 +36,7 @@ def test_nvlink_tx_only_from_samples_inside_the_copy() -> None:
 
 def test_rows_put_each_figure_beside_its_peak(fake: FakeNvml) -> None:
     backend = NvmlBackend(fake.module)
-    peaks = probe._peaks(backend)
+    peaks = probe.read_peaks(backend)
     backend.close()
     results = [
         {"test": "matmul", "dtype": "bf16", "gpu": 0, "tflops": 700.0},
@@ -78,6 +83,7 @@ def test_runner_without_cuda_fails_with_one_line(monkeypatch: pytest.MonkeyPatch
 
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
+    monkeypatch.setenv("ZBENCH_SUPERVISOR_IDLE_S", "1")  # the probe's supervisor leaves soon
     res = runner.invoke(app, ["probe", "--quick"])
     assert res.exit_code == 1
     assert "PyTorch sees no CUDA GPU" in res.output

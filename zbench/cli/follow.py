@@ -14,7 +14,7 @@ from zbench.glyphs import glyphs
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo
 from zbench.jobs.states import JobState
-from zbench.results.store import StoreError
+from zbench.store import StoreError
 
 Db = str | os.PathLike[str] | None
 POLL_S = 0.5

@@ -23,7 +23,7 @@ from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
-from zbench.results.store import StoreError
+from zbench.store import StoreError
 from zbench.textfit import Column
 
 

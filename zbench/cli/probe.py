@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
+
+POLL_S = 0.25
 
 
 def _n(v: Any, digits: int = 1) -> str:
@@ -35,21 +38,41 @@ def print_rows(rows: list[dict[str, Any]], console: Console | None = None) -> No
 
 def run_probe(gpus: str | None = None, quick: bool = False, json_out: bool = False,
               p2p_seconds: float | None = None) -> int:  # fmt: skip
-    from zbench.jobs.probe import ProbeError, measure
+    """Submit a probe job, follow it with a progress bar and print its figures. Ctrl-C leaves the
+    job running, as for any job. Exit 0 done, 1 the probe failed, 2 bad input."""
+    from zbench.jobs.probe import ProbeError, probe_figures, submit_probe
 
     try:
-        with Progress(disable=json_out, transient=True) as bar:
-            task = bar.add_task("starting", total=None)
-
-            def progress(step: int, total: int, label: str) -> None:
-                bar.update(task, completed=step, total=total, description=label)
-
-            result = measure(gpus, quick, p2p_seconds, progress)
+        job_id = submit_probe(gpus, quick, p2p_seconds)
+        if not _follow(job_id, quiet=json_out):
+            print(f"zbench probe: detached; job {job_id} keeps running (`zbench jobs`, "
+                  f"`zbench cancel {job_id}`)", file=sys.stderr)  # fmt: skip
+            return 1
+        figures = probe_figures(job_id)
     except ProbeError as exc:
         print(f"zbench probe: {exc}", file=sys.stderr)
         return exc.exit_code
     if json_out:
-        print(json.dumps({"rows": result.rows, "raw": result.raw}, indent=2))
+        print(json.dumps(figures, indent=2))
     else:
-        print_rows(result.rows)
+        print_rows(figures["rows"])
     return 0
+
+
+def _follow(job_id: int, *, quiet: bool) -> bool:
+    """A progress bar until the job has finished (True); False after Ctrl-C (the job belongs to
+    the supervisor and keeps running)."""
+    from zbench.jobs import api
+
+    try:
+        with Progress(disable=quiet, transient=True) as progress:
+            task = progress.add_task(f"probe (job {job_id})", total=None)
+            while True:
+                info = api.get_job(job_id)
+                progress.update(task, completed=info.step or 0, total=info.total,
+                                description=f"probe (job {job_id}): {info.phase or info.state}")  # fmt: skip
+                if info.finished:
+                    return True
+                time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        return False

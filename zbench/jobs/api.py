@@ -14,14 +14,15 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from zbench import paths
 from zbench.contract.config import RunConfig
+from zbench.contract.probe import ProbeConfig
 from zbench.errors import ZbenchError
 from zbench.jobs import liveness
 from zbench.jobs.states import ACTIVE, JobState
-from zbench.results.store import Store
+from zbench.store import JobRow, Store
 
 if TYPE_CHECKING:
     from zbench.demos.runner import DemoConfig
@@ -37,7 +38,7 @@ class JobSpec:
     ``config.gpus``; none for ``--device cpu``) and an optional timeout. ``share_gpus`` lets it run
     on GPUs another job holds."""
 
-    config: RunConfig | DemoConfig  # a benchmark, or a demo (zbench.demos)
+    config: RunConfig | DemoConfig | ProbeConfig  # a benchmark, a demo (zbench.demos), a probe
     gpu_ids: tuple[int, ...] | None = None
     timeout_s: float | None = None
     share_gpus: bool = False
@@ -91,10 +92,13 @@ class JobNotFound(ZbenchError, LookupError):
 MAX_STEPS = 10_000_000  # more is a typo (it would run for days), not a benchmark
 
 
-def check_config(config: RunConfig | DemoConfig) -> str | None:
+def check_config(config: RunConfig | DemoConfig | ProbeConfig) -> str | None:
     """What the runner would reject at once, found before a job is queued (the runner finds it
     only after a 5-20 s framework import, and leaves a failed job behind): one line, or None.
-    A demo's options are checked by its own parser when it is built."""
+    A demo's options are checked by its own parser when it is built; a probe's here."""
+    if isinstance(config, ProbeConfig):
+        ok = config.gpus >= 0 and 0 < config.p2p_seconds <= 3600
+        return None if ok else "probe: --gpus at least 0, p2p seconds in (0, 3600]"
     if not isinstance(config, RunConfig):
         return None
     from zbench.contract.resolve import check_shape  # stdlib-only rules the runners apply
@@ -112,28 +116,28 @@ def _store(db: str | os.PathLike[str] | None) -> Store:
     return Store(paths.db_path(db))
 
 
-def _info(row: dict[str, Any]) -> JobInfo:
-    gpu_ids = row["gpu_ids"] if row["gpu_ids"] is not None else row["requested_gpus"]
+def _info(row: JobRow) -> JobInfo:
+    gpu_ids = row.gpu_ids if row.gpu_ids is not None else row.requested_gpus
     return JobInfo(
-        id=row["id"],
-        workload=row["workload"],
-        framework=row["framework"],
-        mode=row["mode"],
-        precision=row["precision"],
+        id=row.id,
+        workload=row.workload,
+        framework=row.framework,
+        mode=row.mode,
+        precision=row.precision,
         gpu_ids=tuple(gpu_ids) if gpu_ids is not None else None,
-        state=row["state"],
-        phase=row["phase"],
-        step=row["step"],
-        total=row["total"],
-        samples_per_s=row["samples_per_s"],
-        reason=row["reason"],
-        created=row["created"],
-        started=row["started"],
-        ended=row["ended"],
-        log_path=row["log_path"],
-        events_path=row["events_path"],
-        run_id=row["run_id"],
-        suite=row["suite"],
+        state=row.state,
+        phase=row.phase,
+        step=row.step,
+        total=row.total,
+        samples_per_s=row.samples_per_s,
+        reason=row.reason,
+        created=row.created,
+        started=row.started,
+        ended=row.ended,
+        log_path=row.log_path,
+        events_path=row.events_path,
+        run_id=row.run_id,
+        suite=row.suite,
     )
 
 
@@ -201,15 +205,15 @@ def list_jobs(
     """The jobs as stored (no side effects: see :func:`reconcile`)."""
     store = _store(db)
     states = () if include_finished else ACTIVE
-    return [_info(r) for r in store.jobs(states)]
+    return [_info(r) for r in store.job_rows(states)]
 
 
 def get_job(job_id: int, db: str | os.PathLike[str] | None = None) -> JobInfo:
     return _info(_row(_store(db), job_id))
 
 
-def _row(store: Store, job_id: int) -> dict[str, Any]:
-    row = store.get_job(job_id) if 0 < job_id < 2**63 else None  # SQLite ints are 64-bit
+def _row(store: Store, job_id: int) -> JobRow:
+    row = store.job_row(job_id) if 0 < job_id < 2**63 else None  # SQLite ints are 64-bit
     if row is None:
         raise JobNotFound(f"no job {job_id}")
     return row
@@ -221,7 +225,7 @@ def cancel(job_id: int, db: str | os.PathLike[str] | None = None, grace: float =
     store = _store(db)
     liveness.detect_lost(store)
     row = _row(store, job_id)
-    if row["state"] == JobState.QUEUED:
+    if row.state == JobState.QUEUED:
         store.update_job(
             job_id,
             only_if_state=(JobState.QUEUED,),
@@ -229,10 +233,10 @@ def cancel(job_id: int, db: str | os.PathLike[str] | None = None, grace: float =
             reason="cancelled before it started",
             ended=time.time(),
         )
-    elif row["state"] == JobState.RUNNING:
+    elif row.state == JobState.RUNNING:
         store.update_job(job_id, only_if_state=(JobState.RUNNING,), cancel_grace=grace)
-        if not liveness.supervisor_alive(store) and row["pid"]:
-            liveness.stop_tree(int(row["pid"]), grace)
+        if not liveness.supervisor_alive(store) and row.pid:
+            liveness.stop_tree(int(row.pid), grace)
             store.update_job(
                 job_id,
                 only_if_state=(JobState.RUNNING,),
@@ -246,13 +250,13 @@ def cancel(job_id: int, db: str | os.PathLike[str] | None = None, grace: float =
 def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int = 50) -> list[str]:
     """The last ``lines`` lines of the job's runner log (the stored tail when the file is gone)."""
     row = _row(_store(db), job_id)
-    if row["log_path"] and Path(row["log_path"]).exists():
-        return liveness.tail_lines(Path(row["log_path"]), lines)
-    return (row["log_tail"] or "").splitlines()[-lines:]
+    if row.log_path and Path(row.log_path).exists():
+        return liveness.tail_lines(Path(row.log_path), lines)
+    return (row.log_tail or "").splitlines()[-lines:]
 
 
 def runner_pids(db: str | os.PathLike[str] | None = None) -> dict[int, int]:
     """Runner pid -> job id of the running jobs (each runner leads its own process group), so a
     GPU process can be named as one of ours."""
-    rows = _store(db).jobs(states=(JobState.RUNNING,))
-    return {int(r["pid"]): int(r["id"]) for r in rows if r.get("pid")}
+    rows = _store(db).job_rows(states=(JobState.RUNNING,))
+    return {int(r.pid): r.id for r in rows if r.pid}

@@ -25,7 +25,7 @@ import psutil
 from zbench import paths
 from zbench.jobs.records import stored_result
 from zbench.jobs.states import JobState
-from zbench.results.store import Store
+from zbench.store import Store
 
 STALE_S = 30.0
 TAIL_LINES = 40

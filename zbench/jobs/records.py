@@ -9,10 +9,12 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from zbench.contract.probe import KIND as PROBE
 from zbench.contract.protocol import read_events
+from zbench.jobs.probe_record import probe_record
 from zbench.results.aggregate import Sample, aggregate
 from zbench.results.provenance import cpu_model
-from zbench.results.store import Store
+from zbench.store import RunFilter, Store
 
 
 def phase_marks(events: Iterable[dict[str, Any]]) -> list[tuple[float, str]]:
@@ -47,11 +49,16 @@ def stored_result(store: Store, row: dict[str, Any]) -> int | None:
     result = next((ev for ev in reversed(events) if ev["type"] == "result"), None)
     if result is None:
         return None
-    already = store.runs("job_id = ?", (row["id"],))
+    already = store.runs(RunFilter(job_ids=[row["id"]]))
     if already:
         return int(already[-1]["id"])
-    run_id = store.add_run(run_record(row, tuple(row["gpu_ids"] or ()), start, result))
     samples = retag(store.samples(row["id"]), phase_marks(events))
+    gpu_ids = tuple(row["gpu_ids"] or ())
+    if row["config"].get("kind") == PROBE:  # every result event is one figure; no peaks here
+        results = [ev for ev in events if ev["type"] == "result"]
+        run_id = store.add_run(probe_record(row, gpu_ids, start, results, samples, {}))
+    else:
+        run_id = store.add_run(run_record(row, gpu_ids, start, result))
     if samples:
         store.replace_samples(row["id"], samples)
         store.set_phase_aggregates(row["id"], run_id, aggregate(samples))

@@ -19,6 +19,8 @@ import psutil
 
 from zbench import paths
 from zbench.contract.config import RunConfig
+from zbench.contract.probe import KIND as PROBE
+from zbench.contract.probe import ProbeConfig
 from zbench.jobs import records
 from zbench.jobs.events import EventStream, fresh_file
 from zbench.jobs.liveness import child_env, tail_lines
@@ -28,10 +30,12 @@ from zbench.telemetry.snapshot import Snapshot
 
 ENV_RUNNER = "ZBENCH_RUNNER_MODULE"  # a module name, or a .py file (tests use a fake runner)
 DEFAULT_RUNNER = "zbench.runners"
+ENV_PROBE_RUNNER = "ZBENCH_PROBE_RUNNER_MODULE"  # the same for `probe` jobs
+DEFAULT_PROBE_RUNNER = "zbench.runners.probe"
 
 
-def runner_command() -> list[str]:
-    target = os.environ.get(ENV_RUNNER, DEFAULT_RUNNER)
+def runner_command(env: str = ENV_RUNNER, default: str = DEFAULT_RUNNER) -> list[str]:
+    target = os.environ.get(env, default)
     if target.endswith(".py"):
         return [sys.executable, target]
     return [sys.executable, "-m", target]
@@ -44,13 +48,18 @@ def config_from_dict(data: dict[str, Any]) -> RunConfig:
 
 
 def command_for(config: dict[str, Any], events_path: Path) -> list[str]:
-    """The runner's command line: a benchmark (``zbench.runners``) or a demo (``zbench.demos``,
-    a config with ``kind == "demo"``); the one place that tells the kinds of job apart. A multi-node
-    job runs its node manager (``jobs.nodes_run``), which starts the runners on every node."""
+    """The runner's command line: a benchmark (``zbench.runners``), a demo (``zbench.demos``,
+    a config with ``kind == "demo"``) or a probe (``zbench.runners.probe``, ``kind == "probe"``);
+    the one place that tells the kinds of job apart. A multi-node job runs its node manager
+    (``jobs.nodes_run``), which starts the runners on every node."""
     if config.get("nodes"):
         from zbench.jobs.nodes import manager_command
 
         return manager_command(config, str(events_path))
+    if config.get("kind") == PROBE:
+        probe_argv = ProbeConfig.from_dict(config).to_argv()
+        base = runner_command(ENV_PROBE_RUNNER, DEFAULT_PROBE_RUNNER)
+        return [*base, "--events", str(events_path), *probe_argv]
     if config.get("kind") == "demo":
         from zbench.demos.runner import DemoConfig  # standard library and zbench.contract only
 
@@ -102,6 +111,7 @@ class RunningJob:
     precision: str | None = None  # as the runner resolved it (the spec may leave it to the preset)
     start_event: dict[str, Any] | None = None
     result_event: dict[str, Any] | None = None
+    result_events: list[dict[str, Any]] = field(default_factory=list)  # a probe writes several
     error_event: dict[str, Any] | None = None
     stop_kind: str | None = None  # "cancelled" | "timeout" | "stalled" | "shutdown"
     kill_at: float | None = None
@@ -239,6 +249,7 @@ class RunningJob:
                 changed = True
             elif kind == "result":
                 self.result_event = ev
+                self.result_events.append(ev)
                 if ev.get("samples_per_s") is not None:
                     self.samples_per_s = float(ev["samples_per_s"])
                 changed = True
@@ -347,8 +358,18 @@ class RunningJob:
         text = "\n".join([message, *self.log_tail(20)])
         return any(mark in text for mark in HOST_OOM_MARKS)
 
-    def run_record(self) -> dict[str, Any]:
-        """The ``runs`` row for this job's result: full config and environment."""
+    def run_record(self, peaks: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The ``runs`` row for this job's result: full config and environment. A probe's row
+        puts each figure beside ``peaks`` (per GPU, from the supervisor's telemetry) and the
+        NVLink traffic its samples saw."""
+        if self.row["config"].get("kind") == PROBE:
+            from zbench.jobs.probe_record import probe_record
+
+            with self.lock:
+                samples = list(self.samples)
+            return probe_record(
+                self.row, self.gpu_ids, self.start_event, self.result_events, samples, peaks or {}
+            )
         return records.run_record(
             self.row, self.gpu_ids, self.start_event, self.result_event, self.gpu_names
         )

@@ -13,7 +13,7 @@ import statistics
 from zbench import paths
 from zbench.jobs.states import JobState
 from zbench.jobs.suites import Suite, SuiteError, load_suite
-from zbench.results.store import Store
+from zbench.store import Store
 
 Db = str | os.PathLike[str] | None
 

@@ -23,14 +23,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from zbench import paths
+from zbench.contract.probe import KIND as PROBE
 from zbench.errors import ZbenchError
 from zbench.jobs import liveness
 from zbench.jobs.gpus import allocate, visible_gpus
 from zbench.jobs.runjob import RunningJob
-from zbench.jobs.sampling import SamplerLike, open_sampler
+from zbench.jobs.sampling import JobSampler, open_sampler
 from zbench.jobs.states import JobState
 from zbench.results.aggregate import aggregate
-from zbench.results.store import Store, StoreError
+from zbench.store import Store, StoreError
 from zbench.telemetry.snapshot import Snapshot
 
 log = logging.getLogger("zbench.supervisor")
@@ -50,7 +51,7 @@ STORE_GIVE_UP_S = float(os.environ.get("ZBENCH_STORE_GIVE_UP_S", "120"))
 
 
 class Supervisor:
-    def __init__(self, db: Path, sampler: SamplerLike, gpus: list[int]) -> None:
+    def __init__(self, db: Path, sampler: JobSampler, gpus: list[int]) -> None:
         self.db = db
         # Short waits for a busy database: a write blocked for long would stall timeouts and
         # cancellations too; a failed write is simply tried again on the next tick.
@@ -202,6 +203,8 @@ class Supervisor:
         for row in self.store.jobs((JobState.QUEUED,)):
             config = row["config"]
             want = 0 if config.get("device") == "cpu" or not self.gpus else int(config["gpus"])
+            if config.get("kind") == PROBE and not want:
+                want = len(self.gpus)  # a probe measures every GPU unless told which
             if config.get("nodes"):
                 want = 0  # multi-node: only its local nodes' GPUs, named in requested_gpus
             requested = row["requested_gpus"]
@@ -256,12 +259,21 @@ class Supervisor:
             events_path=str(job.events_path),
         )
 
+    def _peaks(self, job: RunningJob) -> dict[int, dict[str, Any]] | None:
+        """For a probe job: each GPU's theoretical peaks, read through the sampler's backend
+        (static figures, so reading them beside the sampling thread reads no counter twice)."""
+        if job.row["config"].get("kind") != PROBE:
+            return None
+        from zbench.jobs.probe_record import read_peaks
+
+        return read_peaks(self.sampler.backend)
+
     def _finish(self, job: RunningJob, rc: int) -> None:
         """Store how ``job`` ended; safe to call again when the store failed part way."""
         job.read_events()
         outcome = job.outcome(rc)
         if job.result_event is not None and job.run_id is None:
-            job.run_id = self.store.add_run(job.run_record())
+            job.run_id = self.store.add_run(job.run_record(self._peaks(job)))
         samples = job.retag_samples()
         self.store.replace_samples(job.id, samples)
         self.store.set_phase_aggregates(job.id, job.run_id, aggregate(samples))

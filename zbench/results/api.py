@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zbench import paths
-from zbench.results.store import Store
+from zbench.contract.probe import KIND as PROBE
+from zbench.store import RunFilter, RunRow, Store
 
 MEASURE = "measure"
 
@@ -75,36 +76,27 @@ def query_results(
     ``since``: a YYYY-MM-DD date or a timestamp; ``suite_run``: any job id of one `zbench suite`
     call, meaning all its jobs; ``tag``: the tag given to `zbench run/suite --tag`; ``suite``: the
     jobs of every call of the suite of that name), oldest first."""
-    where: list[str] = []
-    params: list[Any] = []
-    for column, value in (("workload", workload), ("framework", framework), ("mode", mode)):
-        if value:
-            where.append(f"{column} = ?")
-            params.append(value)
-    if framework != "demo":  # demo runs have their own table (results/demos.py)
-        where.append("framework != 'demo'")
-    if gpu:
-        where.append("LOWER(COALESCE(gpu_name, '')) LIKE ? ESCAPE '\\'")
-        # A plain substring: % and _ in what the user typed are not wildcards.
-        literal = gpu.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        params.append(f"%{literal}%")
-    start = parse_since(since)
-    if start is not None:
-        where.append("created >= ?")
-        params.append(start)
-    if run_ids:
-        where.append(f"id IN ({', '.join('?' * len(run_ids))})")
-        params += run_ids
     store = Store(paths.db_path(db))
-    jobs = _job_filter(store, job_ids, suite_run, tag, suite)
-    if jobs is not None:
-        where.append(f"job_id IN ({', '.join('?' * len(jobs))})" if jobs else "0")
-        params += jobs
-    runs = store.runs(" AND ".join(where), params)
-    job_list = [r["job_id"] for r in runs if r["job_id"] is not None]
+    match = RunFilter(
+        workload=workload or None,
+        # probe runs (micro-benchmark figures) are read only when asked for (results/selection.py)
+        not_workload=PROBE if workload != PROBE else None,
+        framework=framework or None,
+        mode=mode or None,
+        # demo runs have their own table (results/demos.py)
+        not_framework="demo" if framework != "demo" else None,
+        gpu_name_has=gpu or None,
+        since=parse_since(since),
+        run_ids=run_ids or None,
+        job_ids=_job_filter(store, job_ids, suite_run, tag, suite),
+    )
+    runs = store.run_rows(match)
+    job_list = [r.job_id for r in runs if r.job_id is not None]
     phases = store.phase_aggregates(job_list)
     labels = store.job_labels(job_list)
-    return [row_from_run(r, phases.get(r["job_id"], {}), labels.get(r["job_id"], {})) for r in runs]
+    return [
+        row_from_run(r, phases.get(r.job_id or 0, {}), labels.get(r.job_id or 0, {})) for r in runs
+    ]
 
 
 def _job_filter(
@@ -190,32 +182,32 @@ def review_order(rows: list[ResultRow]) -> list[ResultRow]:
 
 
 def row_from_run(
-    run: dict[str, Any], phases: dict[str, dict[str, Any]], job: dict[str, Any] | None = None
+    run: RunRow, phases: dict[str, dict[str, Any]], job: dict[str, Any] | None = None
 ) -> ResultRow:
     m = phases.get(MEASURE, {})
     job = job or {}
     return ResultRow(
-        workload=run["workload"],
-        framework=run["framework"],
-        mode=run["mode"],
-        gpus=run["gpus"],
-        gpu_name=run["gpu_name"],
-        precision=run["precision"],
-        batch_size=run["batch_size"],
-        samples_per_s=run["samples_per_s"],
+        workload=run.workload,
+        framework=run.framework,
+        mode=run.mode,
+        gpus=run.gpus,
+        gpu_name=run.gpu_name,
+        precision=run.precision,
+        batch_size=run.batch_size,
+        samples_per_s=run.samples_per_s,
         gpu_util=m.get("gpu_util_mean"),
         mem_util=m.get("mem_util_mean"),
         gpu_mem_bytes=m.get("gpu_mem_mean_bytes"),
         cpu_util=m.get("cpu_util_mean"),
         cpu_mem_bytes=m.get("rss_mean_bytes"),
-        run_id=run["id"],
-        job_id=run["job_id"],
-        created=run["created"],
+        run_id=run.id,
+        job_id=run.job_id,
+        created=run.created,
         tag=job.get("tag"),
         suite=job.get("suite"),
-        config=run["config"],
-        env=run["env"],
-        result=run["result"],
+        config=run.config,
+        env=run.env,
+        result=run.result,
         phases=phases,
     )
 

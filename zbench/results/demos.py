@@ -16,7 +16,7 @@ from typing import Any
 
 from zbench import paths
 from zbench.demos.registry import figure, known
-from zbench.results.store import Store
+from zbench.store import RunFilter, Store
 
 COMMON: tuple[tuple[str, str], ...] = (("Demo", "demo"), ("Mode", "mode"), ("GPU", "gpu_name"),
                                        ("Min", "minutes"))  # fmt: skip
@@ -81,10 +81,8 @@ def demo_results(
     db: str | os.PathLike[str] | None = None, demo: str | None = None
 ) -> list[DemoResult]:
     """Stored demo runs, oldest first (``demo`` filters by name, e.g. ``snake``)."""
-    where, params = "framework = ?", ["demo"]
-    if demo:
-        where, params = where + " AND workload = ?", [*params, demo]
-    return [_row(r) for r in Store(paths.db_path(db)).runs(where, params)]
+    match = RunFilter(framework="demo", workload=demo or None)
+    return [_row(r) for r in Store(paths.db_path(db)).runs(match)]
 
 
 def cell(value: Any) -> str:

@@ -21,8 +21,8 @@ from zbench.results.report_demos import demo_section
 from zbench.results.report_html import render_html
 from zbench.results.report_md import experiment_section, machine_section, scaling_lines
 from zbench.results.selection import Db, Selection, select
-from zbench.results.store import Store
 from zbench.results.timeseries import draw_run
+from zbench.store import Store
 
 TITLE = "zbench report"
 Progress = Callable[[str], None]

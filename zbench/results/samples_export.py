@@ -12,7 +12,7 @@ from typing import Any
 from zbench import paths
 from zbench.results.api import ResultRow
 from zbench.results.selection import Db
-from zbench.results.store import Store
+from zbench.store import Store
 
 SAMPLE_FORMATS = ("csv", "jsonl")
 RUN_KEYS = ("run_id", "job_id", "workload", "framework", "mode", "gpus", "precision")

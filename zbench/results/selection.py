@@ -8,10 +8,9 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 
-from zbench.results.api import Filters, ResultRow, review_order
+from zbench.results.api import PROBE, Filters, ResultRow, review_order
 
 Db = str | os.PathLike[str] | None
-PROBE = "probe"
 
 
 @dataclass
@@ -33,6 +32,8 @@ def select(db: Db, filters: Filters) -> Selection:
     runs = filters.query(db)
     if filters.framework is None:  # demo jobs (framework "demo") are left out of the plain query
         runs += dataclasses.replace(filters, framework="demo").query(db)
+    if filters.workload is None:  # and so are probe runs
+        runs += dataclasses.replace(filters, workload=PROBE).query(db)
     for r in runs:
         if r.workload == PROBE:
             out.probes.append(r)

@@ -80,7 +80,7 @@ class LocalServices:
         """The TUI's poll: reconcile first (a dead supervisor's jobs become lost, waiting jobs
         get a supervisor; ``api.list_jobs`` itself has no side effects), then list."""
         from zbench.jobs import api
-        from zbench.results.store import StoreError
+        from zbench.store import StoreError
 
         with contextlib.suppress(StoreError):  # a busy database: the next poll tries again
             api.reconcile(self.db)

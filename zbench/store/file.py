@@ -1,5 +1,5 @@
 """The database file as the OS sees it: what its errors mean in one line, whether it can be
-written here, and creating it owner-only. ``results.store`` holds the SQL."""
+written here, and creating it owner-only. The rest of ``zbench.store`` holds the SQL."""
 
 from __future__ import annotations
 
