@@ -15,6 +15,7 @@ from zbench.cli.options import (
     _exit,
     app,
 )
+from zbench.contract.config import WORKLOADS
 
 # --- telemetry -------------------------------------------------------------------------------------
 
@@ -102,7 +103,7 @@ def probe(
 )
 def run(
     ctx: typer.Context,
-    workload: Annotated[str, typer.Argument(help="resnet50, vgg16, fasterrcnn, unet2d or unet3d.")],
+    workload: Annotated[str, typer.Argument(help=f"One of: {', '.join(WORKLOADS)}.")],
     *,
     gpu_ids: Annotated[
         str | None,

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zbench.contract.config import WORKLOADS
 from zbench.results.anchors import Anchor, find_anchor, published_for
 from zbench.results.api import ResultRow
 from zbench.results.format import FRAMEWORK_NAMES, GIB, model_name
 from zbench.results.identity import gpu_model, identity, latest_per_identity, scaling_groups
 
 FP32_LIKE = (None, "fp32")
-MODEL_ORDER = ("resnet50", "vgg16", "fasterrcnn", "unet2d", "unet3d")
+MODEL_ORDER = tuple(WORKLOADS)  # the workload table is in the review's order
 
 
 @dataclass(frozen=True)
