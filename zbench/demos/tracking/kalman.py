@@ -106,3 +106,87 @@ def gating_distance(mean: np.ndarray, cov: np.ndarray, xyah: np.ndarray) -> np.n
     # Solve L z = d for every track (lower triangular); |z|^2 is the distance.
     z = np.linalg.solve(chol, np.swapaxes(d, 1, 2))  # [T, 4, N]
     return np.sum(z * z, axis=1)
+
+
+# -- the same filter in block form ----------------------------------------------------------
+# F, H, the noises Q and R and the initial covariance never couple two coordinates: each of x, y,
+# a, h has a (position, velocity) pair of its own, and its 2x2 covariance block stays independent
+# of the others through every predict and update (the other entries stay exactly zero, so the
+# innovation covariance S is diagonal). The functions below keep only those blocks, one row per
+# track: the mean (8), then per coordinate the position variance, the position-velocity
+# covariance and the velocity variance (4 each). Every 8x8 product and 4x4 solve becomes a few
+# elementwise operations on [T, 4] columns: the same filter, about ten times cheaper per frame.
+# Hand-written because no maintained library offers a batched filter in this form (filterpy is
+# per track and unmaintained).
+ROW = 20
+MEAN, PP, PV, VV = slice(0, 8), slice(8, 12), slice(12, 16), slice(16, 20)
+_PRED_W = np.array([_STD_POS, _STD_POS, 0.0, _STD_POS, _STD_VEL, _STD_VEL, 0.0, _STD_VEL])
+_INIT_W = np.array([2 * _STD_POS, 2 * _STD_POS, 0.0, 2 * _STD_POS])
+_INIT_VW = np.array([10 * _STD_VEL, 10 * _STD_VEL, 0.0, 10 * _STD_VEL])
+_MEAS_W = np.array([_STD_POS, _STD_POS, 0.0, _STD_POS])
+
+
+def initiate_rows(xyah: np.ndarray) -> np.ndarray:
+    """New tracks from measurements ``[N, 4]`` as block rows ``[N, ROW]`` (see `initiate`)."""
+    rows = np.zeros((len(xyah), ROW))
+    rows[:, :NDIM] = xyah
+    h = xyah[:, 3:4]
+    std = h * _INIT_W
+    std[:, 2] = 1e-2
+    rows[:, PP] = std * std
+    std = h * _INIT_VW
+    std[:, 2] = 1e-5
+    rows[:, VV] = std * std
+    return rows
+
+
+def predict_rows(rows: np.ndarray) -> None:
+    """One frame ahead for every block row, in place (see `predict`)."""
+    std = rows[:, 3:4] * _PRED_W
+    std[:, 2] = 1e-2
+    std[:, 6] = 1e-5
+    q = std * std
+    rows[:, :NDIM] += rows[:, NDIM : MEAN.stop]
+    pp, pv, vv = rows[:, PP], rows[:, PV], rows[:, VV]
+    pv_new = pv + vv  # F P F^T per pair: [[pp + 2 pv + vv, pv + vv], [pv + vv, vv]]
+    pp += pv
+    pp += pv_new
+    pp += q[:, :NDIM]
+    pv[...] = pv_new
+    vv += q[:, NDIM:]
+
+
+def _innovation_var(rows: np.ndarray) -> np.ndarray:
+    """Diagonal of S = H P H^T + R, ``[T, 4]``."""
+    std = rows[:, 3:4] * _MEAS_W
+    std[:, 2] = 1e-1
+    return rows[:, PP] + std * std
+
+
+def update_rows(rows: np.ndarray, xyah: np.ndarray) -> np.ndarray:
+    """Correct block rows ``[T, ROW]`` with one measurement each ``[T, 4]``, in place (see `update`)."""
+    s = _innovation_var(rows)
+    pp, pv, vv = rows[:, PP], rows[:, PV], rows[:, VV]
+    k_pos, k_vel = pp / s, pv / s  # the Kalman gain P H^T S^-1, per pair
+    innovation = xyah - rows[:, :NDIM]
+    rows[:, :NDIM] += k_pos * innovation
+    rows[:, NDIM : MEAN.stop] += k_vel * innovation
+    vv -= k_vel * pv  # P - K S K^T, per pair; vv and pv first, they read the old pv and pp
+    pv -= k_pos * pv
+    pp -= k_pos * pp
+    return rows
+
+
+def gating_distance_rows(rows: np.ndarray, xyah: np.ndarray) -> np.ndarray:
+    """Squared Mahalanobis distance ``[T, N]`` of N measurements to T block rows' predictions.
+
+    With S diagonal the distance is sum_i (z_i - m_i)^2 / s_i, expanded into two [T, 4] x [4, N]
+    products (a quarter of the time of a [T, N, 4] difference array); the rounding this adds is
+    about 1e-12 of a distance that is compared with 9.49.
+    """
+    w = 1.0 / _innovation_var(rows)
+    wm = w * rows[:, :NDIM]
+    out = w @ (xyah * xyah).T
+    out -= 2.0 * (wm @ xyah.T)
+    out += np.sum(wm * rows[:, :NDIM], axis=1)[:, None]
+    return out
