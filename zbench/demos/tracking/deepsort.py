@@ -70,9 +70,9 @@ class DeepSortTracker:
         # The appearance gallery of each track: a ring of its last nn_budget features in a pool
         # slot, so that tracks coming and going do not copy every gallery each frame. Free slots
         # are taken lowest first, which keeps the slots in use at the front of the pool.
-        self.pool = np.zeros((16, self.params.nn_budget, feature_dim), dtype=np.float32)
-        self.slot_n = np.zeros(16, dtype=np.int64)  # features ever added to each slot
-        self.slot_used = np.zeros(16, dtype=bool)
+        self.pool = np.zeros((64, self.params.nn_budget, feature_dim), dtype=np.float32)
+        self.slot_n = np.zeros(64, dtype=np.int64)  # features ever added to each slot
+        self.slot_used = np.zeros(64, dtype=bool)
         self._next_id = 1
 
     @property
@@ -98,15 +98,19 @@ class DeepSortTracker:
             hit = info[t_idx]
             hit[:, HITS] += 1
             hit[:, TSU] = 0
-            hit[(hit[:, STATE] == TENTATIVE) & (hit[:, HITS] >= p.n_init), STATE] = CONFIRMED
+            confirm = (hit[:, STATE] == TENTATIVE) & (hit[:, HITS] >= p.n_init)
+            hit[confirm, STATE] = CONFIRMED
             info[t_idx] = hit
             # Every matched feature goes to the track's ring at once. The published metric keeps
             # a tentative track's features aside until it is confirmed, but only confirmed tracks
             # are compared by appearance and a ring's content does not depend on when it was
             # written, so the galleries the cascade reads are the same.
             slots = hit[:, SLOT]
-            self.pool[slots, self.slot_n[slots] % p.nn_budget] = features[d_idx]
-            self.slot_n[slots] += 1
+            written = self.slot_n[slots]
+            self.pool[slots, written % p.nn_budget] = features[d_idx]
+            self.slot_n[slots] = written + 1
+            if confirm.any():
+                self._fill_rings(slots[confirm].tolist())
         dead = (info[:, STATE] == TENTATIVE) | (info[:, TSU] > p.max_age)
         dead[t_idx] = False
         if dead.any():
@@ -138,25 +142,28 @@ class DeepSortTracker:
         matched: list[np.ndarray] = []
         left = np.ones(len(confirmed), dtype=bool)  # confirmed tracks the cascade left
         if len(confirmed) and len(dets):
-            cost = _ceiling(
-                self._gated_appearance_cost(confirmed, xyah, features), p.max_cosine_distance
-            )
+            ceiling = p.max_cosine_distance
+            cost = _ceiling(self._gated_appearance_cost(confirmed, xyah, features), ceiling)
+            close = (cost <= ceiling).any(axis=1)  # tracks with a detection close enough
             # The cascade's levels (1 .. max_age frames since update), only those with tracks,
             # each level's tracks in their order.
             tsu_c = tsu[confirmed]
             order = np.argsort(tsu_c, kind="stable")
-            levels, starts = np.unique(tsu_c[order], return_index=True)
-            bounds = [*starts.tolist(), len(order)]
-            for i, level in enumerate(levels.tolist()):
+            at = 0
+            for level, size in enumerate(np.bincount(tsu_c).tolist()):
+                rows = order[at : at + size]
+                at += size
+                if not size or not 1 <= level <= p.max_age:
+                    continue
                 if not len(dets):
                     break
-                if 1 <= level <= p.max_age:
-                    rows = order[bounds[i] : bounds[i + 1]]
-                    sub = cost[rows[:, None], dets]
-                    r, d, dets = _min_cost_matching(sub, p.max_cosine_distance, dets)
-                    left[rows[r]] = False
-                    tracks.append(confirmed[rows[r]])
-                    matched.append(d)
+                if not close[rows].any():
+                    dets = _nothing_close(dets, size)
+                    continue
+                r, d, dets = _min_cost_matching(cost[rows[:, None], dets], ceiling, dets)
+                left[rows[r]] = False
+                tracks.append(confirmed[rows[r]])
+                matched.append(d)
         unconfirmed = np.flatnonzero(state != CONFIRMED)
         iou_tracks = np.concatenate([unconfirmed, confirmed[left & (tsu[confirmed] == 1)]])
         if len(iou_tracks) and len(dets):
@@ -178,8 +185,8 @@ class DeepSortTracker:
         Pairs outside the Mahalanobis gate cost ``INFTY_COST`` whatever they look like, so only
         pairs inside it are compared. Reading the galleries is the cost: each track's first pair
         takes one batched product over the pool's slots in use, and the few tracks with more
-        than one detection in their gate (wide gates of tracks missed for a while) have their
-        galleries copied out for the rest.
+        than one detection in their gate (wide gates of tracks missed for a while) one product
+        each for the rest.
         """
         inside = kalman.gating_distance_rows(self.rows[tracks], xyah) <= kalman.CHI2_95_4DOF
         cost = np.full(inside.shape, INFTY_COST)
@@ -187,21 +194,19 @@ class DeepSortTracker:
         if len(rows) == 0:
             return cost
         counts = np.bincount(rows)
-        k = np.arange(len(rows)) - (np.cumsum(counts) - counts)[rows]  # rank within the row
-        slots = self.info[tracks, SLOT][rows]
-        best = np.empty(len(rows), dtype=np.float32)
+        start = np.cumsum(counts) - counts
+        k = np.arange(len(rows)) - start[rows]  # rank within the row
+        slot_of = self.info[tracks, SLOT]
+        slots = slot_of[rows]
         first = k == 0
         hi = int(slots.max()) + 1
         probe = np.zeros((hi, self.dim), dtype=np.float32)
         probe[slots[first]] = features[cols[first]]
-        best[first] = (self.pool[:hi] @ probe[:, :, None]).max(axis=1)[slots[first], 0]
-        if not first.all():
-            rest = ~first
-            uniq, inv = np.unique(slots[rest], return_inverse=True)
-            col = k[rest] - 1
-            probe = np.zeros((len(uniq), self.dim, int(col.max()) + 1), dtype=np.float32)
-            probe[inv, :, col] = features[cols[rest]]
-            best[rest] = (self.pool[uniq] @ probe).max(axis=1)[inv, col]
+        best = (self.pool[:hi] @ probe[:, :, None]).max(axis=1)[slots, 0]
+        # The other pairs of tracks with several detections in their gate, track by track.
+        for r in np.flatnonzero(counts > 1).tolist():
+            a, b = int(start[r]) + 1, int(start[r] + counts[r])
+            best[a:b] = (features[cols[a:b]] @ self.pool[slot_of[r]].T).max(axis=1)
         cost[rows, cols] = 1.0 - best
         return cost
 
@@ -218,9 +223,7 @@ class DeepSortTracker:
             free = np.flatnonzero(~self.slot_used)
         slots = free[:n]
         self.slot_used[slots] = True
-        # The whole ring starts as copies of the first feature: the largest similarity over
-        # the ring is then the largest over the features written, with no mask per frame.
-        self.pool[slots] = features[:, None, :]
+        self.pool[slots, 0] = features
         self.slot_n[slots] = 1
         info = np.empty((n, 5), dtype=np.int64)
         info[:, ID] = np.arange(self._next_id, self._next_id + n)
@@ -231,6 +234,15 @@ class DeepSortTracker:
         self._next_id += n
         self.rows = np.concatenate([self.rows, kalman.initiate_rows(xyah)])
         self.info = np.concatenate([self.info, info])
+
+    def _fill_rings(self, slots: list[int]) -> None:
+        """Newly confirmed tracks' rings: the entries not written yet become copies of the first.
+
+        The largest similarity over the whole ring is then the largest over the features written,
+        so the cascade reads every ring whole, with no mask.
+        """
+        for s in slots:
+            self.pool[s, self.slot_n[s] :] = self.pool[s, 0]
 
     def _drop(self, dead: np.ndarray) -> None:
         self.slot_used[self.info[dead, SLOT]] = False
@@ -258,21 +270,28 @@ def _ceiling(cost: np.ndarray, max_distance: float) -> np.ndarray:
 _NONE = np.zeros(0, dtype=np.int64)
 
 
+def _nothing_close(dets: np.ndarray, n_rows: int) -> np.ndarray:
+    """The unmatched detections after an assignment where every cost is at the ceiling.
+
+    Nothing can match and every assignment costs the same; scipy's solver then assigns row i to
+    column i (its search takes the lowest unassigned column among equal costs), so the first
+    min(rows, columns) detections go to the end. ``test_tracking_speed`` checks this on scipy.
+    """
+    m = min(n_rows, len(dets))
+    return np.concatenate([dets[m:], dets[:m]])
+
+
 def _min_cost_matching(
     cost: np.ndarray, max_distance: float, dets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Hungarian assignment of ceiled costs: matched rows, their detections, unmatched detections.
 
     The unmatched detections come in the reference's order: those left out of the assignment,
-    then those assigned above the ceiling, by row. When every cost is at the ceiling (a level of
-    tracks with no detection close enough: half of all calls), nothing can match and every
-    assignment costs the same; scipy's solver then assigns row i to column i (its search takes
-    the lowest unassigned column among equal costs), so the first min(rows, columns) detections
-    go to the end. ``test_tracking_speed`` checks this against scipy.
+    then those assigned above the ceiling, by row. Every cost at the ceiling (a level of tracks
+    with no detection close enough: half of all calls) skips the solver (`_nothing_close`).
     """
     if not (cost <= max_distance).any():
-        m = min(cost.shape)
-        return _NONE, _NONE, np.concatenate([dets[m:], dets[:m]])
+        return _NONE, _NONE, _nothing_close(dets, len(cost))
     rows, cols = linear_sum_assignment(cost)
     good = cost[rows, cols] <= max_distance
     free = np.ones(len(dets), dtype=bool)

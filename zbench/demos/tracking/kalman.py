@@ -124,6 +124,12 @@ _PRED_W = np.array([_STD_POS, _STD_POS, 0.0, _STD_POS, _STD_VEL, _STD_VEL, 0.0, 
 _INIT_W = np.array([2 * _STD_POS, 2 * _STD_POS, 0.0, 2 * _STD_POS])
 _INIT_VW = np.array([10 * _STD_VEL, 10 * _STD_VEL, 0.0, 10 * _STD_VEL])
 _MEAS_W = np.array([_STD_POS, _STD_POS, 0.0, _STD_POS])
+_PRED_STEP = np.eye(ROW)  # rows @ _PRED_STEP: the mean and covariance blocks one frame ahead
+for _i in range(NDIM):
+    _PRED_STEP[NDIM + _i, _i] = 1  # position += velocity
+    _PRED_STEP[PV.start + _i, PP.start + _i] = 2  # pp += 2 pv + vv
+    _PRED_STEP[VV.start + _i, PP.start + _i] = 1
+    _PRED_STEP[VV.start + _i, PV.start + _i] = 1  # pv += vv
 
 
 def initiate_rows(xyah: np.ndarray) -> np.ndarray:
@@ -141,19 +147,17 @@ def initiate_rows(xyah: np.ndarray) -> np.ndarray:
 
 
 def predict_rows(rows: np.ndarray) -> None:
-    """One frame ahead for every block row, in place (see `predict`)."""
+    """One frame ahead for every block row, in place (see `predict`).
+
+    Per pair, F P F^T is [[pp + 2 pv + vv, pv + vv], [pv + vv, vv]] and the mean moves by the
+    velocity: one [T, 20] x [20, 20] product, plus the process noise (its std scales with h).
+    """
     std = rows[:, 3:4] * _PRED_W
     std[:, 2] = 1e-2
     std[:, 6] = 1e-5
-    q = std * std
-    rows[:, :NDIM] += rows[:, NDIM : MEAN.stop]
-    pp, pv, vv = rows[:, PP], rows[:, PV], rows[:, VV]
-    pv_new = pv + vv  # F P F^T per pair: [[pp + 2 pv + vv, pv + vv], [pv + vv, vv]]
-    pp += pv
-    pp += pv_new
-    pp += q[:, :NDIM]
-    pv[...] = pv_new
-    vv += q[:, NDIM:]
+    rows[...] = rows @ _PRED_STEP
+    rows[:, PP] += std[:, :NDIM] ** 2
+    rows[:, VV] += std[:, NDIM:] ** 2
 
 
 def _innovation_var(rows: np.ndarray) -> np.ndarray:
