@@ -7,11 +7,11 @@ import pytest
 
 pytest.importorskip("scipy")
 
-from scipy.optimize import linear_sum_assignment  # noqa: E402
+from scipy.optimize import linear_sum_assignment
 
-from tests.demos.tracking.deepsort_before import DeepSortBefore  # noqa: E402
-from zbench.demos.tracking import deepsort, kalman, reference  # noqa: E402
-from zbench.demos.tracking.deepsort import DeepSortParams, DeepSortTracker  # noqa: E402
+from tests.demos.tracking.deepsort_before import DeepSortBefore
+from zbench.demos.tracking import deepsort, kalman, reference
+from zbench.demos.tracking.deepsort import DeepSortParams, DeepSortTracker
 
 
 def walkers(seed: int, frames: int = 150, targets: int = 30) -> list:
@@ -110,7 +110,7 @@ def test_a_level_with_nothing_close_reorders_detections_as_scipy_does(shape):
     ceiling = 0.2 + 1e-5
     cost = np.full(shape, ceiling)
     dets = np.arange(100, 100 + shape[1])
-    rows, cols = linear_sum_assignment(cost)
+    _, cols = linear_sum_assignment(cost)
     free = np.ones(shape[1], dtype=bool)
     free[cols] = False
     expected = np.concatenate([dets[free], dets[cols]])  # every pair is above the ceiling
@@ -124,7 +124,7 @@ def test_min_cost_matching_orders_unmatched_detections_like_the_reference():
     r, d, left = deepsort._min_cost_matching(
         np.where(cost > 0.2, 0.2 + 1e-5, cost), 0.2, np.array([7, 8, 9])
     )
-    rows, cols = linear_sum_assignment(np.where(cost > 0.2, 0.2 + 1e-5, cost))
+    _, cols = linear_sum_assignment(np.where(cost > 0.2, 0.2 + 1e-5, cost))
     assert r.tolist() == [0] and d.tolist() == [7]
     assert left.tolist() == [x for x in (8, 9) if x - 7 not in cols] + [7 + cols[1]]
 
@@ -150,7 +150,11 @@ def test_block_kalman_filter_equals_the_full_matrix_filter():
             rows = kalman.update_rows(rows, meas)
     assert np.allclose(rows[:, kalman.MEAN], mean, rtol=1e-10, atol=1e-9)
     i = np.arange(4)
-    for block, (a, b) in ((kalman.PP, (i, i)), (kalman.PV, (i, i + 4)), (kalman.VV, (i + 4, i + 4))):
+    for block, (a, b) in (
+        (kalman.PP, (i, i)),
+        (kalman.PV, (i, i + 4)),
+        (kalman.VV, (i + 4, i + 4)),
+    ):
         assert np.allclose(rows[:, block], cov[:, a, b], rtol=1e-9, atol=1e-12)
     # Every entry outside the blocks stays zero in the full filter.
     mask = np.ones((8, 8), dtype=bool)

@@ -26,7 +26,7 @@ def iou_matrix(a_tlwh: np.ndarray, b_tlwh: np.ndarray) -> np.ndarray:
     a, b = tlwh_to_tlbr(a_tlwh), tlwh_to_tlbr(b_tlwh)
     tl = np.maximum(a[:, None, :2], b[None, :, :2])
     br = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    wh = np.clip(br - tl, 0, None)
+    wh = np.maximum(br - tl, 0.0)  # np.clip(x, 0, None) with a quarter of the call overhead
     inter = wh[..., 0] * wh[..., 1]
     area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
     area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])

@@ -136,7 +136,7 @@ class DeepSortTracker:
         """
         p = self.params
         state, tsu = self.info[:, STATE], self.info[:, TSU]
-        confirmed = np.flatnonzero(state == CONFIRMED)
+        confirmed = (state == CONFIRMED).nonzero()[0]
         dets = np.arange(len(tlwh))
         tracks: list[np.ndarray] = []
         matched: list[np.ndarray] = []
@@ -164,7 +164,7 @@ class DeepSortTracker:
                 left[rows[r]] = False
                 tracks.append(confirmed[rows[r]])
                 matched.append(d)
-        unconfirmed = np.flatnonzero(state != CONFIRMED)
+        unconfirmed = (state != CONFIRMED).nonzero()[0]
         iou_tracks = np.concatenate([unconfirmed, confirmed[left & (tsu[confirmed] == 1)]])
         if len(iou_tracks) and len(dets):
             cost = 1.0 - iou_matrix(_tlwh(self.rows[iou_tracks]), tlwh[dets])
@@ -204,7 +204,7 @@ class DeepSortTracker:
         probe[slots[first]] = features[cols[first]]
         best = (self.pool[:hi] @ probe[:, :, None]).max(axis=1)[slots, 0]
         # The other pairs of tracks with several detections in their gate, track by track.
-        for r in np.flatnonzero(counts > 1).tolist():
+        for r in (counts > 1).nonzero()[0].tolist():
             a, b = int(start[r]) + 1, int(start[r] + counts[r])
             best[a:b] = (features[cols[a:b]] @ self.pool[slot_of[r]].T).max(axis=1)
         cost[rows, cols] = 1.0 - best
@@ -212,7 +212,7 @@ class DeepSortTracker:
 
     def _initiate(self, xyah: np.ndarray, features: np.ndarray) -> None:
         n = len(xyah)
-        free = np.flatnonzero(~self.slot_used)
+        free = (~self.slot_used).nonzero()[0]
         if len(free) < n:
             cap = len(self.pool)
             grow = max(cap, n - len(free))
@@ -220,7 +220,7 @@ class DeepSortTracker:
             self.pool = np.concatenate([self.pool, np.zeros(shape, np.float32)])
             self.slot_n = np.concatenate([self.slot_n, np.zeros(grow, np.int64)])
             self.slot_used = np.concatenate([self.slot_used, np.zeros(grow, bool)])
-            free = np.flatnonzero(~self.slot_used)
+            free = (~self.slot_used).nonzero()[0]
         slots = free[:n]
         self.slot_used[slots] = True
         self.pool[slots, 0] = features
