@@ -270,7 +270,7 @@ def _ceiling(cost: np.ndarray, max_distance: float) -> np.ndarray:
     return np.where(cost > max_distance, max_distance + 1e-5, cost)
 
 
-_NONE = np.zeros(0, dtype=np.int64)
+_NONE = np.zeros(0, dtype=np.int64)  # no matches (read only)
 
 
 def _nothing_close(dets: np.ndarray, n_rows: int) -> np.ndarray:
@@ -278,7 +278,7 @@ def _nothing_close(dets: np.ndarray, n_rows: int) -> np.ndarray:
 
     Nothing can match and every assignment costs the same; scipy's solver then assigns row i to
     column i (its search takes the lowest unassigned column among equal costs), so the first
-    min(rows, columns) detections go to the end. ``test_tracking_speed`` checks this on scipy.
+    min(rows, columns) detections go to the end. ``test_tracking_speedup`` checks this on scipy.
     """
     m = min(n_rows, len(dets))
     return np.concatenate([dets[m:], dets[:m]])
