@@ -23,12 +23,14 @@ def tlwh_to_tlbr(tlwh: np.ndarray) -> np.ndarray:
 
 def iou_matrix(a_tlwh: np.ndarray, b_tlwh: np.ndarray) -> np.ndarray:
     """Intersection over union of every box of ``a`` with every box of ``b``: ``[len(a), len(b)]``."""
-    a, b = tlwh_to_tlbr(a_tlwh), tlwh_to_tlbr(b_tlwh)
+    a = np.asarray(a_tlwh, dtype=np.float64).reshape(-1, 4)
+    b = np.asarray(b_tlwh, dtype=np.float64).reshape(-1, 4)
+    a_br, b_br = a[:, :2] + a[:, 2:], b[:, :2] + b[:, 2:]  # bottom-right corners, as tlwh_to_tlbr
     tl = np.maximum(a[:, None, :2], b[None, :, :2])
-    br = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    wh = np.maximum(br - tl, 0.0)  # np.clip(x, 0, None) with a quarter of the call overhead
+    br = np.minimum(a_br[:, None, :], b_br[None, :, :])
+    wh = np.maximum(br - tl, 0.0)
     inter = wh[..., 0] * wh[..., 1]
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    area_a = (a_br[:, 0] - a[:, 0]) * (a_br[:, 1] - a[:, 1])
+    area_b = (b_br[:, 0] - b[:, 0]) * (b_br[:, 1] - b[:, 1])
     union = area_a[:, None] + area_b[None, :] - inter
     return np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)

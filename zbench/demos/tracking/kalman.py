@@ -170,17 +170,17 @@ def _innovation_var(rows: np.ndarray) -> np.ndarray:
 
 
 def update_rows(rows: np.ndarray, xyah: np.ndarray) -> np.ndarray:
-    """Correct block rows ``[T, ROW]`` with one measurement each ``[T, 4]``, in place (see `update`)."""
+    """Block rows ``[T, ROW]`` corrected with one measurement each ``[T, 4]`` (see `update`).
+
+    Returns the corrected rows: ``rows`` itself, changed in place, when it is contiguous.
+    """
     s = _innovation_var(rows)
-    pp, pv, vv = rows[:, PP], rows[:, PV], rows[:, VV]
-    k_pos, k_vel = pp / s, pv / s  # the Kalman gain P H^T S^-1, per pair
-    innovation = xyah - rows[:, :NDIM]
-    rows[:, :NDIM] += k_pos * innovation
-    rows[:, NDIM : MEAN.stop] += k_vel * innovation
-    vv -= k_vel * pv  # P - K S K^T, per pair; vv and pv first, they read the old pv and pp
-    pv -= k_pos * pv
-    pp -= k_pos * pp
-    return rows
+    blocks = rows.reshape(len(rows), 5, NDIM)  # mean position, velocity, pp, pv, vv
+    gain = blocks[:, 2:4] / s[:, None, :]  # P H^T S^-1 per pair: pp / s, pv / s
+    blocks[:, 0:2] += gain * (xyah - blocks[:, 0])[:, None, :]
+    # P - K S K^T per pair: pp - kp pp, pv - kp pv, vv - kv pv (the right side reads old values).
+    blocks[:, 2:5] -= gain[:, [0, 0, 1]] * blocks[:, [2, 3, 3]]
+    return blocks.reshape(len(rows), ROW)
 
 
 def gating_distance_rows(rows: np.ndarray, xyah: np.ndarray) -> np.ndarray:
