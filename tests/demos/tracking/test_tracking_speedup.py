@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -170,3 +172,19 @@ def test_same_identities_as_deep_sort_realtime_on_walkers():
     theirs = run(reference.ReferenceDeepSort(), seq)
     for a, b in zip(ours, theirs, strict=True):
         assert sorted(x[0] for x in a) == sorted(x[0] for x in b)
+
+
+@pytest.mark.slow
+def test_speed_benchmark_times_both_versions_and_checks_their_identities(tmp_path, capsys):
+    from benchmarks import tracker_speed
+
+    out = tmp_path / "speed.json"
+    assert (
+        tracker_speed.main(["--targets", "8", "--frames", "30", "--runs", "2", "--out", str(out)])
+        == 0
+    )
+    res = json.loads(out.read_text())
+    assert res["same_identities"] is True and res["frames"] == 30
+    assert len(res["fps_runs"]["before"]) == len(res["fps_runs"]["now"]) == 2
+    assert res["speedup"] > 0 and "speed-up" in capsys.readouterr().out
+    assert tracker_speed.main(["--runs", "0", "--out", str(out)]) == 2

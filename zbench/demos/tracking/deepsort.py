@@ -145,7 +145,7 @@ class DeepSortTracker:
         if len(confirmed) and len(dets):
             ceiling = p.max_cosine_distance
             cost = _ceiling(self._gated_appearance_cost(confirmed, xyah, features), ceiling)
-            close = (cost <= ceiling).any(axis=1)  # tracks with a detection close enough
+            close = np.logical_or.reduce(cost <= ceiling, axis=1)  # tracks with a close detection
             # The cascade's levels (1 .. max_age frames since update), only those with tracks,
             # each level's tracks in their order.
             tsu_c = tsu[confirmed]
