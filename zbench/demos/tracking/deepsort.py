@@ -161,7 +161,7 @@ class DeepSortTracker:
                 if not close[rows].any():
                     dets = _nothing_close(dets, size)
                     continue
-                r, d, dets = _min_cost_matching(cost[rows[:, None], dets], ceiling, dets)
+                r, d, dets = _min_cost_matching(cost[rows][:, dets], ceiling, dets)
                 left[rows[r]] = False
                 tracks.append(confirmed[rows[r]])
                 matched.append(d)
