@@ -178,8 +178,9 @@ def update_rows(rows: np.ndarray, xyah: np.ndarray) -> np.ndarray:
     blocks = rows.reshape(len(rows), 5, NDIM)  # mean position, velocity, pp, pv, vv
     gain = blocks[:, 2:4] / s[:, None, :]  # P H^T S^-1 per pair: pp / s, pv / s
     blocks[:, 0:2] += gain * (xyah - blocks[:, 0])[:, None, :]
-    # P - K S K^T per pair: pp - kp pp, pv - kp pv, vv - kv pv (the right side reads old values).
-    blocks[:, 2:5] -= gain[:, [0, 0, 1]] * blocks[:, [2, 3, 3]]
+    # P - K S K^T per pair: vv - kv pv first (it reads the old pv), then pp - kp pp, pv - kp pv.
+    blocks[:, 4] -= gain[:, 1] * blocks[:, 3]
+    blocks[:, 2:4] -= gain[:, 0:1] * blocks[:, 2:4]
     return blocks.reshape(len(rows), ROW)
 
 
