@@ -122,8 +122,11 @@ def gating_distance(mean: np.ndarray, cov: np.ndarray, xyah: np.ndarray) -> np.n
 # per track and unmaintained).
 ROW = 20
 MEAN, PP, PV, VV = slice(0, 8), slice(8, 12), slice(12, 16), slice(16, 20)
-_INIT_W = np.array([2 * _STD_POS, 2 * _STD_POS, 0.0, 2 * _STD_POS])
-_INIT_VW = np.array([10 * _STD_VEL, 10 * _STD_VEL, 0.0, 10 * _STD_VEL])
+_INIT_Q = np.zeros(ROW)  # initial variances per h^2: position 2 h / 20, velocity 10 h / 160
+_INIT_Q[PP] = [(2 * _STD_POS) ** 2, (2 * _STD_POS) ** 2, 0.0, (2 * _STD_POS) ** 2]
+_INIT_Q[VV] = [(10 * _STD_VEL) ** 2, (10 * _STD_VEL) ** 2, 0.0, (10 * _STD_VEL) ** 2]
+_INIT_Q0 = np.zeros(ROW)  # the aspect ratio's, fixed
+_INIT_Q0[PP.start + 2], _INIT_Q0[VV.start + 2] = 1e-2**2, 1e-5**2
 _MEAS_W = np.array([_STD_POS, _STD_POS, 0.0, _STD_POS])
 _PRED_Q = np.zeros(ROW)  # process noise variance per h^2, added to pp and vv
 _PRED_Q[PP] = [_STD_POS**2, _STD_POS**2, 0.0, _STD_POS**2]
@@ -140,15 +143,9 @@ for _i in range(NDIM):
 
 def initiate_rows(xyah: np.ndarray) -> np.ndarray:
     """New tracks from measurements ``[N, 4]`` as block rows ``[N, ROW]`` (see `initiate`)."""
-    rows = np.zeros((len(xyah), ROW))
-    rows[:, :NDIM] = xyah
     h = xyah[:, 3:4]
-    std = h * _INIT_W
-    std[:, 2] = 1e-2
-    rows[:, PP] = std * std
-    std = h * _INIT_VW
-    std[:, 2] = 1e-5
-    rows[:, VV] = std * std
+    rows = (h * h) * _INIT_Q + _INIT_Q0  # zero velocity and covariance between them
+    rows[:, :NDIM] = xyah
     return rows
 
 
