@@ -13,8 +13,10 @@ host, far from the 1,000 frames/s a tracker must manage so that the detector set
 track is one row of a float array (its Kalman filter in block form, ``kalman.predict_rows``) and one
 of an integer array; the galleries live in one ``[slots, budget, dim]`` pool, and a frame costs one
 batched matrix product for appearance, a few elementwise operations for the filter and gating, and
-one Hungarian assignment per cascade level: about 2,600 frames/s at 50 targets (46.5 detections per
-frame) on a 2-core dev host, 2.9 times the array version before the block form (tracker_speed.py).
+one Hungarian assignment per cascade level with a detection close enough. At 50 targets (46.5
+detections per frame) on a 2-core dev host loaded by other work, ``benchmarks/tracker_speed.py``
+measured 2,022 frames/s against 724 for the earlier array version timed alongside (2.66 times,
+median of 9 runs; 2.2 times when both are fed frame by frame in turn and share the caches).
 ``tests/demos/tracking`` checks that it assigns the same identities as deep-sort-realtime, and as
 that earlier version frame by frame.
 """
