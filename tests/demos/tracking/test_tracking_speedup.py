@@ -13,6 +13,7 @@ from scipy.optimize import linear_sum_assignment
 
 from tests.demos.tracking.deepsort_before import DeepSortBefore
 from zbench.demos.tracking import deepsort, kalman, reference
+from zbench.demos.tracking.boxes import iou_matrix
 from zbench.demos.tracking.deepsort import DeepSortParams, DeepSortTracker
 
 
@@ -162,6 +163,25 @@ def test_block_kalman_filter_equals_the_full_matrix_filter():
     mask = np.ones((8, 8), dtype=bool)
     mask[i, i] = mask[i, i + 4] = mask[i + 4, i] = mask[i + 4, i + 4] = False
     assert np.all(cov[:, mask] == 0)
+
+
+def test_iou_matrix_keeps_the_earlier_values_bit_for_bit():
+    """ByteTrack shares iou_matrix: its identities stay unchanged only if every value does."""
+    rng = np.random.default_rng(6)
+    a = np.concatenate([rng.uniform(0, 300, (40, 4)), [[0, 0, 10, 10], [5, 5, 0, 0]]])
+    b = np.concatenate([rng.uniform(0, 300, (30, 4)), [[10, 0, 10, 10], [0, 0, 10, 10]]])
+    ta, tb = a.copy(), b.copy()
+    ta[:, 2:] += ta[:, :2]
+    tb[:, 2:] += tb[:, :2]
+    tl = np.maximum(ta[:, None, :2], tb[None, :, :2])
+    wh = np.clip(np.minimum(ta[:, None, 2:], tb[None, :, 2:]) - tl, 0, None)
+    inter = wh[..., 0] * wh[..., 1]
+    area_a = (ta[:, 2] - ta[:, 0]) * (ta[:, 3] - ta[:, 1])
+    area_b = (tb[:, 2] - tb[:, 0]) * (tb[:, 3] - tb[:, 1])
+    union = area_a[:, None] + area_b[None, :] - inter
+    before = np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
+    assert np.array_equal(iou_matrix(a, b), before)
+    assert 0 < np.count_nonzero(before) < before.size
 
 
 @pytest.mark.slow
