@@ -11,6 +11,8 @@ frames/s of each and the median of the runs' speed-ups, each run's pair timed ba
 a loaded host slows both alike. Every run also checks that both report the same identities in
 every frame. ``--interleave`` feeds both trackers frame by frame in turn instead: each then finds
 the caches holding the other's data, as a tracker between detector and embedder calls would.
+``--cpu-clock`` counts the thread's CPU time instead of wall time, for a host busy with other work.
+CPU only; it needs scipy and (for the scene generator) torch.
 """
 
 from __future__ import annotations
