@@ -149,24 +149,33 @@ class DeepSortTracker:
             cost = _ceiling(self._gated_appearance_cost(confirmed, xyah, features), ceiling)
             close = np.logical_or.reduce(cost <= ceiling, axis=1)  # tracks with a close detection
             # The cascade's levels (1 .. max_age frames since update), only those with tracks,
-            # each level's tracks in their order.
+            # each level's tracks in their order. A level with no detection close enough to any
+            # of its tracks only moves the first min(tracks, detections) detections to the end
+            # (`_nothing_close`): a rotation, so consecutive ones add up and apply at once.
             tsu_c = tsu[confirmed]
             order = np.argsort(tsu_c, kind="stable")
-            at = 0
-            for level, size in enumerate(np.bincount(tsu_c).tolist()):
-                rows = order[at : at + size]
-                at += size
-                if not size or not 1 <= level <= p.max_age:
+            sizes = np.bincount(tsu_c)
+            levels = sizes.nonzero()[0]
+            starts = (np.cumsum(sizes) - sizes)[levels]
+            near = np.logical_or.reduceat(close[order], starts)  # levels with a close detection
+            shift = 0
+            for level, start, size, any_near in zip(
+                levels.tolist(), starts.tolist(), sizes[levels].tolist(), near.tolist(), strict=True
+            ):
+                if not 1 <= level <= p.max_age:
                     continue
                 if not len(dets):
                     break
-                if not close[rows].any():
-                    dets = _nothing_close(dets, size)
+                if not any_near:
+                    shift += min(size, len(dets))
                     continue
+                dets, shift = _rotate(dets, shift), 0
+                rows = order[start : start + size]
                 r, d, dets = _min_cost_matching(cost[rows][:, dets], ceiling, dets)
                 left[rows[r]] = False
                 tracks.append(confirmed[rows[r]])
                 matched.append(d)
+            dets = _rotate(dets, shift)
         unconfirmed = (state != CONFIRMED).nonzero()[0]
         iou_tracks = np.concatenate([unconfirmed, confirmed[left & (tsu[confirmed] == 1)]])
         if len(iou_tracks) and len(dets):
@@ -282,8 +291,13 @@ def _nothing_close(dets: np.ndarray, n_rows: int) -> np.ndarray:
     column i (its search takes the lowest unassigned column among equal costs), so the first
     min(rows, columns) detections go to the end. ``test_tracking_speedup`` checks this on scipy.
     """
-    m = min(n_rows, len(dets))
-    return np.concatenate([dets[m:], dets[:m]])
+    return _rotate(dets, min(n_rows, len(dets)))
+
+
+def _rotate(dets: np.ndarray, m: int) -> np.ndarray:
+    """The first ``m`` detections (modulo their number) moved to the end."""
+    m = m % len(dets) if len(dets) else 0
+    return np.concatenate([dets[m:], dets[:m]]) if m else dets
 
 
 def _min_cost_matching(
