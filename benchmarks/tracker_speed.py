@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -31,7 +32,7 @@ sys.path.insert(0, str(REPO))
 try:
     import scipy  # noqa: F401
 except ImportError:
-    print("missing package: scipy", file=sys.stderr)
+    print("tracker_speed.py: missing package: scipy", file=sys.stderr)
     sys.exit(2)
 
 import numpy as np  # noqa: E402
@@ -41,6 +42,12 @@ from zbench.demos.tracking.pipeline import noisy_truth  # noqa: E402
 from zbench.demos.tracking.scene import Scene, SceneConfig  # noqa: E402
 
 FROZEN = REPO / "tests" / "demos" / "tracking" / "deepsort_before.py"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, status 2
+        print(f"tracker_speed.py: {message}", file=sys.stderr)
+        sys.exit(2)
 
 
 def frozen_tracker() -> type:
@@ -95,7 +102,7 @@ def run_once(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = _Parser(description=__doc__.splitlines()[0])
     p.add_argument("--targets", type=int, default=50)
     p.add_argument("--frames", type=int, default=300)
     p.add_argument("--runs", type=int, default=7, help="timed runs of each (median reported)")
@@ -108,8 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="JSON results path")
     a = p.parse_args(argv)
     if a.targets < 1 or a.frames < 1 or a.runs < 1:
-        print("--targets, --frames and --runs must be at least 1", file=sys.stderr)
-        return 2
+        p.error("--targets, --frames and --runs must be at least 1")
     seq = sequence(a.targets, a.frames)
     makers = {"before": frozen_tracker(), "now": DeepSortTracker}
     fps: dict[str, list[float]] = {k: [] for k in makers}

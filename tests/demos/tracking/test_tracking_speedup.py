@@ -207,4 +207,9 @@ def test_speed_benchmark_times_both_versions_and_checks_their_identities(tmp_pat
     assert res["same_identities"] is True and res["frames"] == 30
     assert len(res["fps_runs"]["before"]) == len(res["fps_runs"]["now"]) == 2
     assert res["speedup"] > 0 and "speed-up" in capsys.readouterr().out
-    assert tracker_speed.main(["--runs", "0", "--out", str(out)]) == 2
+    capsys.readouterr()
+    for bad in (["--runs", "0"], ["--frames", "x"]):
+        with pytest.raises(SystemExit) as stop:
+            tracker_speed.main([*bad, "--out", str(out)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert stop.value.code == 2 and len(err) == 1 and err[0].startswith("tracker_speed.py:")
