@@ -143,7 +143,7 @@ class DeepSortTracker:
         dets = np.arange(len(tlwh))
         tracks: list[np.ndarray] = []
         matched: list[np.ndarray] = []
-        left = np.ones(len(confirmed), dtype=bool)  # confirmed tracks the cascade left
+        left = np.full(len(confirmed), True)  # confirmed tracks the cascade left
         if len(confirmed) and len(dets):
             ceiling = p.max_cosine_distance
             cost = _ceiling(self._gated_appearance_cost(confirmed, xyah, features), ceiling)
@@ -153,10 +153,10 @@ class DeepSortTracker:
             # of its tracks only moves the first min(tracks, detections) detections to the end
             # (`_nothing_close`): a rotation, so consecutive ones add up and apply at once.
             tsu_c = tsu[confirmed]
-            order = np.argsort(tsu_c, kind="stable")
+            order = tsu_c.argsort(kind="stable")
             sizes = np.bincount(tsu_c)
             levels = sizes.nonzero()[0]
-            starts = (np.cumsum(sizes) - sizes)[levels]
+            starts = (sizes.cumsum() - sizes)[levels]
             near = np.logical_or.reduceat(close[order], starts)  # levels with a close detection
             shift = 0
             for level, start, size, any_near in zip(
@@ -202,11 +202,11 @@ class DeepSortTracker:
         """
         inside = kalman.gating_distance_rows(self.rows[tracks], xyah) <= kalman.CHI2_95_4DOF
         cost = np.full(inside.shape, INFTY_COST)
-        rows, cols = np.nonzero(inside)  # row-major: each track's pairs are contiguous
+        rows, cols = inside.nonzero()  # row-major: each track's pairs are contiguous
         if len(rows) == 0:
             return cost
         counts = np.bincount(rows)
-        start = np.cumsum(counts) - counts
+        start = counts.cumsum() - counts
         k = np.arange(len(rows)) - start[rows]  # rank within the row
         slot_of = self.info[tracks, SLOT]
         slots = slot_of[rows]
@@ -313,6 +313,6 @@ def _min_cost_matching(
         return _NONE, _NONE, _nothing_close(dets, len(cost))
     rows, cols = linear_sum_assignment(cost)
     good = cost[rows, cols] <= max_distance
-    free = np.ones(len(dets), dtype=bool)
-    free[cols] = False
-    return rows[good], dets[cols[good]], np.concatenate([dets[free], dets[cols[~good]]])
+    taken = np.zeros(len(dets), dtype=bool)
+    taken[cols] = True
+    return rows[good], dets[cols[good]], np.concatenate([dets[~taken], dets[cols[~good]]])

@@ -195,5 +195,5 @@ def gating_distance_rows(rows: np.ndarray, xyah: np.ndarray) -> np.ndarray:
     wm = w * rows[:, :NDIM]
     out = w @ (xyah * xyah).T
     out -= 2.0 * (wm @ xyah.T)
-    out += np.sum(wm * rows[:, :NDIM], axis=1)[:, None]
+    out += (wm * rows[:, :NDIM]).sum(axis=1)[:, None]
     return out
