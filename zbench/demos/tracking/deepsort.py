@@ -15,7 +15,7 @@ of an integer array; the galleries live in one ``[slots, budget, dim]`` pool, an
 batched matrix product for appearance, a few elementwise operations for the filter and gating, and
 one Hungarian assignment per cascade level with a detection close enough. At 50 targets (46.5
 detections per frame) on a 2-core dev host loaded by other work, ``benchmarks/tracker_speed.py``
-measured 2,105 frames/s against 737 for the earlier array version timed alongside (2.70 times,
+measured 2,247 frames/s against 805 for the earlier array version timed alongside (2.74 times,
 median of 9 runs; 2.2 times when both are fed frame by frame in turn and share the caches).
 ``tests/demos/tracking`` checks that it assigns the same identities as deep-sort-realtime, and as
 that earlier version frame by frame.
