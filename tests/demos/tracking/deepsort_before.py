@@ -1,6 +1,6 @@
 """Deep SORT as it was before the speed-up (f668a57): the reference for the equality test and bench.
 
-Kalman filter, box helpers and tracker copied unchanged (docstrings trimmed); do not edit.
+Kalman filter, box functions and tracker copied unchanged (docstrings trimmed); do not edit.
 """
 
 from __future__ import annotations
