@@ -94,3 +94,16 @@ def test_review_order_groups_by_model_then_train_before_infer() -> None:
         ("unet2d", "torch", 1, "train"),
         ("unet2d", "torch", 1, "infer"),
     ]
+
+
+def test_a_run_over_several_nodes_shows_nodes_by_gpus(filled: Path) -> None:
+    from dataclasses import replace
+
+    from zbench.results.format import cells, gpus_cell
+
+    row = query_results(filled)[0]
+    nodes = [{"rank": r, "host": "localhost", "gpus": 1} for r in range(2)]
+    multi = replace(row, gpus=2, result={**row.result, "nodes": nodes})
+    assert gpus_cell(multi) == "2x1" and "2x1" in cells(multi)
+    assert gpus_cell(replace(row, gpus=2)) == "2"  # one node: the plain count
+    assert "| 2x1 |" in render([multi], "md")

@@ -39,11 +39,21 @@ def _gib(v: Any) -> str:
 
 
 # (title, value from the row, text for display)
+def gpus_cell(row: ResultRow) -> str:
+    """The GPU count, or ``nodes x GPUs per node`` for a run that spanned machines (``--nodes``)."""
+    nodes = row.result.get("nodes") if isinstance(row.result, dict) else None
+    if isinstance(nodes, list) and len(nodes) > 1:
+        per = nodes[0].get("gpus") if isinstance(nodes[0], dict) else None
+        per = per if isinstance(per, int) and per > 0 else max(1, row.gpus // len(nodes))
+        return f"{len(nodes)}x{per}"
+    return str(row.gpus)
+
+
 COLUMNS: tuple[tuple[str, Callable[[ResultRow], Any], Callable[[Any], str]], ...] = (
     ("Model", lambda r: model_name(r.workload), str),
     ("Framework", lambda r: FRAMEWORK_NAMES.get(r.framework, r.framework), str),
     ("Mode", lambda r: r.mode, str),
-    ("GPUs", lambda r: r.gpus, str),
+    ("GPUs", lambda r: gpus_cell(r), str),
     ("GPU", gpu_model, str),
     ("Precision", lambda r: r.precision, lambda v: (v or "default").upper()),
     ("Batch", lambda r: r.batch_size, lambda v: NA_TEXT if v is None else str(v)),
