@@ -107,3 +107,7 @@ def test_a_run_over_several_nodes_shows_nodes_by_gpus(filled: Path) -> None:
     assert gpus_cell(multi) == "2x1" and "2x1" in cells(multi)
     assert gpus_cell(replace(row, gpus=2)) == "2"  # one node: the plain count
     assert "| 2x1 |" in render([multi], "md")
+    from zbench.results.identity import scaling_key
+
+    one_node = replace(row, gpus=2)
+    assert scaling_key(multi) != scaling_key(one_node)  # never paired for scaling

@@ -102,6 +102,9 @@ def fields(row: Any) -> dict[str, Any]:
     for key in RESULT_IDENTITY:
         if result.get(key) is not None:
             out[f"result.{key}"] = result[key]
+    nodes = result.get("nodes")
+    if isinstance(nodes, list) and len(nodes) > 1:  # a run over several machines (--nodes)
+        out["nodes"] = len(nodes)
     return out
 
 
