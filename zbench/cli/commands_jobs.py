@@ -168,7 +168,10 @@ def _demo_epilog() -> str:
 def demo(
     ctx: typer.Context,
     name: Annotated[
-        str, typer.Argument(help="A demo (snake, motion), or `results` for the stored results.")
+        str,
+        typer.Argument(
+            help="A demo (snake, motion, tracking), or `results` for the stored results."
+        ),
     ],
     *,
     play: Annotated[
@@ -187,7 +190,7 @@ def demo(
     ] = None,
     db: DbOpt = None,
 ) -> None:
-    """Fun GPU demos as jobs (Snake by RL, talking-head motion transfer), live in the TUI."""
+    """Fun GPU demos as jobs (Snake by RL, motion transfer, multi-object tracking), live in the TUI."""
     from zbench.cli import demos as demo_commands
 
     if name == "results":
