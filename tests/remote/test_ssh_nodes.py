@@ -50,6 +50,10 @@ def test_cancel_over_ssh_stops_the_remote_processes(sshd: Sshd, launcher_home: P
     cfg = nodes.parse_nodes("zb-a,zb-b", run)
     [job_id] = api.submit([api.JobSpec(cfg)], db=launcher_home)  # type: ignore[arg-type]
     info = wait_state(job_id, launcher_home, ("running",))
+    deadline = time.monotonic() + 30
+    while info.log_path is None and time.monotonic() < deadline:  # set just after "running"
+        time.sleep(0.1)
+        info = api.get_job(job_id, launcher_home)
     assert info.log_path is not None
     pids = remote_agents(Path(info.log_path))
     api.cancel(job_id, launcher_home, grace=5.0)

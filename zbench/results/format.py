@@ -41,7 +41,8 @@ def _gib(v: Any) -> str:
 # (title, value from the row, text for display)
 def gpus_cell(row: ResultRow) -> str:
     """The GPU count, or ``nodes x GPUs per node`` for a run that spanned machines (``--nodes``)."""
-    nodes = row.result.get("nodes") if isinstance(row.result, dict) else None
+    result = getattr(row, "result", None)  # a row from an exported file may have none
+    nodes = result.get("nodes") if isinstance(result, dict) else None
     if isinstance(nodes, list) and len(nodes) > 1:
         per = nodes[0].get("gpus") if isinstance(nodes[0], dict) else None
         per = per if isinstance(per, int) and per > 0 else max(1, row.gpus // len(nodes))
