@@ -151,7 +151,7 @@ def test_job_survives_sighup_of_the_launching_terminal(jobenv: Path) -> None:
     CLI, but not the supervisor or the job."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     cli = subprocess.Popen(
-        [sys.executable, "-m", "zbench", "run", "resnet50", "--device", "cpu", "--steps", "30",
+        [sys.executable, "-m", "zbench", "run", "resnet50", "--device", "cpu", "--steps", "100",
          "--", "behave=slow", "step_s=0.1"],
         env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -165,7 +165,7 @@ def test_job_survives_sighup_of_the_launching_terminal(jobenv: Path) -> None:
         pytest.fail("the job never started")
     os.killpg(cli.pid, signal.SIGHUP)
     assert cli.wait(timeout=10) != 0  # the CLI is gone
-    info = wait_for(jobs[0].id, jobenv, ("done", "crashed", "failed", "lost"), timeout=30)
+    info = wait_for(jobs[0].id, jobenv, ("done", "crashed", "failed", "lost"), timeout=60)
     assert info.state == "done", info.reason
     assert info.run_id is not None
 
