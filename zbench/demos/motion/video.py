@@ -7,16 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
+from zbench.demos.video import capture_frames
+from zbench.demos.video import cv2_module as _cv2
+
 VIDEO_SUFFIXES = (".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
-
-
-def _cv2():
-    try:
-        import cv2
-    except ImportError as exc:  # the `demos` extra brings it
-        raise RuntimeError("OpenCV is missing: pip install 'zbench[demos]'") from exc
-    return cv2
 
 
 def square(frame: np.ndarray, size: int) -> np.ndarray:
@@ -45,21 +40,8 @@ def iter_frames(
             if img is not None:
                 yield square(cv2.cvtColor(img, cv2.COLOR_BGR2RGB), size)
         return
-    if not isinstance(source, int) and not path.exists():
-        raise FileNotFoundError(f"no such video: {source}")
-    cap = cv2.VideoCapture(source if isinstance(source, int) else str(path))
-    if not cap.isOpened():
-        raise RuntimeError(f"cannot open video source {source!r}")
-    try:
-        n = 0
-        while limit is None or n < limit:
-            ok, frame = cap.read()
-            if not ok:
-                break
-            n += 1
-            yield square(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB), size)
-    finally:
-        cap.release()
+    for frame in capture_frames(source, limit):
+        yield square(frame, size)
 
 
 def read_video(source: str | int | Path, size: int, limit: int | None = None) -> np.ndarray:

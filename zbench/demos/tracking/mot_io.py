@@ -16,15 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from zbench.demos.video import capture_frames
+from zbench.demos.video import cv2_module as _cv2
+
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp")
-
-
-def _cv2():
-    try:
-        import cv2
-    except ImportError as exc:  # the `demos` extra brings opencv-python-headless
-        raise RuntimeError("OpenCV is missing: pip install 'zbench[demos]'") from exc
-    return cv2
 
 
 @dataclass(frozen=True)
@@ -219,22 +214,7 @@ def write_deepsort_npy(path: Path, frames: dict[int, tuple]) -> Path:
 
 def iter_video(source: str | int, limit: int | None = None) -> Iterator[np.ndarray]:
     """RGB frames from a video file or a webcam index, through OpenCV."""
-    cv2 = _cv2()
-    if not isinstance(source, int) and not Path(source).is_file():
-        raise FileNotFoundError(f"no such video: {source}")
-    cap = cv2.VideoCapture(source)
-    if not cap.isOpened():
-        raise RuntimeError(f"cannot open video source {source!r}")
-    try:
-        n = 0
-        while limit is None or n < limit:
-            ok, frame = cap.read()
-            if not ok:
-                break
-            n += 1
-            yield cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)
-    finally:
-        cap.release()
+    return capture_frames(source, limit)
 
 
 def id_colour(track_id: int) -> tuple[int, int, int]:
