@@ -7,14 +7,16 @@ Time to first frame runs from just before ``import zbench.tui.app`` to the first
 the dashboard. Idle CPU is process CPU time / wall time while the app refreshes at ``--interval``
 from a replayed trace whose GPUs are replicated to 8 (there is no 8-GPU recording to replay).
 ``--interval`` defaults to the dashboard's default refresh (``zbench.settings.DEFAULT_INTERVAL``).
-Prints one JSON object (also written to ``--out``), with the goals: first frame <= 0.5 s, idle
-<= 3% of a core.
+Runs ``--repeat`` times and prints the medians as one JSON object (also written to ``--out``), with
+the goals: first frame <= 0.5 s, idle <= 3% of a core. Imports are timed from compiled bytecode, as
+after a ``pip install`` (which compiles); run ``python -m compileall`` first on a fresh copy.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -74,7 +76,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--interval", type=float, default=None, help="default: the dashboard's")
     ap.add_argument("--out", type=Path, default=None, help="also write the JSON here")
-    ap.add_argument("--repeat", type=int, default=3, help="runs; the best first frame is reported")
+    ap.add_argument("--repeat", type=int, default=3, help="runs; their medians are reported")
     args = ap.parse_args()
     if args.interval is None:
         sys.path.insert(0, str(ROOT))
@@ -93,14 +95,16 @@ def main() -> int:
             print(out.stderr[-2000:], file=sys.stderr)
             return 1
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    best = min(runs, key=lambda r: r["first_frame_s"])
-    idle = min(r["idle_cpu_pct"] for r in runs)
+    # Medians, not the best run: a user meets the typical start, not the luckiest one.
+    best = sorted(runs, key=lambda r: r["first_frame_s"])[len(runs) // 2]
+    idle = statistics.median(r["idle_cpu_pct"] for r in runs)
     text = json.dumps(
         {
             "trace": str(args.trace),
             "interval_s": args.interval,
             "idle_window_s": args.seconds,
-            "first_frame_s": best["first_frame_s"],
+            "first_frame_s": best["first_frame_s"],  # the median run's
+            "idle_cpu_pct": idle,
             "import_s": best["import_s"],
             "first_frame_s_all": [r["first_frame_s"] for r in runs],
             "idle_cpu_pct_all": [r["idle_cpu_pct"] for r in runs],
