@@ -100,30 +100,37 @@ def models(a, device, size):
 
 
 def end_to_end(a, device, dmodel, emodel, tracker_name: str, frames) -> dict:
-    """Stages in turn, then overlapped (tracker thread); the same tracks either way."""
+    """Stages in turn with the eager detector, then with the backbone replayed from a CUDA graph
+    (the demo's default on a GPU), then overlapped (tracker thread); the same tracks each time."""
     warm = 3 if a.smoke else 20
     gt = np.concatenate([f.gt for f in frames[warm:]])
     out: dict = {}
-    for mode in ("serial", "overlapped"):
+    rows: dict[str, np.ndarray] = {}
+    for mode, graphs in (("eager", False), ("serial", True), ("overlapped", True)):
         tracker = pipeline.make_tracker(tracker_name, DeepSortParams(), ByteTrackParams())
-        pipe = pipeline.Pipeline(tracker, det.Detector(dmodel), Embedder(emodel), "model")
+        detector = det.Detector(dmodel, graphs=graphs)
+        pipe = pipeline.Pipeline(tracker, detector, Embedder(emodel), "model")
         for f in frames[:warm]:
             pipe.step(f)
         pipe.times = pipeline.StageTimes()
         pipe.results.clear()
-        if mode == "serial":
-            for f in frames[warm:]:
-                pipe.step(f)
-            out["fps"] = pipe.times.fps()
-            out["detections_per_frame"] = round(pipe.times.detections / pipe.times.frames, 1)
-            out["metrics"] = metrics.evaluate(gt, np.array(pipe.results).reshape(-1, 6))
-            serial_rows = np.array(pipe.results)
-        else:
+        if mode == "overlapped":
             pipe.run_overlapped(frames[warm:])
             out["overlapped_fps"] = pipe.times.fps()["end_to_end"]
-            out["overlapped_same_tracks"] = bool(
-                np.array_equal(np.array(pipe.results), serial_rows)
-            )
+        else:
+            for f in frames[warm:]:
+                pipe.step(f)
+        rows[mode] = np.array(pipe.results)
+        if mode == "eager":
+            out["fps_eager_detector"] = pipe.times.fps()
+        elif mode == "serial":
+            out["fps"] = pipe.times.fps()
+            out["detector_cuda_graphs"] = detector.graphed
+            out["detector_graph_error"] = detector.graph_error
+            out["detections_per_frame"] = round(pipe.times.detections / pipe.times.frames, 1)
+            out["metrics"] = metrics.evaluate(gt, rows[mode].reshape(-1, 6))
+    out["graphs_same_tracks"] = bool(np.array_equal(rows["eager"], rows["serial"]))
+    out["overlapped_same_tracks"] = bool(np.array_equal(rows["overlapped"], rows["serial"]))
     return out
 
 
@@ -247,10 +254,14 @@ def print_table(res: dict) -> None:
         f"\ndevice {res['device']}  detector AP@0.5 {res['detector_ap50_1080p']:.3f}  training {res['training']}"
     )
     for name, r in res["end_to_end"].items():
-        f, m = r["fps"], r["metrics"]
+        f, m, e = r["fps"], r["metrics"], r["fps_eager_detector"]
         print(f"e2e {name:10s} det {f['detector']} emb {f['embedder']} trk {f['tracker']} "
               f"end-to-end {f['end_to_end']} (overlapped {r['overlapped_fps']}) FPS  "
               f"HOTA {m['HOTA']:.3f} MOTA {m['MOTA']:.3f} IDF1 {m['IDF1']:.3f}")  # fmt: skip
+        print(f"    eager detector: det {e['detector']} end-to-end {e['end_to_end']} FPS; "
+              f"CUDA graphs {r['detector_cuda_graphs']} ({r['detector_graph_error'] or 'no error'}); "
+              f"same tracks: graphs {r['graphs_same_tracks']}, "
+              f"overlapped {r['overlapped_same_tracks']}")  # fmt: skip
     print(f"tracker alone (CPU, frames/s): {res['tracker_alone']}")
     for name, m in res["association"].items():
         if isinstance(m, dict):

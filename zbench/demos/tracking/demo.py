@@ -253,6 +253,10 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         "video": str(video_path) if video_path else None,
         "models": info,
     }
+    if isinstance(detector, det.Detector):  # a setting that changes speed is recorded
+        result["detector_cuda_graphs"] = detector.graphed
+        if detector.graph_error:
+            result["detector_graph_error"] = detector.graph_error
     if o.save_detections and pipe.save_detections is not None:
         result["detections_file"] = str(
             mot_io.write_deepsort_npy(out / f"{name}.npy", pipe.save_detections)

@@ -21,20 +21,61 @@ from zbench.demos.tracking.boxes import iou_matrix
 
 
 class Bf16Backbone(nn.Module):
-    """Runs a backbone under bfloat16 autocast on CUDA and hands float32 features on."""
+    """Runs a backbone under bfloat16 autocast on CUDA and hands float32 features on.
+
+    With ``graphs`` on (inference on CUDA), each input shape's forward is captured once in a CUDA
+    graph and replayed: the backbone and FPN are a few hundred small kernels whose launch cost, at
+    batch 1, is most of their time; their shapes are fixed per frame size, unlike the heads'
+    (proposal counts vary), which stay eager. The features returned are the graph's static
+    outputs, overwritten by the next call: the heads consume them before it, on the same stream.
+    A capture that fails turns graphs off for good (``graph_error`` says why) and runs eagerly.
+    """
 
     def __init__(self, body: nn.Module) -> None:
         super().__init__()
         self.body = body
         self.out_channels = body.out_channels
         self.enabled = False
+        self.graphs = False
+        self.graph_error: str | None = None
+        self._graphs: dict[tuple, tuple[torch.cuda.CUDAGraph, torch.Tensor, OrderedDict]] = {}
 
-    def forward(self, x: torch.Tensor):
+    def _eager(self, x: torch.Tensor, cache: bool = True) -> OrderedDict:
         if not self.enabled:
             return self.body(x)
-        with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        with torch.autocast(x.device.type, dtype=torch.bfloat16, cache_enabled=cache):
             out = self.body(x)
         return OrderedDict((k, v.float()) for k, v in out.items())
+
+    def _capture(self, x: torch.Tensor) -> tuple[torch.cuda.CUDAGraph, torch.Tensor, OrderedDict]:
+        static_in = x.clone()
+        side = torch.cuda.Stream(device=x.device)
+        side.wait_stream(torch.cuda.current_stream(x.device))
+        with torch.cuda.stream(side):
+            for _ in range(3):  # warm-up outside the capture (cuDNN/cuBLAS handles, workspaces)
+                self._eager(static_in, cache=False)
+        torch.cuda.current_stream(x.device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            static_out = self._eager(static_in, cache=False)  # autocast's cache cannot be captured
+        return graph, static_in, static_out
+
+    def forward(self, x: torch.Tensor):
+        if not (self.graphs and x.is_cuda and not self.training):
+            return self._eager(x)
+        key = (tuple(x.shape), x.dtype, x.device, self.enabled)
+        entry = self._graphs.get(key)
+        if entry is None:
+            try:
+                entry = self._graphs[key] = self._capture(x)
+            except RuntimeError as exc:  # an op that cannot be captured: stay eager, say why
+                self.graphs, self.graph_error = False, str(exc).splitlines()[0][:200]
+                self._graphs.clear()
+                return self._eager(x)
+        graph, static_in, static_out = entry
+        static_in.copy_(x)
+        graph.replay()
+        return static_out
 
 
 def build_detector(
@@ -64,13 +105,34 @@ def set_bf16(model: nn.Module, on: bool) -> None:
         backbone.enabled = on
 
 
-class Detector:
-    """uint8 ``[3, H, W]`` frames (on the model's device) in; tlwh boxes and scores out (NumPy)."""
+def set_graphs(model: nn.Module, on: bool) -> None:
+    backbone = getattr(model, "backbone", None)
+    if isinstance(backbone, Bf16Backbone):
+        backbone.graphs = on
+        backbone._graphs.clear()
 
-    def __init__(self, model: nn.Module, bf16: bool = True) -> None:
+
+class Detector:
+    """uint8 ``[3, H, W]`` frames (on the model's device) in; tlwh boxes and scores out (NumPy).
+
+    ``graphs``: replay the backbone from a CUDA graph per frame size (CUDA only; see
+    `Bf16Backbone`). ``graphed`` says whether it is in use, ``graph_error`` why not if it failed.
+    """
+
+    def __init__(self, model: nn.Module, bf16: bool = True, graphs: bool = True) -> None:
         self.model = model.eval()
         self.device = next(model.parameters()).device
         set_bf16(model, bf16 and self.device.type == "cuda")
+        set_graphs(model, graphs and self.device.type == "cuda")
+
+    @property
+    def graphed(self) -> bool:
+        backbone = getattr(self.model, "backbone", None)
+        return isinstance(backbone, Bf16Backbone) and backbone.graphs
+
+    @property
+    def graph_error(self) -> str | None:
+        return getattr(getattr(self.model, "backbone", None), "graph_error", None)
 
     @torch.inference_mode()
     def __call__(self, image: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
