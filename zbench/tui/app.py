@@ -26,7 +26,6 @@ from zbench.settings import State, save_state
 from .app_mixins import ProcessActionsMixin, RememberMixin
 from .commands import ZbenchCommands
 from .feed import Feed
-from .screens.confirm import ConfirmScreen
 from .screens.dashboard import DashboardScreen
 from .services import FINISHED, JobLike, LaunchRequest, Services
 from .state import TelemetryState
@@ -270,6 +269,8 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
             self.push_screen(JobDetailScreen(job_id))
 
     def action_cancel_job(self) -> None:
+        from .screens.confirm import ConfirmScreen
+
         job = self.job(self.focused_job_id)
         if job is None:
             return
