@@ -6,8 +6,10 @@ import dataclasses
 
 from textual.binding import Binding
 from textual.widgets import DataTable, Static
+from textual.widgets._footer import FooterKey
 
 from zbench.telemetry.snapshot import NA, GpmSnapshot, GpuSnapshot, HostSnapshot, Snapshot
+from zbench.tui.app import ZbenchApp
 from zbench.tui.feed import ListFeed
 from zbench.tui.screens.dashboard import DashboardScreen
 from zbench.tui.screens.help import HelpScreen, sections
@@ -16,7 +18,7 @@ from zbench.tui.screens.results import ResultsScreen
 from zbench.tui.widgets.gpu_panel import GpuPanel, compact_line, full_lines
 
 from .conftest import make_app
-from .fakes import FakeServices
+from .fakes import FakeServices, canned_jobs
 from .helpers import press, settle
 from .traces import eight_gpu, two_gpu, with_lost_gpu
 
@@ -137,3 +139,26 @@ async def test_an_empty_jobs_table_says_how_to_start_one() -> None:
     async with full.run_test(size=(160, 50)) as pilot:
         await settle(pilot)
         assert not full.screen.query_one("#jobs-empty", Static).display
+
+
+def _footer_keys(app: ZbenchApp) -> dict[str, bool]:
+    """Footer key -> shown enabled."""
+    return {k.key: not k.has_class("-disabled") for k in app.screen.query(FooterKey)}
+
+
+async def test_footer_job_keys_follow_the_job_selection() -> None:
+    # The job keys are enabled only with a job selected (check_action); the Footer is redrawn when
+    # the first jobs arrive, and shows what the screen's bindings say.
+    services = FakeServices(jobs=[])
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        assert app.focused_job_id is None and _footer_keys(app)["c"] is False
+        services.jobs = canned_jobs()
+        app.poll_jobs()
+        await settle(pilot)
+        assert app.focused_job_id is not None and _footer_keys(app)["c"] is True
+        active = app.screen.active_bindings
+        assert _footer_keys(app) == {
+            k: b.enabled for k, b in active.items() if b.binding.show or k == "ctrl+p"
+        }

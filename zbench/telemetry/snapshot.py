@@ -11,34 +11,10 @@ import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeVar, Union
+from typing import Any, TypeVar, Union
 
-
-class _NotAvailable:
-    """Singleton for "this hardware/driver does not offer the metric"."""
-
-    _instance: _NotAvailable | None = None
-
-    def __new__(cls) -> _NotAvailable:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return "NA"
-
-    def __str__(self) -> str:
-        return "n/a"
-
-    def __reduce__(self) -> str:
-        return "NA"
-
-
-NA: Final = _NotAvailable()
-NAType = _NotAvailable
+from zbench.telemetry.na import NA, _NotAvailable
+from zbench.telemetry.na import NAType as NAType
 
 T = TypeVar("T")
 Metric = float | _NotAvailable

@@ -3,6 +3,7 @@
 Threads: the telemetry Sampler samples in its own thread and queues snapshots; the UI drains the queue
 on a timer. Everything that may block (opening NVML, SQLite, files) runs in thread workers that post a
 message; the message handlers change widgets. Polls never overlap: a poll is skipped while one runs.
+The first workers start once the dashboard's first frame is painted (see ``on_mount``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from zbench.settings import State, save_state
 from .app_mixins import ProcessActionsMixin, RememberMixin
 from .commands import ZbenchCommands
 from .feed import Feed
-from .screens.confirm import ConfirmScreen
 from .screens.dashboard import DashboardScreen
 from .services import FINISHED, JobLike, LaunchRequest, Services
 from .state import TelemetryState
@@ -110,9 +110,12 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
             await self._use_feed(self.feed)
         elif self._feed_factory is not None:
             self.screen_dashboard.show_notice("starting telemetry…")
-            self._open_feed()
-        self._load_suites()
-        self.poll_jobs()
+            self.call_after_refresh(self._open_feed)
+        # The workers start once the first frame is painted: their imports (the telemetry backend,
+        # the store) and their set-up (NVML, SQLite) would otherwise hold the interpreter lock
+        # while the first frame is laid out.
+        self.call_after_refresh(self._load_suites)
+        self.call_after_refresh(self.poll_jobs)
         if self.interval:
             self.set_interval(self.interval, self.tick)
             self.set_interval(max(self.interval, JOBS_MIN_INTERVAL), self.poll_jobs)
@@ -180,6 +183,7 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
             self._jobs_error = message.error
             return
         self._jobs_error = None
+        selected = self.focused_job_id
         self.jobs = message.jobs
         if message.runners is not None:
             self.runners = message.runners
@@ -187,6 +191,8 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
             refresh = getattr(screen, "refresh_jobs", None)
             if refresh is not None:
                 refresh(self.jobs)
+        if (selected is None) != (self.focused_job_id is None):
+            self.refresh_bindings()  # the job keys (check_action) turn on or off: redraw the Footer
 
     @work(thread=True, group="suites", exit_on_error=False)
     def _load_suites(self) -> None:
@@ -263,6 +269,8 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
             self.push_screen(JobDetailScreen(job_id))
 
     def action_cancel_job(self) -> None:
+        from .screens.confirm import ConfirmScreen
+
         job = self.job(self.focused_job_id)
         if job is None:
             return

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.message import Message
 
 from zbench.settings import State, save_state
-from zbench.telemetry.snapshot import GpuProcess
 
-from .screens.confirm import ConfirmScreen
+if TYPE_CHECKING:  # annotations only: the snapshot classes are built when the feed opens
+    from zbench.telemetry.snapshot import GpuProcess
 
 
 class ProcessActionsMixin:
@@ -32,6 +32,8 @@ class ProcessActionsMixin:
 
     def signal_process(self, proc: GpuProcess, name: str) -> None:
         """Ask, then send TERM (or KILL, once TERM was sent) to a GPU process."""
+        from .screens.confirm import ConfirmScreen
+
         if getattr(self.feed, "replay", False):
             self.notify(
                 "these processes are from a recorded trace, not this machine: nothing to signal",

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from zbench.telemetry.snapshot import Snapshot
+if TYPE_CHECKING:  # annotations only: the snapshot classes are built when the feed opens
+    from zbench.telemetry.snapshot import Snapshot
 
 
 class Feed(Protocol):

@@ -7,7 +7,7 @@ Colours are theme variables in Textual content markup, never RGB literals. ``NA`
 from __future__ import annotations
 
 from zbench.glyphs import glyphs
-from zbench.telemetry.snapshot import NA
+from zbench.telemetry.na import NA
 
 GIB = 1024**3
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from typing import NamedTuple
-
-from zbench.telemetry.snapshot import GpuSnapshot
+from typing import TYPE_CHECKING, NamedTuple
 
 from .format import is_num, ratio_pct
+
+if TYPE_CHECKING:  # annotations only: the snapshot classes are built when the feed opens
+    from zbench.telemetry.snapshot import GpuSnapshot
 
 KEEP_S = 15 * 60.0  # the longest window offered
 WINDOWS = ((60.0, "1 min"), (5 * 60.0, "5 min"), (15 * 60.0, "15 min"))

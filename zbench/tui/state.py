@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-
-from zbench.telemetry.snapshot import Snapshot
+from typing import TYPE_CHECKING
 
 from .format import is_num, ratio_pct
 from .series import Series, point
+
+if TYPE_CHECKING:  # annotations only: the snapshot classes are built when the feed opens
+    from zbench.telemetry.snapshot import Snapshot
 
 HISTORY = 120  # samples kept for sparklines (one minute at the default 0.5 s)
 

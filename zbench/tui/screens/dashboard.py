@@ -9,10 +9,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from ..services import JobLike
 from ..state import TelemetryState
+from ..widgets.footer import Footer
 from ..widgets.gpu_panel import GpuPanel
 from ..widgets.host_panel import HostPanel
 from ..widgets.jobs_table import JobsTable

@@ -7,6 +7,7 @@ compact row; the screen's breakpoint classes pick one in CSS, so nothing is rebu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -14,10 +15,12 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from zbench.glyphs import glyphs
-from zbench.telemetry.snapshot import GpuSnapshot
 
 from ..format import bar, escape, gib, is_num, num, pct, rate, ratio_pct, short_rate
 from .history import History
+
+if TYPE_CHECKING:  # annotations only: the snapshot classes are built when the feed opens
+    from zbench.telemetry.snapshot import GpuSnapshot
 
 # NVML utilization is "a kernel ran at some point in the sample period": a single tiny kernel keeps it
 # at 100%. GPM's SM activity says how much of the SMs was busy; far apart means the GPU is less busy

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Static
 
-from zbench.telemetry.snapshot import NA, HostSnapshot
+from zbench.telemetry.na import NA
 
 from ..format import bar, blocks, gib, level, pct, ratio_pct
 from .history import History
+
+if TYPE_CHECKING:  # annotations only: the snapshot classes are built when the feed opens
+    from zbench.telemetry.snapshot import HostSnapshot
 
 
 def cores_text(host: HostSnapshot) -> str:
