@@ -6,7 +6,8 @@
 Speed is end to end on the device: a uint8 driving frame tensor in, a uint8 output frame out, bf16,
 batch 1 streaming and batched, eager and torch.compile. Quality: each held-out clip is rebuilt from
 its first frame; L1 (whole frame and head only) and true-landmark distance (AKD) against the
-unwarped source and a global affine warp fitted to the true landmarks (docs/demos-motion.md).
+unwarped source, a global affine warp estimated from the two frames (`affine`, the simple baseline)
+and one fitted to the true landmarks (`affine_oracle`, privileged: docs/demos-motion.md).
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n| held-out (reconstruction) | L1 | L1 head | AKD px |\n|---|---|---|---|")
     for name, q in quality.items():
         print(f"| {name} | {q['l1']:.4f} | {q['l1_head']:.4f} | {q['akd_px']:.2f} |")
-    for base in ("source", "affine"):
+    for base in ("source", "affine", "affine_oracle"):
         ratios = [
             f"{key} {quality['model'][key] / max(quality[base][key], 1e-9):.2f}"
             for key in ("l1", "l1_head", "akd_px")

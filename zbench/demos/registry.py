@@ -152,8 +152,12 @@ MOTION = Demo(
         ("Frames/s (device, batch 1)", "fps"),
         ("Frames/s (demo loop)", "stream_fps"),
         ("L1, model", "quality.model.l1"),
-        ("L1, affine baseline", "quality.affine.l1"),
+        ("L1, affine baseline (estimated)", "quality.affine.l1"),
         ("L1, source baseline", "quality.source.l1"),
+        ("Keypoint distance px, model", "quality.model.akd_px"),
+        ("Keypoint distance px, affine (estimated)", "quality.affine.akd_px"),
+        ("Keypoint distance px, source", "quality.source.akd_px"),
+        ("Keypoint distance px, affine (oracle)", "quality.affine_oracle.akd_px"),
         ("Training steps", "train_steps"),
     ),
     series=(Series("training loss", "step", "loss", "loss"),),
@@ -164,6 +168,8 @@ MOTION = Demo(
         ("L1", "quality.model.l1"),
         ("L1 affine", "quality.affine.l1"),
         ("L1 source", "quality.source.l1"),
+        ("AKD px", "quality.model.akd_px"),
+        ("AKD affine", "quality.affine.akd_px"),
     ),
 )
 

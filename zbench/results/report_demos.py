@@ -5,7 +5,7 @@ renderer understands two optional keys: ``summary`` (name -> value, shown as a t
 (name -> ``{"x": label, "unit": label, "points": [[x, y], ...]}``: learning curves, tracked-object
 counts, frames per second), each series drawn as one line chart. A demo with its own figures
 registers a renderer with ``register`` (motion adds its quality table: L1 and keypoint distance of
-the model against its two baselines). The section opens with the demo table (``results.demos``).
+the model against its baselines). The section opens with the demo table (``results.demos``).
 """
 
 from __future__ import annotations

@@ -71,6 +71,28 @@ def test_affine_from_points_recovers_a_known_shift():
     assert torch.allclose(grid, warp.make_grid(4, 4)[None] - 0.1, atol=1e-4)
 
 
+def test_estimated_affine_recovers_a_known_warp_of_a_rendered_frame():
+    img = _heads(5, 3, 64).images
+    true = torch.tensor([[[1.06, 0.07, 0.05], [-0.05, 0.96, -0.04]],
+                         [[0.95, -0.04, -0.06], [0.03, 1.04, 0.05]],
+                         [[1.0, 0.0, 0.08], [0.0, 1.0, 0.0]]])  # fmt: skip
+    moved = warp.warp(img, warp.affine_grid(true, 64, 64), padding="border")
+    est = warp.estimate_affine(img, moved)
+    assert est.shape == (3, 2, 3)
+    assert (est - true).abs().max() < 0.01, est - true  # a pixel is 0.032 here
+    assert (
+        warp.warp(img, warp.affine_grid(est, 64, 64), padding="border") - moved
+    ).abs().mean() < 0.01
+
+
+def test_estimated_affine_of_identical_frames_is_the_identity():
+    img = _heads(5, 3, 64).images
+    est = warp.estimate_affine(img, img)
+    assert torch.allclose(est, torch.eye(2, 3).expand(3, 2, 3), atol=1e-5)
+    grid = warp.affine_grid(est, 64, 64)
+    assert torch.allclose(grid, warp.make_grid(64, 64).expand(3, 64, 64, 2), atol=1e-5)
+
+
 def test_model_and_animator_shapes_and_dtypes():
     torch.manual_seed(0)
     model = MotionModel(SMOKE_CONFIG).eval()
