@@ -40,6 +40,7 @@ def test_graph_replay_matches_eager_on_cuda() -> None:
         assert len(wb) > 0
         torch.testing.assert_close(gb, wb)
         torch.testing.assert_close(gs, ws)
-    # A new frame size is captured apart; the first size's graph is kept.
-    small = graphed(_frame("cuda", 720, 1280))
+    # A frame that resizes to another shape is captured apart (720p resizes to 1080p's 544 x 960,
+    # a square frame to 544 x 544); the first shape's graph is kept.
+    small = graphed(_frame("cuda", 1080, 1080))
     assert len(model.backbone._graphs) == 2 and small[0].shape[1] == 4
