@@ -9,8 +9,10 @@ feeds the whole sequence to a fresh tracker of one implementation, then of the o
 first alternates), as benchmarks/tracking.py times a tracker alone; the table gives the median
 frames/s of each and the median of the runs' speed-ups, each run's pair timed back to back so that
 a loaded host slows both alike. Every run also checks that both report the same identities in
-every frame. ``--interleave`` feeds both trackers frame by frame in turn instead: each then finds
-the caches holding the other's data, as a tracker between detector and embedder calls would.
+every frame (the frozen copy carries the later corrections that make both assign
+deep-sort-realtime's identities, so the two still compare frame by frame). ``--interleave`` feeds
+both trackers frame by frame in turn instead: each then finds the caches holding the other's data,
+as a tracker between detector and embedder calls would.
 ``--cpu-clock`` counts the thread's CPU time instead of wall time, for a host busy with other work.
 CPU only; it needs scipy and (for the scene generator) torch.
 """

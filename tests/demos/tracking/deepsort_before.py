@@ -1,6 +1,11 @@
 """Deep SORT as it was before the speed-up (f668a57): the reference for the equality test and bench.
 
-Kalman filter, box functions and tracker copied unchanged (docstrings trimmed); do not edit.
+Kalman filter, box functions and tracker copied from there (docstrings trimmed), then given the
+corrections that the current tracker received later, so that both assign deep-sort-realtime's
+identities and still compare frame by frame: boxes in float32 as the reference's detections hold
+them (`tlwh_to_xyah32`, `iou_cost32`, the first covariances and process noise from float32
+values), the IoU stage's confirmed tracks in the order of a Python set, and each confirmed track's
+latest feature handed to the gallery again every frame. Otherwise do not edit.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ _H = np.eye(NDIM, 2 * NDIM)
 
 def initiate(xyah: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """New tracks from measurements ``[N, 4]``: means ``[N, 8]`` and covariances ``[N, 8, 8]``."""
-    xyah = np.asarray(xyah, dtype=np.float64).reshape(-1, NDIM)
+    xyah = np.asarray(xyah).reshape(-1, NDIM)  # float32 measurements: float32 deviations
     n = len(xyah)
     mean = np.concatenate([xyah, np.zeros((n, NDIM))], axis=1)
     h = xyah[:, 3]
@@ -47,8 +52,8 @@ def initiate(xyah: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, cov
 
 
-def predict(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One frame ahead for every track."""
+def predict(mean: np.ndarray, cov: np.ndarray, fresh: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One frame ahead for every track; ``fresh`` tracks' noise from their float32 height."""
     h = mean[:, 3]
     n = len(mean)
     std = np.stack(
@@ -64,6 +69,10 @@ def predict(mean: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ],
         axis=1,
     )
+    if fresh.any():
+        h32 = mean[fresh, 3:4].astype(np.float32)
+        std[np.ix_(fresh, [0, 1, 3])] = h32 * np.float32(_STD_POS)
+        std[np.ix_(fresh, [4, 5, 7])] = h32 * np.float32(_STD_VEL)
     new_mean = mean @ _F.T
     new_cov = _F @ cov @ _F.T
     idx = np.arange(2 * NDIM)
@@ -105,33 +114,23 @@ def gating_distance(mean: np.ndarray, cov: np.ndarray, xyah: np.ndarray) -> np.n
     return np.sum(z * z, axis=1)
 
 
-def tlwh_to_xyah(tlwh: np.ndarray) -> np.ndarray:
-    """``[N, 4]`` top-left x, y, width, height to centre x, y, aspect (w/h), height."""
-    tlwh = np.asarray(tlwh, dtype=np.float64).reshape(-1, 4)
-    out = tlwh.copy()
+def tlwh_to_xyah32(tlwh: np.ndarray) -> np.ndarray:
+    """``[N, 4]`` top-left x, y, width, height to centre x, y, aspect (w/h), height, in float32."""
+    out = np.asarray(tlwh, dtype=np.float32).reshape(-1, 4).copy()
     out[:, :2] += out[:, 2:] / 2
     out[:, 2] /= out[:, 3]
     return out
 
 
-def tlwh_to_tlbr(tlwh: np.ndarray) -> np.ndarray:
-    tlwh = np.asarray(tlwh, dtype=np.float64).reshape(-1, 4)
-    out = tlwh.copy()
-    out[:, 2:] += out[:, :2]
-    return out
-
-
-def iou_matrix(a_tlwh: np.ndarray, b_tlwh: np.ndarray) -> np.ndarray:
-    """Intersection over union of every box of ``a`` with every box of ``b``: ``[len(a), len(b)]``."""
-    a, b = tlwh_to_tlbr(a_tlwh), tlwh_to_tlbr(b_tlwh)
+def iou_cost32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """1 - IoU of float64 boxes ``a`` with float32 boxes ``b``, as deep_sort's ``iou`` computes it."""
+    b_br = b[:, :2] + b[:, 2:]  # float32
     tl = np.maximum(a[:, None, :2], b[None, :, :2])
-    br = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    wh = np.clip(br - tl, 0, None)
+    br = np.minimum((a[:, :2] + a[:, 2:])[:, None, :], b_br[None, :, :])
+    wh = np.maximum(br - tl, 0.0)
     inter = wh[..., 0] * wh[..., 1]
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    union = area_a[:, None] + area_b[None, :] - inter
-    return np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
+    union = (a[:, 2] * a[:, 3])[:, None] + (b[:, 2] * b[:, 3])[None, :] - inter
+    return 1.0 - np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
 
 
 INFTY_COST = 1e5
@@ -164,13 +163,13 @@ class DeepSortBefore:
     # -- the published loop --------------------------------------------------------------
     def update(self, tlwh: np.ndarray, scores: np.ndarray, features: np.ndarray) -> list[TrackOut]:
         p = self.params
-        tlwh = np.asarray(tlwh, dtype=np.float64).reshape(-1, 4)
+        tlwh = np.asarray(tlwh, dtype=np.float32).reshape(-1, 4)
         scores = np.asarray(scores, dtype=np.float64).reshape(-1)
         features = np.asarray(features, dtype=np.float32).reshape(-1, self.dim)
         keep = scores >= p.min_confidence
         tlwh, features = tlwh[keep], _normalize(features[keep])
         self._predict()
-        xyah = tlwh_to_xyah(tlwh)
+        xyah = tlwh_to_xyah32(tlwh)
         matches, unmatched_tracks, unmatched_dets = self._match(tlwh, xyah, features)
         if matches:
             t_idx = np.array([m[0] for m in matches])
@@ -208,7 +207,8 @@ class DeepSortBefore:
     # -- steps -----------------------------------------------------------------------------
     def _predict(self) -> None:
         if len(self.ids):
-            self.mean, self.cov = predict(self.mean, self.cov)
+            fresh = (self.hits == 1) & (self.tsu == 0)
+            self.mean, self.cov = predict(self.mean, self.cov, fresh)
             self.tsu += 1
 
     def _match(
@@ -234,14 +234,14 @@ class DeepSortBefore:
                 m, _, dets = _min_cost_matching(sub, p.max_cosine_distance, tracks_l, dets)
                 matches_a += m
         matched_a = {t for t, _ in matches_a}
-        unmatched_a = [t for t in confirmed if t not in matched_a]
+        unmatched_a = list(set(confirmed) - matched_a)  # the published cascade's order
         iou_tracks = unconfirmed + [t for t in unmatched_a if self.tsu[t] == 1]
         unmatched_a = [t for t in unmatched_a if self.tsu[t] != 1]
         matches_b: list[tuple[int, int]] = []
         unmatched_b = iou_tracks
         if iou_tracks and dets:
             boxes = self.tlwh()[iou_tracks]
-            cost = 1.0 - iou_matrix(boxes, tlwh[dets])
+            cost = iou_cost32(boxes, tlwh[dets])
             cost[self.tsu[iou_tracks] > 1] = INFTY_COST
             matches_b, unmatched_b, dets = _min_cost_matching(
                 cost, p.max_iou_distance, iou_tracks, dets
@@ -309,7 +309,7 @@ class DeepSortBefore:
             for f in self.pending[t]:
                 self.pool[self.slot[t], self.gallery_n[t] % budget] = f
                 self.gallery_n[t] += 1
-            self.pending[t] = []
+            self.pending[t] = self.pending[t][-1:]  # deep-sort-realtime keeps the latest
 
 
 def _normalize(features: np.ndarray) -> np.ndarray:

@@ -7,6 +7,15 @@ dof); then IoU matching for unconfirmed tracks and tracks missed for one frame; 
 confirmed after ``n_init`` hits and deleted at their first miss; confirmed tracks are deleted after
 ``max_age`` misses. Detections below ``min_confidence`` are dropped first.
 
+Where deep-sort-realtime 1.3.2 (the published tracker's port that the tests and
+benchmarks/tracking.py compare with) departs from nwojke/deep_sort or leaves the outcome to
+rounding and order, this follows it, so that both assign the same identities in every frame:
+confirmed tracks hand their latest feature to the gallery again every frame (`_repeat_last`); the
+IoU stage takes the tracks the cascade left in a Python set's order (`_set_order`); boxes are
+float32, as its detections hold them, and read in float32 where it reads them so (`_xyah32`,
+`_iou_cost`, the filter's first covariance and process noise). The last two only decide which of
+several pairs at a cost ceiling the Hungarian solver picks, hence the ids that new tracks take.
+
 Why our own: the maintained PyPI packages (deep-sort-realtime 1.3.2 is a faithful port) keep one
 Python object per track and recompute every gallery per frame: 14 frames/s at 50 targets on a 2-core
 host, far from the 1,000 frames/s a tracker must manage so that the detector sets the pace. Here a
@@ -14,11 +23,11 @@ track is one row of a float array (its Kalman filter in block form, ``kalman.pre
 of an integer array; the galleries live in one ``[slots, budget, dim]`` pool, and a frame costs one
 batched matrix product for appearance, a few elementwise operations for the filter and gating, and
 one Hungarian assignment per cascade level with a detection close enough. At 50 targets (46.5
-detections per frame) on a 2-core dev host loaded by other work, ``benchmarks/tracker_speed.py``
-measured 2,247 frames/s against 805 for the earlier array version timed alongside (2.74 times,
-median of 9 runs; 2.2 times when both are fed frame by frame in turn and share the caches).
-``tests/demos/tracking`` checks that it assigns the same identities as deep-sort-realtime, and as
-that earlier version frame by frame.
+detections per frame) on a 2-core dev host, ``benchmarks/tracker_speed.py`` measured 2,235
+frames/s against 819 for the earlier array version timed alongside, both with the corrections
+above (2.73 times, median of 9 runs; 2.4 times when both are fed frame by frame in turn and share
+the caches); before the corrections, 2,407 frames/s. ``tests/demos/tracking`` checks that it
+assigns the same identities as deep-sort-realtime, and as that earlier version frame by frame.
 """
 
 from __future__ import annotations
@@ -29,7 +38,6 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from zbench.demos.tracking import kalman
-from zbench.demos.tracking.boxes import iou_matrix, tlwh_to_xyah
 
 INFTY_COST = 1e5
 TENTATIVE, CONFIRMED = 0, 1
@@ -72,6 +80,7 @@ class DeepSortTracker:
         self.slot_n = np.zeros(64, dtype=np.int64)  # features ever added to each slot
         self.slot_used = np.zeros(64, dtype=bool)
         self._next_id = 1
+        self._fresh = 0
 
     @property
     def ids(self) -> np.ndarray:
@@ -81,17 +90,20 @@ class DeepSortTracker:
     # -- the published loop --------------------------------------------------------------
     def update(self, tlwh: np.ndarray, scores: np.ndarray, features: np.ndarray) -> list[TrackOut]:
         p = self.params
-        tlwh = np.asarray(tlwh, dtype=np.float64).reshape(-1, 4)
         scores = np.asarray(scores, dtype=np.float64).reshape(-1)
-        features = np.asarray(features, dtype=np.float32).reshape(-1, self.dim)
         keep = scores >= p.min_confidence
-        tlwh, features = tlwh[keep], _normalize(features[keep])
+        # Boxes in float32, as the reference's detections hold them (`_xyah32`).
+        tlwh = np.asarray(tlwh, dtype=np.float32).reshape(-1, 4)[keep]
+        features = np.asarray(features, dtype=np.float32).reshape(-1, self.dim)
+        features = _normalize(features[keep])
         if len(self.rows):
-            kalman.predict_rows(self.rows)
+            kalman.predict_rows(self.rows, len(self.rows) - self._fresh)
             self.info[:, TSU] += 1
-        xyah = tlwh_to_xyah(tlwh)
+        xyah32 = _xyah32(tlwh)
+        xyah = xyah32.astype(np.float64)
         t_idx, d_idx, new = self._match(tlwh, xyah, features)
         info = self.info
+        self._repeat_last(info[:, STATE] == CONFIRMED)
         if len(t_idx):
             self.rows[t_idx] = kalman.update_rows(self.rows[t_idx], xyah[d_idx])
             hit = info[t_idx]
@@ -114,8 +126,9 @@ class DeepSortTracker:
         dead[t_idx] = False
         if dead.any():
             self._drop(dead)
+        self._fresh = len(new)  # the tracks started this frame: the last rows
         if len(new):
-            self._initiate(xyah[new], features[new])
+            self._initiate(xyah32[new], features[new])
         info = self.info
         out = (info[:, STATE] == CONFIRMED) & (info[:, TSU] <= 1)
         boxes = _tlwh(self.rows[out])
@@ -172,10 +185,11 @@ class DeepSortTracker:
                 tracks.append(confirmed[rows[r]])
                 matched.append(d)
             dets = _rotate(dets, shift)
-        unconfirmed = (state != CONFIRMED).nonzero()[0]
-        iou_tracks = np.concatenate([unconfirmed, confirmed[left & (tsu[confirmed] == 1)]])
+        iou_tracks = (state != CONFIRMED).nonzero()[0]  # unconfirmed tracks, then those missed once
+        if len(dets):
+            iou_tracks = np.concatenate([iou_tracks, _set_order(confirmed, left, tsu)])
         if len(iou_tracks) and len(dets):
-            cost = 1.0 - iou_matrix(_tlwh(self.rows[iou_tracks]), tlwh[dets])
+            cost = _iou_cost(_tlwh(self.rows[iou_tracks]), tlwh[dets])
             cost[tsu[iou_tracks] > 1] = INFTY_COST
             cost = _ceiling(cost, p.max_iou_distance)
             r, d, dets = _min_cost_matching(cost, p.max_iou_distance, dets)
@@ -243,6 +257,24 @@ class DeepSortTracker:
         self.rows = np.concatenate([self.rows, kalman.initiate_rows(xyah)])
         self.info = np.concatenate([self.info, info])
 
+    def _repeat_last(self, confirmed: np.ndarray) -> None:
+        """Every track confirmed before this frame writes its latest feature to its ring again.
+
+        deep-sort-realtime's tracker hands each confirmed track's features to the metric once per
+        frame and then keeps the latest (``track.features = [track.features[-1]]``, where
+        nwojke/deep_sort empties the list), so the metric receives that feature again in every
+        later frame, before the frame's new one: a ring of ``nn_budget`` entries then holds fewer
+        distinct features. Written after the matching, as the metric is updated at the end of the
+        frame.
+        """
+        if not confirmed.any():
+            return
+        slots = self.info[confirmed, SLOT]
+        written = self.slot_n[slots]
+        budget = self.params.nn_budget
+        self.pool[slots, written % budget] = self.pool[slots, (written - 1) % budget]
+        self.slot_n[slots] = written + 1
+
     def _fill_rings(self, slots: list[int]) -> None:
         """Newly confirmed tracks' rings: the entries not written yet become copies of the first.
 
@@ -265,6 +297,35 @@ def _tlwh(rows: np.ndarray) -> np.ndarray:
     return box
 
 
+def _xyah32(tlwh: np.ndarray) -> np.ndarray:
+    """Float32 boxes ``[N, 4]`` to centre x, y, aspect and height, computed in float32.
+
+    deep-sort-realtime's ``Detection`` stores a box in float32 and converts it in float32; the
+    state starts from that measurement and every update reads it. Float64 boxes moved IoU costs
+    by about 1e-6 against the reference's, enough now and then to change which of the pairs at
+    the ceiling the Hungarian solver picks, hence the order of new tracks.
+    """
+    out = tlwh.copy()
+    out[:, :2] += out[:, 2:] / 2
+    out[:, 2] /= out[:, 3]
+    return out
+
+
+def _iou_cost(boxes: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """1 - IoU of float64 track boxes ``[T, 4]`` with float32 detections ``[N, 4]`` (tlwh).
+
+    The reference's arithmetic (deep_sort ``iou_matching.iou``): the detections' bottom-right
+    corners and areas in float32, the rest in float64.
+    """
+    cand_br = cand[:, :2] + cand[:, 2:]
+    tl = np.maximum(boxes[:, None, :2], cand[None, :, :2])
+    br = np.minimum((boxes[:, :2] + boxes[:, 2:])[:, None, :], cand_br[None, :, :])
+    wh = np.maximum(br - tl, 0.0)
+    inter = wh[..., 0] * wh[..., 1]
+    union = (boxes[:, 2] * boxes[:, 3])[:, None] + (cand[:, 2] * cand[:, 3])[None, :] - inter
+    return 1.0 - np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
 def _normalize(features: np.ndarray) -> np.ndarray:
     # np.linalg.norm(features, axis=1, keepdims=True) computes exactly this, after a few
     # microseconds of argument checks.
@@ -278,6 +339,23 @@ def _ceiling(cost: np.ndarray, max_distance: float) -> np.ndarray:
 
 
 _NONE = np.zeros(0, dtype=np.int64)  # no matches (read only)
+
+
+def _set_order(confirmed: np.ndarray, left: np.ndarray, tsu: np.ndarray) -> np.ndarray:
+    """The confirmed tracks the cascade left and missed for one frame, in the reference's order.
+
+    The published cascade returns its unmatched tracks as ``list(set(track_indices) -
+    set(matched))``: the iteration order of a Python set, not ascending once an index reaches the
+    size of the set's table. The order of the IoU stage's rows decides which pairs at the ceiling
+    scipy's solver picks, hence the order of the unmatched detections and the ids of the tracks
+    they start. The same expression on the same indices gives the same order.
+    """
+    cand = confirmed[left & (tsu[confirmed] == 1)]
+    if len(cand) < 2:
+        return cand
+    wanted = set(cand.tolist())
+    unmatched = set(confirmed.tolist()) - set(confirmed[~left].tolist())
+    return np.array([k for k in unmatched if k in wanted], dtype=np.int64)
 
 
 def _nothing_close(dets: np.ndarray, n_rows: int) -> np.ndarray:

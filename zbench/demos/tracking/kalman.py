@@ -122,15 +122,17 @@ def gating_distance(mean: np.ndarray, cov: np.ndarray, xyah: np.ndarray) -> np.n
 # per track and unmaintained).
 ROW = 20
 MEAN, PP, PV, VV = slice(0, 8), slice(8, 12), slice(12, 16), slice(16, 20)
-_INIT_Q = np.zeros(ROW)  # initial variances per h^2: position 2 h / 20, velocity 10 h / 160
-_INIT_Q[PP] = [(2 * _STD_POS) ** 2, (2 * _STD_POS) ** 2, 0.0, (2 * _STD_POS) ** 2]
-_INIT_Q[VV] = [(10 * _STD_VEL) ** 2, (10 * _STD_VEL) ** 2, 0.0, (10 * _STD_VEL) ** 2]
+_INIT_W = np.zeros(ROW)  # initial standard deviations per h: position 2 h / 20, velocity 10 h / 160
+_INIT_W[PP] = [2 * _STD_POS, 2 * _STD_POS, 0.0, 2 * _STD_POS]
+_INIT_W[VV] = [10 * _STD_VEL, 10 * _STD_VEL, 0.0, 10 * _STD_VEL]
+_INIT_W32 = _INIT_W.astype(np.float32)
 _INIT_Q0 = np.zeros(ROW)  # the aspect ratio's, fixed
 _INIT_Q0[PP.start + 2], _INIT_Q0[VV.start + 2] = 1e-2**2, 1e-5**2
 _MEAS_W = np.array([_STD_POS, _STD_POS, 0.0, _STD_POS])
-_PRED_Q = np.zeros(ROW)  # process noise variance per h^2, added to pp and vv
-_PRED_Q[PP] = [_STD_POS**2, _STD_POS**2, 0.0, _STD_POS**2]
-_PRED_Q[VV] = [_STD_VEL**2, _STD_VEL**2, 0.0, _STD_VEL**2]
+_PRED_W = np.zeros(ROW)  # process noise standard deviation per h, for pp and vv
+_PRED_W[PP] = [_STD_POS, _STD_POS, 0.0, _STD_POS]
+_PRED_W[VV] = [_STD_VEL, _STD_VEL, 0.0, _STD_VEL]
+_PRED_W32 = _PRED_W.astype(np.float32)
 _PRED_Q0 = np.zeros(ROW)  # the aspect ratio's, fixed
 _PRED_Q0[PP.start + 2], _PRED_Q0[VV.start + 2] = 1e-2**2, 1e-5**2
 _PRED_STEP = np.eye(ROW)  # rows @ _PRED_STEP: the mean and covariance blocks one frame ahead
@@ -142,22 +144,31 @@ for _i in range(NDIM):
 
 
 def initiate_rows(xyah: np.ndarray) -> np.ndarray:
-    """New tracks from measurements ``[N, 4]`` as block rows ``[N, ROW]`` (see `initiate`)."""
-    h = xyah[:, 3:4]
-    rows = (h * h) * _INIT_Q + _INIT_Q0  # zero velocity and covariance between them
+    """New tracks from measurements ``[N, 4]`` as block rows ``[N, ROW]`` (see `initiate`).
+
+    The standard deviations are computed in the measurements' precision and squared in float64,
+    as deep_sort's ``KalmanFilter.initiate`` does: float32 measurements give its covariance.
+    """
+    std = xyah[:, 3:4] * (_INIT_W32 if xyah.dtype == np.float32 else _INIT_W)
+    rows = np.square(std, dtype=np.float64) + _INIT_Q0  # zero velocity, no covariance between
     rows[:, :NDIM] = xyah
     return rows
 
 
-def predict_rows(rows: np.ndarray) -> None:
+def predict_rows(rows: np.ndarray, fresh: int | None = None) -> None:
     """One frame ahead for every block row, in place (see `predict`).
 
     Per pair, F P F^T is [[pp + 2 pv + vv, pv + vv], [pv + vv, vv]] and the mean moves by the
-    velocity: one [T, 20] x [20, 20] product, plus the process noise (its variance scales with
-    h^2, the aspect ratio's is fixed).
+    velocity: one [T, 20] x [20, 20] product, plus the process noise (its standard deviation
+    scales with h, the aspect ratio's is fixed). The rows from index ``fresh`` on (tracks started
+    from a float32 measurement in the frame before) take their noise's standard deviation in
+    float32, as deep_sort's ``KalmanFilter.predict`` computes it from a state still in float32.
     """
     h = rows[:, 3:4]
-    noise = (h * h) * _PRED_Q + _PRED_Q0
+    std = h * _PRED_W
+    if fresh is not None and fresh < len(rows):
+        std[fresh:] = h[fresh:].astype(np.float32) * _PRED_W32
+    noise = np.square(std) + _PRED_Q0
     rows[...] = rows @ _PRED_STEP
     rows += noise
 
