@@ -247,3 +247,19 @@ def test_cli_bad_input_exits_2(h200_db: Path, args: list[str], message: str) -> 
 def test_cli_report_on_an_empty_db_exits_1(home: Path, tmp_path: Path) -> None:
     result = CLI.invoke(app, ["report", "--db", str(home / "e.db"), "-o", str(tmp_path / "o")])
     assert result.exit_code == 1 and "nothing to report" in result.output
+
+
+def test_only_a_preset_other_than_the_review_is_noted() -> None:
+    """Runs of the review suite (preset review) are the review's setup; a max run is noted."""
+    import dataclasses
+
+    from zbench.results.api import ResultRow
+    from zbench.results.report_md import notes_for
+
+    base = ResultRow("resnet50", "torch", "train", 1, "H200", "fp32", 128, 1000.0)
+    review = dataclasses.replace(base, config={"preset": "review"})
+    tuned = dataclasses.replace(base, config={"preset": "max", "compile": True})
+    assert not [n for n in notes_for(review, True) if "preset" in n]
+    assert [n for n in notes_for(tuned, True) if "preset" in n] == [
+        "preset max (compile): not the review's default setup"
+    ]
