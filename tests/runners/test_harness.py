@@ -160,3 +160,27 @@ def test_the_one_result_record_has_every_field() -> None:
     assert isinstance(back, typed.Result) and back.extra == {"new_field": 1}
     assert back.samples_per_s == fields["samples_per_s"]
     assert typed.from_dict({"type": "result"}) is None  # required fields missing
+
+
+def test_the_live_rate_counts_what_the_device_finished() -> None:
+    """The host issues steps ahead of an asynchronous device; the live rate must not count them."""
+
+    class Behind(harness.StepTimer):
+        def __init__(self, seen: tuple[int, float] | None) -> None:
+            self.seen = seen
+
+        def begin(self, i: int) -> None: ...
+
+        def end(self, i: int) -> None: ...
+
+        def times_s(self) -> list[float]:
+            return []
+
+        def done_through(self, i: int) -> tuple[int, float] | None:
+            return self.seen
+
+    # 40 steps issued in 1 s, but the device finished 30 of them in that second: 30 x 8 / 1.0.
+    assert harness._live_rate(Behind((30, 1.0)), 39, 8, 1.0) == 240.0
+    assert harness._live_rate(Behind((0, 0.0)), 39, 8, 1.0) is None  # none finished yet
+    assert harness._live_rate(Behind(None), 39, 8, 1.0) is None  # a device timer that cannot tell
+    assert harness._live_rate(None, 39, 8, 2.0) == 160.0  # host timing: the host's count is exact
