@@ -53,6 +53,9 @@ def test_successful_job_records_run_and_phase_aggregates(jobenv: Path) -> None:
     run = store.get_run(info.run_id)
     assert run is not None and run["samples_per_s"] > 0
     assert run["config"]["steps"] == 15 and run["env"]["framework"] == "fake 1.0"
+    # The machine's description goes with every run, so a report can show it (here: no GPU).
+    machine = run["env"]["machine"]
+    assert machine["host"]["cpu_threads"] == os.cpu_count() and machine["gpus"] == []
     phases = store.phase_aggregates([jid])[jid]
     assert {"warmup", "measure"} <= set(phases)
     assert phases["measure"]["n_samples"] >= 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -66,6 +67,7 @@ class Supervisor:
         self.trouble_since: float | None = None  # the store has failed since then (None: fine)
         self._trouble_text = ""
         self._tick_failed = False
+        self._machine_record: dict[str, Any] | None = None
         sampler.subscribe(self._on_snapshot)
 
     # --- telemetry fan-out (sampler thread) ----------------------------------------------------
@@ -259,6 +261,19 @@ class Supervisor:
             events_path=str(job.events_path),
         )
 
+    def _machine(self) -> dict[str, Any]:
+        """The machine's description (``zbench doctor`` without the frameworks), read once per
+        supervisor through a backend of its own (the sampler's counters are not read twice), so
+        that a report of any run can show the GPUs' peaks and the topology."""
+        if self._machine_record is None:
+            from zbench.telemetry.doctor import json_default, machine
+
+            try:  # NA and other non-JSON values as the doctor's JSON writes them
+                self._machine_record = json.loads(json.dumps(machine(), default=json_default))
+            except Exception as exc:  # a description is not worth a lost result
+                self._machine_record = {"notice": f"machine not read: {exc}"}
+        return self._machine_record
+
     def _peaks(self, job: RunningJob) -> dict[int, dict[str, Any]] | None:
         """For a probe job: each GPU's theoretical peaks, read through the sampler's backend
         (static figures, so reading them beside the sampling thread reads no counter twice)."""
@@ -273,7 +288,9 @@ class Supervisor:
         job.read_events()
         outcome = job.outcome(rc)
         if job.result_event is not None and job.run_id is None:
-            job.run_id = self.store.add_run(job.run_record(self._peaks(job)))
+            record = job.run_record(self._peaks(job))
+            record["env"].setdefault("machine", self._machine())
+            job.run_id = self.store.add_run(record)
         samples = job.retag_samples()
         self.store.replace_samples(job.id, samples)
         self.store.set_phase_aggregates(job.id, job.run_id, aggregate(samples))

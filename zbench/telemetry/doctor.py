@@ -94,6 +94,14 @@ def collect(progress: Progress = _quiet) -> dict[str, Any]:
     report: dict[str, Any] = {"host": host_info(), "nvml": None, "gpus": [], "topology": None}
     report["frameworks"] = framework_status(progress)
     progress("reading the GPUs through NVML")
+    return {**report, **machine()}
+
+
+def machine() -> dict[str, Any]:
+    """The host, the GPUs with their specs and theoretical peaks, and the topology: the doctor's
+    report without the frameworks (which take seconds to import). Read through NVML alone, in
+    well under a second; the supervisor stores it with every run (``env["machine"]``)."""
+    report: dict[str, Any] = {"host": host_info(), "nvml": None, "gpus": [], "topology": None}
     report["warnings"] = []
     try:
         import pynvml
