@@ -6,9 +6,7 @@ Each function returns an exit status: 0 ok, 1 the work failed, 2 bad input (one-
 
 from __future__ import annotations
 
-import math
-
-from zbench.cli.follow import Db, _console, _err, _report_failure, follow
+from zbench.cli.follow import Db, _console, _err, _report_failure, bad_timeout, follow
 from zbench.contract.config import UsageError
 from zbench.jobs import api
 from zbench.jobs.api import JobSpec
@@ -25,8 +23,7 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
     except UsageError as exc:
         _err(str(exc))
         return 2
-    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
-        _err("--timeout must be a finite number of seconds above 0")
+    if bad_timeout(timeout):
         return 2
     from zbench.demos.registry import check  # the entry's own check, framework-free
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -28,6 +29,14 @@ def _console(*, stderr: bool = False) -> Console:
 
 def _err(message: str) -> None:
     print(f"zbench: {message}", file=sys.stderr)
+
+
+def bad_timeout(timeout: float | None) -> bool:
+    """A ``--timeout`` that is not a finite number of seconds above 0 (said in one line)."""
+    if timeout is None or (math.isfinite(timeout) and timeout > 0):
+        return False
+    _err("--timeout must be a finite number of seconds above 0")
+    return True
 
 
 def label(job: JobInfo) -> str:

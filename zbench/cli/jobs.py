@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-import math
 import sys
 import time
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from zbench.cli.follow import Db, _console, _err, _report_failure, follow, label
+from zbench.cli.follow import Db, _console, _err, _report_failure, bad_timeout, follow, label
 from zbench.cli.tableview import print_table
 from zbench.contract.config import RunConfig, UsageError, build_parser, parse_args
 from zbench.jobs import api
@@ -123,8 +122,7 @@ def run_job(
     except UsageError as exc:
         _err(str(exc))
         return 2
-    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
-        _err("--timeout must be a finite number of seconds above 0")
+    if bad_timeout(timeout):
         return 2
     problem = api.check_config(config)
     if problem:

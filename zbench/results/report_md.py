@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from zbench.contract.config import PRESETS
+from zbench.contract.config import RunConfig
 from zbench.results.api import ResultRow
 from zbench.results.export import md_machines, md_measured, md_results, md_table, md_warnings
 from zbench.results.format import FRAMEWORK_NAMES, GIB, NA_TEXT, model_name
@@ -122,6 +122,9 @@ def probe_section(probes: Sequence[ResultRow]) -> list[str]:
 # --- 2. the experiments --------------------------------------------------------------------------
 
 
+DEFAULT_PRESET = RunConfig.preset  # the review's own setup: not worth a note
+
+
 def notes_for(row: ResultRow, charted: bool) -> list[str]:
     """What the reader should know about a row that is not a warning (those are
     ``provenance.warnings``, printed as the export prints them)."""
@@ -136,7 +139,7 @@ def notes_for(row: ResultRow, charted: bool) -> list[str]:
         out.append(f"GPU util {row.gpu_util:.0f}% but SM activity {sm:.0f}%: the GPU is busy, "
                    "not full")  # fmt: skip
     cfg = row.config if isinstance(row.config, dict) else {}
-    if cfg.get("preset") not in (None, "", PRESETS[0]):  # the review preset is the default
+    if cfg.get("preset") not in (None, "", DEFAULT_PRESET):
         tuned = [k.replace("_", "-") for k in ("compile", "channels_last") if cfg.get(k)]
         out.append(f"preset {cfg['preset']}" + (f" ({', '.join(tuned)})" if tuned else "")
                    + ": not the review's default setup")  # fmt: skip

@@ -90,11 +90,9 @@ def host_info() -> dict[str, Any]:
 
 def collect(progress: Progress = _quiet) -> dict[str, Any]:
     """Everything the doctor reports, as JSON-ready data."""
-    progress("reading the host")
-    report: dict[str, Any] = {"host": host_info(), "nvml": None, "gpus": [], "topology": None}
-    report["frameworks"] = framework_status(progress)
-    progress("reading the GPUs through NVML")
-    return {**report, **machine()}
+    frameworks = framework_status(progress)
+    progress("reading the host and the GPUs through NVML")
+    return {**machine(), "frameworks": frameworks}
 
 
 def machine() -> dict[str, Any]:
