@@ -258,3 +258,27 @@ def test_status_line_counts_down() -> None:
     assert "reconnecting in 4 s" in status_text(lost)
     assert "reconnecting in 1 s" in status_text(lost, 1.2)
     assert "Connection reset" in status_text(lost)
+
+
+async def test_a_snapshot_before_the_section_is_composed_is_drawn_once_it_is() -> None:
+    """A host's stream can answer before its section's children exist; the first snapshot and
+    state are kept and drawn on the next refresh instead of failing the whole app."""
+    from textual.app import App
+
+    from zbench.tui.widgets.fleet_host import HostSection
+    from zbench.tui.widgets.host_panel import HostPanel
+
+    app: App[None] = App()
+    async with app.run_test() as pilot:
+        section = HostSection("early")
+        mounting = app.screen.mount(section)
+        assert not section.query(HostPanel)  # children not composed yet
+        section.set_status(HostStatus("early", "live"))
+        snaps = two_gpu(2)
+        for snap in snaps:
+            section.show(snap)
+        await mounting
+        await wait_for(pilot, lambda: len(section.query(GpuPanel)) == 2)
+        await settle(pilot)
+        assert section.telemetry.latest is snaps[-1]
+        assert "live" in str(section.query_one("#status", Static).render())

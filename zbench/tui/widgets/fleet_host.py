@@ -56,13 +56,30 @@ class HostSection(Vertical):
         self.status = status
         self.set_class(status.state == "lost", "-lost")
         self.set_class(status.state == "live", "-live")
-        self.query_one("#status", Static).update(status_text(status, retry_left_s))
+        self._draw_status(status, retry_left_s)
+
+    def _draw_status(self, status: HostStatus, retry_left_s: float | None) -> None:
+        found = self.query("#status")
+        if not found:  # not composed yet: drawn once the children are there
+            self.call_after_refresh(self._draw_status, status, retry_left_s)
+        elif status is self.status:  # else a newer state has been drawn
+            found.first(Static).update(status_text(status, retry_left_s))
 
     def show(self, snap: Snapshot) -> None:
-        if not self.telemetry.extend([snap]):
+        if self.telemetry.extend([snap]):
+            self._draw(snap)
+
+    def _draw(self, snap: Snapshot) -> None:
+        # A stream's first snapshot can arrive before this section's children are composed; the
+        # sample is already kept in ``telemetry``, so drawing simply waits for the next refresh.
+        hosts = self.query(HostPanel)
+        if not hosts:
+            self.call_after_refresh(self._draw, snap)
             return
+        if snap is not self.telemetry.latest:
+            return  # a newer snapshot has been drawn or is queued
         state = self.telemetry
-        self.query_one(HostPanel).show(snap.host, state.cpu)
+        hosts.first().show(snap.host, state.cpu)
         grid = self.query_one("#gpus", Grid)
         panels = {p.index: p for p in grid.query(GpuPanel)}
         new = [GpuPanel(g.index) for g in snap.gpus if g.index not in panels]
