@@ -171,20 +171,84 @@ def test_ddp_two_processes_on_cpu_gloo(tmp_path: Path) -> None:
     assert len([e for e in events if e["type"] == "start"]) == 1  # only rank 0 speaks
 
 
-def test_torchrun_command_line() -> None:
-    from zbench.runners.torch.launch import child_env, torchrun_argv
+def test_launcher_command_lines(tmp_path: Path) -> None:
+    from zbench.runners.torch.launch import ENV_INIT, child_env, rank_env, torchrun_argv
 
-    cfg = RunConfig(workload="resnet50", gpus=2, precision="bf16")
-    argv = torchrun_argv(cfg, "/tmp/ev")
-    assert argv[1:6] == ["-m", "torch.distributed.run", "--standalone", "--nnodes", "1"]
-    tail = argv[argv.index("zbench.runners") + 1 :]
-    assert tail[:1] == ["resnet50"] and "--events" in tail and "--" not in tail
     multi = RunConfig(
         workload="resnet50", gpus=8, extra=("--nnodes", "2", "--rdzv-endpoint", "h:1")
     )
     argv = torchrun_argv(multi, "/tmp/ev")
-    assert "--standalone" not in argv and argv[3:7] == ["--nnodes", "2", "--rdzv-endpoint", "h:1"]
+    assert argv[1:3] == ["-m", "torch.distributed.run"]
+    assert argv[3:7] == ["--nnodes", "2", "--rdzv-endpoint", "h:1"]
+    tail = argv[argv.index("zbench.runners") + 1 :]
+    assert tail[:1] == ["resnet50"] and "--events" in tail and "--" not in tail
+    env = rank_env(1, 2, tmp_path / "store")
+    assert (env["RANK"], env["LOCAL_RANK"], env["WORLD_SIZE"]) == ("1", "1", "2")
+    assert env[ENV_INIT] == (tmp_path / "store").as_uri()
+    for name in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):
+        assert env[name] == __import__("os").environ.get(name, "lo")
     assert child_env()["NCCL_NVLS_ENABLE"] in (
         "0",
         __import__("os").environ.get("NCCL_NVLS_ENABLE"),
     )
+
+
+@pytest.mark.slow
+def test_single_node_ddp_listens_on_loopback_only(tmp_path: Path) -> None:
+    """torchrun's rendezvous store listened on every interface; the local launcher's ranks meet
+    through a file and bind their sockets to loopback. Watched from outside while the run goes."""
+    import os
+    import subprocess
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    from tests.runners.events import REPO
+
+    events = tmp_path / "events.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    for name in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):
+        env.pop(name, None)
+    argv = [*TINY, "--gpus", "2", "--steps", "60", "--warmup", "1", "--events", str(events)]
+    proc = subprocess.Popen([sys.executable, "-m", "zbench.runners", *argv], cwd=REPO, env=env)
+    listening: set[tuple[str, int]] = set()
+    try:
+        while proc.poll() is None:
+            with __import__("contextlib").suppress(psutil.Error):
+                for child in [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(True)]:
+                    for conn in child.net_connections(kind="inet"):
+                        if conn.status == psutil.CONN_LISTEN:
+                            listening.add((conn.laddr.ip, conn.laddr.port))
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0
+    assert listening, "gloo's ranks listen while they run; the watch saw nothing"
+    assert {ip for ip, _ in listening} <= {"127.0.0.1", "::1"}, listening
+
+
+@pytest.mark.parametrize("rank", [None, "1"])
+def test_a_rank_leaves_without_interpreter_finalization(rank: str | None) -> None:
+    """A rank's process group threads outlive ``destroy_process_group`` once DDP was used, and
+    interpreter finalization with them alive can abort it; a rank ends with ``os._exit`` after
+    flushing, so atexit handlers do not run and what it printed still arrives."""
+    import os
+    import subprocess
+
+    from tests.runners.events import REPO
+
+    code = (
+        "import atexit, runpy, sys; atexit.register(lambda: print('FINALIZED', flush=True)); "
+        "print('before', end=''); sys.argv = ['zbench.runners', 'resnet50', '--steps', 'x']; "
+        "runpy.run_module('zbench.runners', run_name='__main__')"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("LOCAL_RANK", None)
+    if rank is not None:
+        env["LOCAL_RANK"] = rank
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 2 and "--steps" in proc.stderr
+    assert proc.stdout.startswith("before")
+    assert ("FINALIZED" in proc.stdout) is (rank is None)

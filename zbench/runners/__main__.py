@@ -6,7 +6,9 @@ line on stderr, and an ``error`` event of kind ``config`` when an events target 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import signal
 import sys
 from types import FrameType
@@ -84,5 +86,25 @@ def _dispatch(config: RunConfig, writer: EventWriter) -> int:
     return int(module.run(config, writer))
 
 
+def exit_rank(code: int) -> None:
+    """End a rank of a several-GPU run without interpreter finalization.
+
+    Once a DistributedDataParallel module has been made, its process group's worker threads keep
+    running after ``destroy_process_group`` (seen with Gloo on torch 2.11, even with the module
+    freed), so they are alive while Python tears itself down, and finalization can then abort the
+    rank ("terminate called without an active exception"; pytorch/pytorch#190489, #179291) after
+    its result was written. Everything a rank
+    reports has gone out by now (the events file is closed), so it flushes its standard streams
+    and leaves at once.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    if os.environ.get("LOCAL_RANK") is not None:  # a rank, started by our launcher or torchrun
+        exit_rank(status)
+    sys.exit(status)

@@ -20,6 +20,7 @@ from zbench.runners.harness import Adapter, BadInput, Prepared, StepTimer, Unava
 from zbench.runners.torch import env as envinfo
 from zbench.runners.torch import tuning
 from zbench.runners.torch.graphs import GraphedStep
+from zbench.runners.torch.launch import ENV_INIT
 from zbench.runners.torch.models import build_model
 from zbench.runners.torch.tasks import Shape, Task
 
@@ -85,7 +86,14 @@ class TorchAdapter(Adapter):
             self.device = torch.device("cuda", self.local_rank)
             torch.cuda.set_device(self.device)
         if self.distributed:
-            dist.init_process_group("nccl" if self.device.type == "cuda" else "gloo")
+            backend = "nccl" if self.device.type == "cuda" else "gloo"
+            store = os.environ.get(ENV_INIT)  # the local launcher's file store; else torchrun's
+            if store:
+                dist.init_process_group(
+                    backend, init_method=store, rank=self.rank, world_size=self.world
+                )
+            else:
+                dist.init_process_group(backend)
         precision_detail = envinfo.apply_precision(cfg.precision)
         torch.manual_seed(cfg.seed + self.rank)
         info = WORKLOADS[cfg.workload]

@@ -1,4 +1,10 @@
-"""Several GPUs: re-launch this runner under torchrun, one process per GPU (weak scaling).
+"""Several GPUs: re-launch this runner once per GPU (weak scaling).
+
+On one node the launcher starts the ranks itself and they meet through a file store in a private
+temporary folder, with NCCL's and Gloo's bootstrap sockets on the loopback interface: nothing of a
+single-node run listens on the network. torchrun cannot do that: its rendezvous store (a TCPStore)
+listens on every interface and has no option to bind one, so it is used only when the user passes
+rendezvous options after ``--`` (several nodes, which must be reachable anyway).
 
 The launcher imports no framework. Rank 0 writes the events to a file of the launcher's; the launcher
 forwards them to the caller's target as they come, so an inherited ``fd:N`` (which torchrun's children
@@ -14,13 +20,16 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from zbench.contract.config import RunConfig
 from zbench.contract.protocol import EventTail, EventWriter
 
-ENV_RANK = "LOCAL_RANK"  # set by torchrun in every child
+ENV_RANK = "LOCAL_RANK"  # set in every child, by torchrun or by the local launcher
+ENV_INIT = "ZBENCH_DIST_INIT"  # the local launcher's rendezvous (a file:// store) for the ranks
 STOP_GRACE_S = 8.0  # under the supervisor's 10 s: torchrun's own worker shutdown gets its time
+LOOPBACK = "lo"  # single node: NCCL's and Gloo's bootstrap sockets on loopback only
 
 
 def is_child() -> bool:
@@ -39,14 +48,17 @@ def multi_node(cfg: RunConfig) -> bool:
     return False
 
 
-def torchrun_argv(cfg: RunConfig, events: str) -> list[str]:
-    """``python -m torch.distributed.run ... -m zbench.runners <argv>``; with no rendezvous options
-    after ``--``, a single-node ``--standalone`` run."""
-    launcher = [sys.executable, "-m", "torch.distributed.run"]
-    launcher += list(cfg.extra) if cfg.extra else ["--standalone", "--nnodes", "1"]
-    launcher += ["--nproc-per-node", str(cfg.gpus)]
+def runner_argv(cfg: RunConfig, events: str) -> list[str]:
+    """What each rank runs: ``-m zbench.runners <argv>`` without the launcher options."""
     inner = RunConfig(**{**cfg.as_dict(), "extra": ()}).to_argv(events=events)
-    return [*launcher, "-m", "zbench.runners", *inner]
+    return ["-m", "zbench.runners", *inner]
+
+
+def torchrun_argv(cfg: RunConfig, events: str) -> list[str]:
+    """``python -m torch.distributed.run <the user's rendezvous options> -m zbench.runners ...``."""
+    launcher = [sys.executable, "-m", "torch.distributed.run", *cfg.extra]
+    launcher += ["--nproc-per-node", str(cfg.gpus)]
+    return [*launcher, *runner_argv(cfg, events)]
 
 
 def child_env() -> dict[str, str]:
@@ -54,6 +66,66 @@ def child_env() -> dict[str, str]:
     env.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast off: some hosts hang with it on
     env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's default, said explicitly
     return env
+
+
+def rank_env(rank: int, world: int, store: Path) -> dict[str, str]:
+    """The environment of one local rank: torchrun's variables, the file store, loopback sockets."""
+    env = child_env()
+    env.update(
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(world),
+        LOCAL_WORLD_SIZE=str(world),
+        GROUP_RANK="0",
+        MASTER_ADDR="127.0.0.1",  # read by nothing here; a library that looks finds loopback
+    )
+    env[ENV_INIT] = store.resolve().as_uri()
+    env.setdefault("NCCL_SOCKET_IFNAME", LOOPBACK)
+    env.setdefault("GLOO_SOCKET_IFNAME", LOOPBACK)
+    return env
+
+
+class LocalRanks:
+    """The ranks of a single-node run, started by us in our process group (a signal to the group
+    reaches them all); the first rank to fail stops the others, as torchrun does."""
+
+    def __init__(self, cfg: RunConfig, events: str, store: Path) -> None:
+        argv = [sys.executable, *runner_argv(cfg, events)]
+        self.procs = [
+            subprocess.Popen(argv, env=rank_env(r, cfg.gpus, store)) for r in range(cfg.gpus)
+        ]
+
+    def wait(self) -> int:
+        """The first non-zero exit status of a rank (the others stopped), else 0."""
+        while True:
+            codes = [p.poll() for p in self.procs]
+            failed = [c for c in codes if c not in (None, 0)]
+            if failed:
+                self.stop()
+                return failed[0]
+            if all(c == 0 for c in codes):
+                return 0
+            time.sleep(0.1)
+
+    def stop(self, grace: float = STOP_GRACE_S) -> int:
+        """SIGTERM to the ranks still running, SIGKILL to any left after ``grace``."""
+        for p in self.procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        for p in self.procs:
+            while True:
+                try:
+                    p.wait(timeout=max(0.0, deadline - time.monotonic()))
+                    break
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    deadline = time.monotonic() + 5.0
+                except KeyboardInterrupt:  # a second SIGTERM while waiting: keep waiting
+                    continue
+        codes = [p.returncode for p in self.procs]
+        return next((c for c in codes if c), 0)
 
 
 def stop_torchrun(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE_S) -> int:
@@ -93,22 +165,32 @@ def launch(cfg: RunConfig, writer: EventWriter) -> int:
 
         thread = threading.Thread(target=forward, name="zbench-events", daemon=True)
         thread.start()
-        proc = subprocess.Popen(torchrun_argv(cfg, str(events)), env=child_env())
         interrupted = False
-        try:
-            rc = proc.wait()
-        except KeyboardInterrupt:  # SIGTERM (the runner turns it into this) or Ctrl-C
-            interrupted = True
-            rc = stop_torchrun(proc)
+        if cfg.extra:
+            launcher = "torchrun"
+            proc = subprocess.Popen(torchrun_argv(cfg, str(events)), env=child_env())
+            try:
+                rc = proc.wait()
+            except KeyboardInterrupt:  # SIGTERM (the runner turns it into this) or Ctrl-C
+                interrupted = True
+                rc = stop_torchrun(proc)
+        else:
+            launcher = "a rank"
+            ranks = LocalRanks(cfg, str(events), Path(tmp) / "store")
+            try:
+                rc = ranks.wait()
+            except KeyboardInterrupt:
+                interrupted = True
+                rc = ranks.stop()
         done.set()
         thread.join()
     if rc != 0 and "error" not in seen:
-        message = f"torchrun exited with status {rc}; see the log for each rank"
+        message = f"{launcher} exited with status {rc}; see the log for each rank"
         if interrupted or rc in (130, -2):
             writer.error("interrupted", message)
         else:
             writer.error("crash", message)
     if rc == 0 and "result" not in seen and not multi_node(cfg):  # rank 0 may be on another node
-        writer.error("crash", "torchrun finished but rank 0 reported no result")
+        writer.error("crash", "the ranks finished but rank 0 reported no result")
         return 1
     return 0 if rc == 0 else (rc if rc == 2 else 1)
