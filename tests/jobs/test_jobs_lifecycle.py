@@ -151,12 +151,14 @@ def test_stale_heartbeat_counts_as_dead(jobenv: Path) -> None:
 
 def test_job_survives_sighup_of_the_launching_terminal(jobenv: Path) -> None:
     """`zbench run` in its own session stands in for a terminal: SIGHUP to that session kills the
-    CLI, but not the supervisor or the job."""
+    CLI, but not the supervisor or the job. The CLI gets SIGHUP's default action, as under a
+    terminal's shell, even when the tests run under ``nohup``."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     cli = subprocess.Popen(
         [sys.executable, "-m", "zbench", "run", "resnet50", "--device", "cpu", "--steps", "100",
          "--", "behave=slow", "step_s=0.1"],
         env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
     )  # fmt: skip
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

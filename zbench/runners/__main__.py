@@ -90,7 +90,7 @@ def exit_rank(code: int) -> None:
     """End a rank of a several-GPU run without interpreter finalization.
 
     Once a DistributedDataParallel module has been made, its process group's worker threads keep
-    running after ``destroy_process_group`` (seen with Gloo on torch 2.11, even with the module
+    running after ``destroy_process_group`` (seen with Gloo on torch 2.14, even with the module
     freed), so they are alive while Python tears itself down, and finalization can then abort the
     rank ("terminate called without an active exception"; pytorch/pytorch#190489, #179291) after
     its result was written. Everything a rank
