@@ -100,3 +100,57 @@ def test_a_few_training_steps_beat_the_unwarped_source_on_a_fixed_clip():
     assert q["model"]["l1"] < 0.9 * q["source"]["l1"], q
     assert q["model"]["l1_head"] < 0.9 * q["source"]["l1_head"], q
     assert q["model"]["l1"] < q["affine_oracle"]["l1"], q
+
+
+def test_quality_scores_a_given_drive_and_the_oracle_drive_beats_the_source():
+    """`quality(drive=...)` scores the drive's outputs: an identity flow scores exactly as the
+    unwarped source, and the affine warp fitted to the true landmarks (handed in as a flow) scores
+    its AKD; pairs are handed over in order, by their first index."""
+    images, landmarks, masks = evaluate.held_out_clips(2, 3, 64, "cpu")
+    model = MotionModel(SMOKE_CONFIG).eval()
+    n, t = landmarks.shape[:2]
+    firsts: list[int] = []
+
+    def identity(model, source, driving, first):
+        firsts.append(first)
+        b, _, h, w = source.shape
+        return {"prediction": source, "flow": warp.make_grid(h, w)[None].expand(b, h, w, 2)}
+
+    q = evaluate.quality(model, images, landmarks, masks, bf16=False, chunk=4, drive=identity)
+    assert firsts == list(range(0, n * t, 4))
+    for key in ("l1", "l1_head", "akd_px"):
+        assert q["model"][key] == pytest.approx(q["source"][key], rel=1e-5)
+    lm_src = landmarks[:, :1].expand(n, t, -1, -1).reshape(n * t, -1, 2)
+    lm_drv = landmarks.reshape(n * t, -1, 2)
+    fit = renderer.FIT_LANDMARKS
+
+    def oracle(model, source, driving, first):
+        b, _, h, w = source.shape
+        grid = warp.affine_grid_from_points(
+            lm_src[first : first + b, :fit], lm_drv[first : first + b, :fit], h, w
+        )
+        return {"prediction": warp.warp(source, grid, padding="border"), "flow": grid}
+
+    q = evaluate.quality(model, images, landmarks, masks, bf16=False, chunk=4, drive=oracle)
+    assert q["model"]["akd_px"] == pytest.approx(q["affine_oracle"]["akd_px"], rel=1e-4)
+    assert q["model"]["akd_px"] < 0.5 * q["source"]["akd_px"]
+
+
+def test_train_uses_the_given_losses_and_weights():
+    """`train(losses=..., weights=...)` calls the given loss on every step's batch and weights its
+    terms: a term weighted 0 leaves every parameter where it was."""
+    model = MotionModel(SMOKE_CONFIG)
+    before = {k: v.clone() for k, v in model.state_dict().items() if v.dtype.is_floating_point}
+    calls: list[tuple[int, ...]] = []
+
+    def losses(model, source, driving, theta):
+        calls.append(tuple(source.shape))
+        out = model.animate(source, *model.kp(source), *model.kp(driving))["prediction"]
+        return {"only": (out - driving).abs().mean()}, out
+
+    pairs = train.RenderedPairs(64, 2, "cpu", seed=1)
+    train.train(model, pairs, steps=3, bf16=False, losses=losses, weights={"only": 0.0})
+    assert calls == [(2, 3, 64, 64)] * 3
+    after = model.state_dict()
+    changed = [k for k, v in before.items() if "running" not in k and not torch.equal(v, after[k])]
+    assert not changed, changed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import torch
 
@@ -10,6 +11,7 @@ from zbench.demos.motion import renderer, warp
 from zbench.demos.motion.infer import Animator, animate
 from zbench.demos.motion.model import MotionModel
 
+Drive = Callable[[MotionModel, torch.Tensor, torch.Tensor, int], dict[str, torch.Tensor]]
 HELD_OUT_SEED = (
     1_000_003  # training seeds count up from 0; these identities and clips are never seen
 )
@@ -37,6 +39,7 @@ def quality(
     masks: torch.Tensor,
     bf16: bool = True,
     chunk: int = 64,
+    drive: Drive | None = None,
 ) -> dict[str, dict[str, float]]:
     """Rebuild each clip from its first frame; L1 (0-1 scale), head-region L1 and landmark distance.
 
@@ -50,6 +53,8 @@ def quality(
       own backward warp (`warp.transport_points`), against the driving frame's true landmarks, in
       pixels. It uses no detector the model trained, so it cannot flatter the model; it measures
       the geometry of the warp (the part of the output the residual paints is not tracked).
+    - `drive(model, source, driving, first)`: the model's outputs for a chunk of pairs starting at
+      pair `first` (default: `infer.animate`, keypoints from the model's own detector).
     """
     model.eval()
     n, t, _, h, w = images.shape
@@ -72,7 +77,10 @@ def quality(
     outputs = {k: warp.warp(src, g, padding="border") for k, g in grids.items()}
     preds, flows = [], []
     for i in range(0, n * t, chunk):
-        r = animate(model, src[i : i + chunk], drv[i : i + chunk], bf16)
+        if drive is None:
+            r = animate(model, src[i : i + chunk], drv[i : i + chunk], bf16)
+        else:
+            r = drive(model, src[i : i + chunk], drv[i : i + chunk], i)
         preds.append(r["prediction"].float())
         flows.append(r["flow"].float())
     outputs["model"], grids["model"] = torch.cat(preds), torch.cat(flows)

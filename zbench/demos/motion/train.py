@@ -118,6 +118,10 @@ def compute_losses(
     return {"recon": recon, "eq_value": eq_value, "eq_jacobian": eq_jac}, out
 
 
+LossFn = Callable[
+    [MotionModel, torch.Tensor, torch.Tensor, torch.Tensor],
+    tuple[dict[str, torch.Tensor], torch.Tensor],
+]
 WEIGHTS = {"recon": 10.0, "eq_value": 10.0, "eq_jacobian": 10.0}
 LR = 1e-3  # with warm-up and cosine decay (lr_factor); 2e-4 barely moves in a few minutes
 
@@ -153,10 +157,16 @@ def train(
     callback: Callable[[TrainStatus], None] | None = None,
     sample_every: int = 50,
     seed: int = 0,
+    losses: LossFn | None = None,
+    weights: dict[str, float] | None = None,
 ) -> tuple[torch.optim.Optimizer, list[dict[str, float]]]:
-    """Train until `steps` or `seconds` run out (whichever comes first); returns the loss history."""
+    """Train until `steps` or `seconds` run out (whichever comes first); returns the loss history.
+
+    `losses` and `weights` replace `compute_losses` and `WEIGHTS` (benchmarks/motion_ablation.py
+    tries other terms with them)."""
     if steps is None and seconds is None:
         raise ValueError("give steps or seconds")
+    loss_fn, weight = losses or compute_losses, weights or WEIGHTS
     device = next(model.parameters()).device
     opt = optimizer or make_optimizer(model, lr)
     for group in opt.param_groups:
@@ -176,8 +186,8 @@ def train(
         source, driving = pairs.next()
         theta = random_affine(source.shape[0], device, gen=gen)
         with autocast(device, bf16):
-            terms, pred = compute_losses(model, source, driving, theta)
-        loss = sum(WEIGHTS[k] * v for k, v in terms.items())
+            terms, pred = loss_fn(model, source, driving, theta)
+        loss = sum(weight[k] * v for k, v in terms.items())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
