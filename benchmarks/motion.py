@@ -37,6 +37,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=train.LR, help=f"peak learning rate ({train.LR:g})")
     p.add_argument("--fps-batch", type=int, default=32, help="batched inference size")
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
+    p.add_argument(
+        "--recipe",
+        choices=("base", "perc_near"),
+        default="base",
+        help="training: the demo's (base), or closer pairs plus a random-feature perceptual term "
+        "(benchmarks/motion_ablation.py)",
+    )
     p.add_argument("--smoke", action="store_true", help="tiny model, 64x64, a few steps (CPU test)")
     p.add_argument("--out", type=Path, required=True, help="JSON results path")
     p.add_argument("--out-dir", type=Path, required=True, help="checkpoint, GIF and PNG strip")
@@ -59,7 +66,9 @@ def train_phase(args, device) -> tuple[MotionModel, dict]:
     model = MotionModel(cfg).to(device)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
-    pairs = train.RenderedPairs(args.size, args.batch, device, seed=0)
+    near = args.recipe == "perc_near"
+    pairs = train.RenderedPairs(args.size, args.batch, device, seed=0, near=near)
+    losses = train.perceptual_losses(device) if near else None
     last = [time.perf_counter()]
 
     def on_step(st: train.TrainStatus) -> None:
@@ -71,13 +80,20 @@ def train_phase(args, device) -> tuple[MotionModel, dict]:
     steps = 8 if args.smoke else None
     t0 = time.perf_counter()
     opt, hist = train.train(
-        model, pairs, steps=steps, seconds=args.minutes * 60, lr=args.lr, callback=on_step
+        model,
+        pairs,
+        steps=steps,
+        seconds=args.minutes * 60,
+        lr=args.lr,
+        callback=on_step,
+        losses=losses,
     )
     wall = time.perf_counter() - t0
     step = int(hist[-1]["step"])
     train.save(model, args.out_dir, opt, step)
     log(f"trained {step} steps in {wall:.0f}s ({step * args.batch / wall:.1f} pairs/s)")
     info = {"steps": step, "seconds": wall, "batch": args.batch, "size": args.size, "lr": args.lr,
+            "recipe": args.recipe,
             "params": sum(p.numel() for p in model.parameters()), "config": cfg.to_dict(),
             "loss_first": hist[0]["total"], "loss_last": hist[-1]["total"],
             "loss_curve": [[h["step"], round(h["total"], 5)] for h in hist[:: max(1, len(hist) // 60)]]}  # fmt: skip

@@ -21,76 +21,21 @@ over the unwarped source's and the estimated affine warp's (below 1: the model i
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
 import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
-from torch import nn
 
 from zbench.demos.motion import evaluate, renderer, train
-from zbench.demos.motion.model import MotionConfig, MotionModel, downscale
+from zbench.demos.motion.model import MotionConfig, MotionModel
 
 VARIANTS = ("base", "near", "perc", "perc_near", "oracle_kp")
 SMALL = MotionConfig(
     kp_expansion=16, kp_max=128, kp_blocks=3, dm_expansion=16, dm_max=128, dm_blocks=3,
     gen_expansion=16, gen_max=128,
 )  # fmt: skip
-PERC_WEIGHT = 10.0
-
-
-class Pairs(train.RenderedPairs):
-    """Rendered pairs that also keep their true landmarks; `near` pulls the driving pose towards
-    the source's."""
-
-    def __init__(self, size: int, batch: int, device: str, seed: int, near: bool) -> None:
-        super().__init__(size, batch, device, seed)
-        self.near = near
-        self.landmarks: tuple[torch.Tensor, torch.Tensor] | None = None
-
-    def next(self) -> tuple[torch.Tensor, torch.Tensor]:
-        n = self.batch
-        ident = renderer.sample_identity(self.gen, n)
-        both = {k: torch.cat([v, v]) for k, v in ident.items()}
-        pa, pb = renderer.sample_pose(self.gen, n), renderer.sample_pose(self.gen, n)
-        if self.near:
-            t = torch.rand(n, generator=self.gen) * 0.4 + 0.1
-            pb = {k: pa[k] + t * (pb[k] - pa[k]) for k in pa}
-        heads = renderer.render(
-            both, {k: torch.cat([pa[k], pb[k]]) for k in pa}, self.size, self.device
-        )
-        self.landmarks = (heads.landmarks[:n], heads.landmarks[n:])
-        return heads.images[:n], heads.images[n:]
-
-
-class RandomFeatures(nn.Module):
-    """A frozen VGG-like stack with seeded He-normal weights: multi-scale features without a
-    download."""
-
-    def __init__(self, seed: int = 1234) -> None:
-        super().__init__()
-        g = torch.Generator().manual_seed(seed)
-        chans = [3, 32, 64, 128]
-        self.blocks = nn.ModuleList()
-        for a, b in itertools.pairwise(chans):
-            convs = [nn.Conv2d(a, b, 3, padding=1), nn.Conv2d(b, b, 3, padding=1)]
-            for c in convs:
-                with torch.no_grad():
-                    fan_in = c.weight[0].numel()
-                    c.weight.copy_(torch.randn(c.weight.shape, generator=g) * (2 / fan_in) ** 0.5)
-                    c.bias.zero_()
-            self.blocks.append(nn.Sequential(convs[0], nn.ReLU(), convs[1], nn.ReLU()))
-        self.requires_grad_(False)
-
-    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
-        out, x = [], (x - 0.5) / 0.25
-        for i, block in enumerate(self.blocks):
-            x = block(F.avg_pool2d(x, 2) if i else x)
-            out.append(x)
-        return out
 
 
 def _eye(b: int, k: int, device: torch.device) -> torch.Tensor:
@@ -104,31 +49,19 @@ def run_variant(name: str, a: argparse.Namespace) -> dict:
     if oracle:
         cfg = MotionConfig(**{**cfg.to_dict(), "num_kp": len(renderer.LANDMARKS)})
     model = MotionModel(cfg).to(a.device)
-    pairs = Pairs(a.size, a.batch, a.device, a.seed, near="near" in name)
-    feats = RandomFeatures().to(a.device)
-    weights = dict(train.WEIGHTS)
+    pairs = train.RenderedPairs(a.size, a.batch, a.device, a.seed, near="near" in name)
+    feats = train.RandomFeatures().to(a.device) if name.startswith("perc") else None
 
     def losses(
         model: MotionModel, source: torch.Tensor, driving: torch.Tensor, theta: torch.Tensor
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-        if oracle:
-            assert pairs.landmarks is not None
-            (ls, ld), eye = pairs.landmarks, _eye(source.shape[0], cfg.num_kp, source.device)
-            out = model.animate(source, ls, eye, ld, eye)["prediction"]
-            terms = {"recon": train.pyramid_l1(out.float(), driving)}
-        else:
-            terms, out = train.compute_losses(model, source, driving, theta)
-        if name.startswith("perc"):
-            perc = out.new_zeros((), dtype=torch.float32)
-            for s in (1.0, 0.5, 0.25):
-                for x, y in zip(
-                    feats(downscale(out.float(), s)), feats(downscale(driving, s)), strict=True
-                ):
-                    perc = perc + (x - y).abs().mean()
-            terms["perc"] = perc
-        return terms, out
+        if not oracle:
+            return train.compute_losses(model, source, driving, theta, feats)
+        assert pairs.landmarks is not None
+        (ls, ld), eye = pairs.landmarks, _eye(source.shape[0], cfg.num_kp, source.device)
+        out = model.animate(source, ls, eye, ld, eye)["prediction"]
+        return {"recon": train.pyramid_l1(out.float(), driving)}, out
 
-    weights["perc"] = PERC_WEIGHT
     start = time.perf_counter()
     train.train(
         model,
@@ -137,7 +70,6 @@ def run_variant(name: str, a: argparse.Namespace) -> dict:
         bf16=a.device == "cuda",
         seed=a.seed,
         losses=losses,
-        weights=weights,
     )
     train_s = time.perf_counter() - start
     images, landmarks, masks = evaluate.held_out_clips(a.clips, a.frames, a.size, a.device)

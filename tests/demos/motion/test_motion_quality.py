@@ -154,3 +154,25 @@ def test_train_uses_the_given_losses_and_weights():
     after = model.state_dict()
     changed = [k for k, v in before.items() if "running" not in k and not torch.equal(v, after[k])]
     assert not changed, changed
+
+
+def test_near_pairs_move_less_and_the_perceptual_term_sees_structure():
+    """`near` pairs keep the driving pose between the source's and a random one (their true
+    landmarks move less than independent pairs'); the random-feature distance is zero for equal
+    images and grows with a shift of the same picture."""
+    moves = {}
+    for near in (False, True):
+        pairs = train.RenderedPairs(64, 16, "cpu", seed=5, near=near)
+        pairs.next()
+        assert pairs.landmarks is not None
+        src, drv = pairs.landmarks
+        moves[near] = float((drv - src).norm(dim=-1).mean())
+    assert moves[True] < 0.6 * moves[False]
+    feats = train.RandomFeatures()
+    a, _ = _pair()
+    assert float(feats.distance(a, a)) == 0.0
+    shifted = [torch.roll(a, k, dims=3) for k in (1, 4)]
+    d1, d4 = (float(feats.distance(s, a)) for s in shifted)
+    assert 0 < d1 < d4
+    terms, _ = train.compute_losses(MotionModel(SMOKE_CONFIG), a, a, torch.eye(2, 3)[None], feats)
+    assert set(terms) == {"recon", "eq_value", "eq_jacobian", "perc"}

@@ -59,10 +59,11 @@ def test_run_emits_events_and_writes_video_and_checkpoint(tmp_path):
 def test_benchmark_smoke_writes_json_and_pictures(tmp_path):
     out = tmp_path / "m.json"
     cmd = [sys.executable, str(REPO / "benchmarks" / "motion.py"), "--smoke", "--no-compile",
-           "--out", str(out), "--out-dir", str(tmp_path)]  # fmt: skip
+           "--recipe", "perc_near", "--out", str(out), "--out-dir", str(tmp_path)]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads(out.read_text())
+    assert data["train"]["recipe"] == "perc_near"
     assert {r["name"] for r in data["speed"]} == {"eager b1", "eager b4"}
     assert all(r["fps"] > 0 for r in data["speed"])
     assert (tmp_path / "motion-sample.gif").exists() and (tmp_path / "motion-strip.png").exists()

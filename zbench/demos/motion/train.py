@@ -7,6 +7,8 @@ offline, so reconstruction is an L1 loss on an image pyramid (full, 1/2, 1/4, 1/
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -16,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from zbench.demos.motion import renderer, warp
 from zbench.demos.motion.model import MotionConfig, MotionModel, downscale
@@ -35,20 +38,33 @@ class TrainStatus:
 
 
 class RenderedPairs:
-    """Endless batches of (source, driving) frames of the same rendered head in two poses."""
+    """Endless batches of (source, driving) frames of the same rendered head in two poses.
 
-    def __init__(self, size: int, batch: int, device: torch.device | str, seed: int = 0) -> None:
+    With `near`, the driving pose lies 10-50 % of the way from the source's to another random
+    pose, so the reconstruction loss sees smaller moves. `landmarks` keeps the last batch's true
+    landmarks (source, driving), for diagnostics that are given them.
+    """
+
+    def __init__(
+        self, size: int, batch: int, device: torch.device | str, seed: int = 0, near: bool = False
+    ) -> None:
         self.size, self.batch, self.device = size, batch, torch.device(device)
         self.gen = torch.Generator().manual_seed(seed)
+        self.near = near
+        self.landmarks: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def next(self) -> tuple[torch.Tensor, torch.Tensor]:
         n = self.batch
         ident = renderer.sample_identity(self.gen, n)
         both = {k: torch.cat([v, v]) for k, v in ident.items()}
         pa, pb = renderer.sample_pose(self.gen, n), renderer.sample_pose(self.gen, n)
+        if self.near:
+            t = torch.rand(n, generator=self.gen) * 0.4 + 0.1
+            pb = {k: pa[k] + t * (pb[k] - pa[k]) for k in pa}
         pose = {k: torch.cat([pa[k], pb[k]]) for k in pa}
-        img = renderer.render(both, pose, self.size, self.device).images
-        return img[:n], img[n:]
+        heads = renderer.render(both, pose, self.size, self.device)
+        self.landmarks = (heads.landmarks[:n], heads.landmarks[n:])
+        return heads.images[:n], heads.images[n:]
 
 
 class VideoPairs:
@@ -92,10 +108,53 @@ def pyramid_l1(pred: torch.Tensor, target: torch.Tensor, levels: int = 4) -> tor
     return loss
 
 
+class RandomFeatures(nn.Module):
+    """A frozen VGG-like stack with seeded He-normal weights, for a perceptual loss term.
+
+    The published model's perceptual loss uses ImageNet-trained VGG19 features, which cannot be
+    downloaded here; features of a fixed random network still compare images by local structure
+    at several receptive-field sizes instead of pixel by pixel.
+    """
+
+    def __init__(self, seed: int = 1234) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.blocks = nn.ModuleList()
+        for a, b in itertools.pairwise([3, 32, 64, 128]):
+            convs = [nn.Conv2d(a, b, 3, padding=1), nn.Conv2d(b, b, 3, padding=1)]
+            for c in convs:
+                with torch.no_grad():
+                    fan_in = c.weight[0].numel()
+                    c.weight.copy_(torch.randn(c.weight.shape, generator=g) * (2 / fan_in) ** 0.5)
+                    nn.init.zeros_(c.bias)
+            self.blocks.append(nn.Sequential(convs[0], nn.ReLU(), convs[1], nn.ReLU()))
+        self.requires_grad_(False)
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        out, x = [], (x - 0.5) / 0.25
+        for i, block in enumerate(self.blocks):
+            x = block(F.avg_pool2d(x, 2) if i else x)
+            out.append(x)
+        return out
+
+    def distance(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Mean L1 between the features of `pred` and `target` at full, 1/2 and 1/4 scale."""
+        loss = pred.new_zeros((), dtype=torch.float32)
+        for s in (1.0, 0.5, 0.25):
+            a, b = self(downscale(pred.float(), s)), self(downscale(target.float(), s))
+            loss = loss + sum((x - y).abs().mean() for x, y in zip(a, b, strict=True))
+        return loss
+
+
 def compute_losses(
-    model: MotionModel, source: torch.Tensor, driving: torch.Tensor, theta: torch.Tensor
+    model: MotionModel,
+    source: torch.Tensor,
+    driving: torch.Tensor,
+    theta: torch.Tensor,
+    features: RandomFeatures | None = None,
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-    """Loss terms for one batch and the prediction. theta: (B, 2, 3) equivariance transforms."""
+    """Loss terms for one batch and the prediction. theta: (B, 2, 3) equivariance transforms;
+    with `features`, a perceptual term `perc` too."""
     h, w = driving.shape[2:]
     kp_s, j_s = model.kp(source)
     kp_d, j_d = model.kp(driving)
@@ -115,14 +174,22 @@ def compute_losses(
     a = theta[:, None, :, :2]  # Jacobian of T
     eye = torch.eye(2, device=driving.device)
     eq_jac = (eye - warp.inv2x2(j_d) @ (a @ j_t)).abs().mean()
-    return {"recon": recon, "eq_value": eq_value, "eq_jacobian": eq_jac}, out
+    terms = {"recon": recon, "eq_value": eq_value, "eq_jacobian": eq_jac}
+    if features is not None:
+        terms["perc"] = features.distance(out, driving)
+    return terms, out
+
+
+def perceptual_losses(device: torch.device | str) -> LossFn:
+    """`compute_losses` with the perceptual term (its weight is `WEIGHTS["perc"]`)."""
+    return functools.partial(compute_losses, features=RandomFeatures().to(device))
 
 
 LossFn = Callable[
     [MotionModel, torch.Tensor, torch.Tensor, torch.Tensor],
     tuple[dict[str, torch.Tensor], torch.Tensor],
 ]
-WEIGHTS = {"recon": 10.0, "eq_value": 10.0, "eq_jacobian": 10.0}
+WEIGHTS = {"recon": 10.0, "eq_value": 10.0, "eq_jacobian": 10.0, "perc": 10.0}
 LR = 1e-3  # with warm-up and cosine decay (lr_factor); 2e-4 barely moves in a few minutes
 
 
