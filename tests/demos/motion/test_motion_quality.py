@@ -176,3 +176,21 @@ def test_near_pairs_move_less_and_the_perceptual_term_sees_structure():
     assert 0 < d1 < d4
     terms, _ = train.compute_losses(MotionModel(SMOKE_CONFIG), a, a, torch.eye(2, 3)[None], feats)
     assert set(terms) == {"recon", "eq_value", "eq_jacobian", "perc"}
+
+
+def test_the_separation_prior_is_one_for_coincident_keypoints_and_pushes_them_apart():
+    """`separation` is 1 when every keypoint sits on the same spot, near 0 when they are far apart
+    beside sigma, and its gradient moves two close keypoints away from each other."""
+    same = torch.zeros(2, 4, 2)
+    assert float(train.separation(same, 0.1)) == pytest.approx(1.0)
+    spread = torch.tensor([[[-0.8, -0.8], [0.8, -0.8], [-0.8, 0.8], [0.8, 0.8]]])
+    assert float(train.separation(spread, 0.1)) < 1e-6
+    close = torch.tensor([[[-0.05, 0.0], [0.05, 0.0]]], requires_grad=True)
+    train.separation(close, 0.1).backward()
+    assert close.grad is not None
+    assert close.grad[0, 0, 0] > 0 > close.grad[0, 1, 0]  # descent moves the left one left
+    a, b = _pair()
+    model = MotionModel(SMOKE_CONFIG)
+    terms, _ = train.compute_losses(model, a, b, torch.eye(2, 3)[None], sep_sigma=train.SEP_SIGMA)
+    assert set(terms) == {"recon", "eq_value", "eq_jacobian", "sep"}
+    assert 0 < float(terms["sep"]) <= 1

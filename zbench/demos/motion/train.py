@@ -152,9 +152,10 @@ def compute_losses(
     driving: torch.Tensor,
     theta: torch.Tensor,
     features: RandomFeatures | None = None,
+    sep_sigma: float | None = None,
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     """Loss terms for one batch and the prediction. theta: (B, 2, 3) equivariance transforms;
-    with `features`, a perceptual term `perc` too."""
+    with `features`, a perceptual term `perc` too; with `sep_sigma`, a separation term `sep`."""
     h, w = driving.shape[2:]
     kp_s, j_s = model.kp(source)
     kp_d, j_d = model.kp(driving)
@@ -177,7 +178,19 @@ def compute_losses(
     terms = {"recon": recon, "eq_value": eq_value, "eq_jacobian": eq_jac}
     if features is not None:
         terms["perc"] = features.distance(out, driving)
+    if sep_sigma is not None:
+        terms["sep"] = 0.5 * (separation(kp_s, sep_sigma) + separation(kp_d, sep_sigma))
     return terms, out
+
+
+def separation(kp: torch.Tensor, sigma: float) -> torch.Tensor:
+    """Mean of exp(-|k_i - k_j|^2 / 2 sigma^2) over keypoint pairs i != j (kp: (B, K, 2)): the
+    separation prior of Zhang et al. (CVPR 2018), which keeps unsupervised keypoints from drawing
+    together; 0 when they are far apart, 1 when they coincide."""
+    k = kp.shape[1]
+    d2 = (kp[:, :, None, :].float() - kp[:, None, :, :].float()).pow(2).sum(-1)
+    off = ~torch.eye(k, dtype=torch.bool, device=kp.device)
+    return torch.exp(-d2 / (2 * sigma**2))[:, off].mean()
 
 
 def perceptual_losses(device: torch.device | str) -> LossFn:
@@ -189,7 +202,8 @@ LossFn = Callable[
     [MotionModel, torch.Tensor, torch.Tensor, torch.Tensor],
     tuple[dict[str, torch.Tensor], torch.Tensor],
 ]
-WEIGHTS = {"recon": 10.0, "eq_value": 10.0, "eq_jacobian": 10.0, "perc": 10.0}
+WEIGHTS = {"recon": 10.0, "eq_value": 10.0, "eq_jacobian": 10.0, "perc": 10.0, "sep": 1.0}
+SEP_SIGMA = 0.1  # in [-1, 1] image units: keypoints closer than about 0.2 push each other apart
 LR = 1e-3  # with warm-up and cosine decay (lr_factor); 2e-4 barely moves in a few minutes
 
 
