@@ -139,14 +139,14 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(max(1, torch.get_num_threads()))
     rows = []
     print(
-        f"{'variant':<10} {'steps':>5} {'train s':>7}   model/source: L1  head  AKD   model/affine: L1  head  AKD"
+        f"{'variant':<13} {'steps':>5} {'train s':>7}   model/source: L1  head  AKD   model/affine: L1  head  AKD"
     )
     for name in names:
         r = run_variant(name, a)
         rows.append(r)
         s, f = r["vs_source"], r["vs_affine"]
         print(
-            f"{name:<10} {r['steps']:>5} {r['train_s']:>7.0f}   {s['l1']:>17.3f} {s['l1_head']:>5.3f} {s['akd_px']:>5.3f}"
+            f"{name:<13} {r['steps']:>5} {r['train_s']:>7.0f}   {s['l1']:>17.3f} {s['l1_head']:>5.3f} {s['akd_px']:>5.3f}"
             f"   {f['l1']:>17.3f} {f['l1_head']:>5.3f} {f['akd_px']:>5.3f}",
             flush=True,
         )
