@@ -13,7 +13,7 @@ import pytest
 from jobkit import fake_spec, wait_for
 
 from zbench.jobs import api, liveness
-from zbench.runners.torch.launch import stop_torchrun
+from zbench.runners.torch.launch import stop_torchrun, terminate
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -63,3 +63,19 @@ def test_stop_torchrun_terms_and_waits_then_kills(kind: str, rc: int) -> None:
     )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     assert stop_torchrun(proc, grace=0.5) == rc  # type: ignore[arg-type]
+
+
+def test_terminate_stops_every_rank_and_kills_only_the_stubborn_one() -> None:
+    """The local launcher's ranks: one leaves on SIGTERM, one ignores it and is killed after the
+    grace; one that has already ended is left as it is."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _TRAPS_TERM, kind], stdout=subprocess.PIPE, text=True
+        )
+        for kind in ("polite", "stubborn")
+    ]
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    done = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    done.wait()
+    assert terminate([*procs, done], grace=0.5) == [0, -9, 3]  # type: ignore[list-item]

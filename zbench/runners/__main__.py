@@ -93,9 +93,8 @@ def exit_rank(code: int) -> None:
     running after ``destroy_process_group`` (seen with Gloo on torch 2.14, even with the module
     freed), so they are alive while Python tears itself down, and finalization can then abort the
     rank ("terminate called without an active exception"; pytorch/pytorch#190489, #179291) after
-    its result was written. Everything a rank
-    reports has gone out by now (the events file is closed), so it flushes its standard streams
-    and leaves at once.
+    its result was written. Everything a rank reports has gone out by now (the events file is
+    closed), so it flushes its standard streams and leaves at once.
     """
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):

@@ -108,40 +108,36 @@ class LocalRanks:
             time.sleep(0.1)
 
     def stop(self, grace: float = STOP_GRACE_S) -> int:
-        """SIGTERM to the ranks still running, SIGKILL to any left after ``grace``."""
-        for p in self.procs:
-            if p.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    p.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        for p in self.procs:
-            while True:
-                try:
-                    p.wait(timeout=max(0.0, deadline - time.monotonic()))
-                    break
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    deadline = time.monotonic() + 5.0
-                except KeyboardInterrupt:  # a second SIGTERM while waiting: keep waiting
-                    continue
-        codes = [p.returncode for p in self.procs]
-        return next((c for c in codes if c), 0)
+        """Stop the ranks still running (`terminate`); the first non-zero exit status, else 0."""
+        return next((c for c in terminate(self.procs, grace) if c), 0)
+
+
+def terminate(procs: list[subprocess.Popen[bytes]], grace: float = STOP_GRACE_S) -> list[int]:
+    """SIGTERM to each process still running, SIGKILL to any left after ``grace``; their exit
+    statuses. A second SIGTERM (or Ctrl-C) while waiting does not cut the wait short."""
+    for p in procs:
+        if p.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                p.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for p in procs:
+        while True:
+            try:
+                p.wait(timeout=max(0.0, deadline - time.monotonic()))
+                break
+            except subprocess.TimeoutExpired:
+                p.kill()
+                deadline = time.monotonic() + 5.0
+            except KeyboardInterrupt:
+                continue
+    return [int(p.returncode) for p in procs]
 
 
 def stop_torchrun(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE_S) -> int:
     """SIGTERM to torchrun and wait for it: it stops its workers (each in its own session, out of
     reach of a signal to our process group) before it exits. Killing it outright, as
     ``subprocess.call`` does on an interrupt, would orphan them. SIGKILL only after ``grace``."""
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(signal.SIGTERM)
-    while True:
-        try:
-            return proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            grace = 5.0
-        except KeyboardInterrupt:  # a second SIGTERM while waiting: keep waiting
-            continue
+    return terminate([proc], grace)[0]
 
 
 def launch(cfg: RunConfig, writer: EventWriter) -> int:
