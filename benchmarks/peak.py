@@ -62,10 +62,20 @@ def _ints(text: str) -> tuple[int, ...]:
     return values
 
 
+def _modes(text: str) -> tuple[str, ...]:
+    modes = tuple(t.strip() for t in text.split(",") if t.strip())
+    if not modes or set(modes) - {"train", "infer"}:
+        raise argparse.ArgumentTypeError(f"modes are train and/or infer, got {text!r}")
+    return modes
+
+
 def parser() -> _Parser:
     p = _Parser(description=__doc__.splitlines()[0])
     p.add_argument("--train-batches", type=_ints, default=(256, 384))
     p.add_argument("--infer-batches", type=_ints, default=(512, 1024))
+    p.add_argument(
+        "--modes", type=_modes, default=("train", "infer"), help="train,infer (default both)"
+    )
     p.add_argument("--rounds", type=int, default=1, help="processes per side; medians reported")
     p.add_argument("--seconds", type=float, default=2.0, help="target timed window")
     p.add_argument("--warmup", type=int, default=10)
@@ -91,14 +101,14 @@ def plan(a: argparse.Namespace, gpus: int) -> list[tuple[str, str, int]]:
     batches, then the references there; max-autotune, which compiles longest, last."""
     cpu = a.device == "cpu"
     refs = ("eager", "compile") if cpu else ("eager", "compile", "cudagraph")
-    firsts = [("train", a.train_batches[0]), ("infer", a.infer_batches[0])]
-    others = [("train", b) for b in a.train_batches[1:]] + [
-        ("infer", b) for b in a.infer_batches[1:]
-    ]
+    batches = {"train": a.train_batches, "infer": a.infer_batches}
+    firsts = [(m, batches[m][0]) for m in a.modes]
+    others = [(m, b) for m in a.modes for b in batches[m][1:]]
     jobs = [(side, m, b) for m, b in firsts for side in ("zbench", *refs)]
-    if gpus > 1:
-        jobs.append(("zbench-2gpu", "train", a.train_batches[0]))
-    jobs.append(("zbench-graphs-compile", "train", a.train_batches[0]))
+    if "train" in a.modes:
+        if gpus > 1:
+            jobs.append(("zbench-2gpu", "train", a.train_batches[0]))
+        jobs.append(("zbench-graphs-compile", "train", a.train_batches[0]))
     jobs += [("zbench", m, b) for m, b in others]
     jobs += [(side, m, b) for m, b in others for side in reversed(refs)]
     if not cpu:

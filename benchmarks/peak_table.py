@@ -46,6 +46,9 @@ def parser() -> _Parser:
     p = _Parser(description=__doc__.splitlines()[0])
     p.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS))
     p.add_argument("--modes", default="train,infer")
+    p.add_argument(
+        "--sides", default=",".join(SIDES), help=f"which columns to measure ({','.join(SIDES)})"
+    )
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--budget", type=float, default=420, help="seconds; later cells are skipped")
@@ -121,11 +124,14 @@ def main(argv: list[str]) -> int:
         return reference_main(a)
     workloads = [w for w in a.workloads.split(",") if w]
     modes = [m for m in a.modes.split(",") if m]
-    bad = [w for w in workloads if w not in WORKLOADS] + [
-        m for m in modes if m not in ("train", "infer")
-    ]
-    if bad or not workloads or not modes:
-        parser().error(f"unknown workload or mode: {', '.join(bad) or 'none given'}")
+    sides = [s for s in a.sides.split(",") if s]
+    bad = (
+        [w for w in workloads if w not in WORKLOADS]
+        + [m for m in modes if m not in ("train", "infer")]
+        + [s for s in sides if s not in SIDES]
+    )
+    if bad or not workloads or not modes or not sides:
+        parser().error(f"unknown workload, mode or side: {', '.join(bad) or 'none given'}")
     logs = a.logs or Path(tempfile.mkdtemp(prefix="zbench-peak-table-"))
     logs.mkdir(parents=True, exist_ok=True)
     env = runs.child_env()
@@ -135,7 +141,7 @@ def main(argv: list[str]) -> int:
     for workload in workloads:
         for mode in modes:
             row: dict[str, Any] = {"workload": workload, "mode": mode}
-            for side in SIDES:
+            for side in (s for s in SIDES if s in sides):
                 left = a.budget - (time.perf_counter() - t0)
                 if a.device == "cuda" and EST_S[side] > left:
                     row[side] = {"skipped": f"budget: {max(0, left):.0f} s left"}

@@ -20,8 +20,18 @@ REPO = Path(__file__).resolve().parents[2]
 QUIET = {"PYTHONWARNINGS": "ignore", "NCCL_NVLS_ENABLE": "0"}
 
 
+_HOME: list[str] = []  # one private ZBENCH_HOME per benchmark invocation, made on first use
+
+
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a measured child: quiet, this repository importable, and (unless the
+    caller set ZBENCH_HOME) a private ZBENCH_HOME, so a benchmark never writes into the user's
+    database or caches and its runs need nothing from the user's set-up."""
     env = {k: v for k, v in os.environ.items() if k not in ("TORCH_LOGS", "TORCH_COMPILE_DEBUG")}
+    if not env.get("ZBENCH_HOME"):
+        if not _HOME:
+            _HOME.append(tempfile.mkdtemp(prefix="zbench-bench-home-"))
+        env["ZBENCH_HOME"] = _HOME[0]
     env.update(QUIET)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), env.get("PYTHONPATH"))))
     env.update(extra or {})

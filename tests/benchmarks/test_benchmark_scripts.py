@@ -84,6 +84,14 @@ def test_peak_plan_keeps_max_autotune_last_and_zbench_first_at_each_shape() -> N
     assert (cfg.preset, cfg.mode, cfg.batch_size) == ("max", "infer", 1024)
 
 
+def test_peak_modes_infer_plans_no_training_run() -> None:
+    a = peak.parser().parse_args(["--modes", "infer", "--infer-batches", "512,1024"])
+    jobs = peak.plan(a, gpus=2)
+    assert {m for _, m, _ in jobs} == {"infer"}
+    assert jobs[0] == ("zbench", "infer", 512)
+    assert not any(side.startswith("zbench-") for side, _, _ in jobs)  # no 2-GPU nor graphs rows
+
+
 def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
     # On the H200 the budget skipped zbench's inference run; the summary then raised KeyError.
     rows = [
@@ -105,6 +113,7 @@ def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
         ("runner_fidelity.py", ["--workloads", "resnet5"]),
         ("runner_fidelity.py", ["--rounds", "0"]),
         ("peak.py", ["--train-batches", "x"]),
+        ("peak.py", ["--modes", "eval"]),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(script: str, args: list[str]) -> None:
@@ -169,3 +178,18 @@ def test_peak_cpu_smoke_puts_zbench_beside_each_reference(tmp_path: Path) -> Non
         if not r["side"].startswith("zbench"):
             zb = next(z for z in rows if z["side"] == "zbench" and z["mode"] == r["mode"])
             assert r["zbench_ratio"] == pytest.approx(zb["median"] / r["median"])
+
+
+def test_benchmark_children_get_a_private_zbench_home_unless_one_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The peak runs on a bare H200 failed with "No module named 'platformdirs'": without
+    # ZBENCH_HOME the runner asked platformdirs for the user's data folder.
+    from benchmarks.reference import runs
+
+    monkeypatch.delenv("ZBENCH_HOME", raising=False)
+    home = Path(runs.child_env()["ZBENCH_HOME"])
+    assert home.is_dir() and "zbench-bench-home-" in home.name
+    assert runs.child_env()["ZBENCH_HOME"] == str(home)  # one per invocation, not per child
+    monkeypatch.setenv("ZBENCH_HOME", "/srv/zbench-home")
+    assert runs.child_env()["ZBENCH_HOME"] == "/srv/zbench-home"

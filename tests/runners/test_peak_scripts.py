@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from benchmarks import peak, peak_table
 from zbench.contract.config import parse_args
@@ -40,3 +43,48 @@ def test_peak_table_bad_workload_is_one_line_and_status_2() -> None:
     )  # fmt: skip
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and "alexnet" in out.stderr
+
+
+def test_peak_table_bad_side_is_one_line_and_status_2() -> None:
+    out = subprocess.run(
+        [sys.executable, "benchmarks/peak_table.py", "--sides", "max,fastest"],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1 and "fastest" in out.stderr
+
+
+def test_profile_sorts_kernels_by_kind_and_shares_add_up() -> None:
+    from benchmarks import peak_profile
+
+    names = {
+        "sm90_xmma_fprop_implicit_gemm_bf16bf16_nhwc": "convolution (cuDNN)",
+        "triton_per_fused__native_batch_norm_legit_functional_relu_3": "triton (inductor fusions)",
+        "void at::native::(anonymous)::fused_sgd_kernel<float>": "optimizer",
+        "nvjet_tst_128x64_64x4_h_bz_NNT": "matmul",
+        "Memcpy DtoD (Device -> Device)": "copy / fill",
+        "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float>": "batch norm (not fused)",
+        "some_other_kernel": "other",
+    }
+    for name, kind in names.items():
+        assert peak_profile.kind(name) == kind, name
+    # 2 steps; 30 ms of kernels per step in a 40 ms step.
+    got = peak_profile.summarize({"conv_a": 40_000.0, "triton_b": 20_000.0}, 2, 40.0, top=1)
+    assert got["kernel_ms_per_step"] == 30.0 and got["gpu_busy_pct"] == 75.0
+    assert got["by_kind"]["convolution (cuDNN)"] == {"ms": 20.0, "pct": 200 / 3}
+    assert [k["kernel"] for k in got["longest"]] == ["conv_a"]
+
+
+@pytest.mark.torch
+def test_profile_cpu_smoke_writes_its_summary(tmp_path: Path) -> None:
+    pytest.importorskip("torchvision")
+    out = tmp_path / "p.json"
+    argv = ["--device", "cpu", "--variant", "eager", "--batch-size", "2", "--image-size", "32"]
+    done = subprocess.run(
+        [sys.executable, "benchmarks/peak_profile.py", *argv, "--steps", "2", "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    assert doc["img_per_s"] > 0 and doc["by_kind"] and doc["longest"]
+    assert "ResNet-50 train bf16 eager" in done.stdout
