@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 from pathlib import Path
 
@@ -32,6 +33,7 @@ def main() -> int:
         p.add_argument(f"--{name}", type=int, required=True)
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    p.add_argument("--windows", type=int, default=1)
     a = p.parse_args()
     local = int(os.environ["LOCAL_RANK"])
     if a.device == "cuda":
@@ -56,16 +58,21 @@ def main() -> int:
         for _ in range(a.warmup):
             step()
         loop.sync(device)
-        dist.barrier()
-        seconds = loop.timed(step, a.steps, 0, device)
-        window = torch.tensor([seconds], dtype=torch.float64, device=device)
-        dist.all_reduce(window, op=dist.ReduceOp.MAX)
+        spans = []
+        for _ in range(loop.windows(a)):  # back to back, the median kept, as zbench's runner does
+            dist.barrier()
+            span = torch.tensor([loop.timed(step, a.steps, 0, device)], dtype=torch.float64)
+            span = span.to(device)
+            dist.all_reduce(span, op=dist.ReduceOp.MAX)  # the slowest rank's window
+            spans.append(float(span))
+        window = statistics.median(spans)
         world = dist.get_world_size()
         if dist.get_rank() == 0:
             samples = a.batch_size * a.steps * world
             result = {
-                "samples_per_s": samples / float(window),
-                "window_s": float(window),
+                "samples_per_s": samples / window,
+                "window_s": window,
+                "window_rates": [samples / s for s in spans],
                 "gpus": world,
             }
             Path(a.result).write_text(json.dumps(result))
