@@ -61,8 +61,8 @@ def main() -> int:
         spans = []
         for _ in range(loop.windows(a)):  # back to back, the median kept, as zbench's runner does
             dist.barrier()
-            span = torch.tensor([loop.timed(step, a.steps, 0, device)], dtype=torch.float64)
-            span = span.to(device)
+            seconds = loop.timed(step, a.steps, 0, device)
+            span = torch.tensor([seconds], dtype=torch.float64, device=device)
             dist.all_reduce(span, op=dist.ReduceOp.MAX)  # the slowest rank's window
             spans.append(float(span))
         window = statistics.median(spans)

@@ -36,22 +36,19 @@ def test_peak_table_sides_parse_and_compare_at_the_max_batch() -> None:
     assert ref[ref.index("--batch-size") + 1] == "8"
 
 
-def test_peak_table_bad_workload_is_one_line_and_status_2() -> None:
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [(["--workloads", "alexnet"], "alexnet"), (["--sides", "max,fastest"], "fastest")],
+)
+def test_peak_table_bad_input_is_one_line_and_status_2(args: list[str], named: str) -> None:
     out = subprocess.run(
-        [sys.executable, "benchmarks/peak_table.py", "--workloads", "alexnet"],
-        cwd=REPO, capture_output=True, text=True,
-    )  # fmt: skip
+        [sys.executable, "benchmarks/peak_table.py", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2
-    assert len(out.stderr.strip().splitlines()) == 1 and "alexnet" in out.stderr
-
-
-def test_peak_table_bad_side_is_one_line_and_status_2() -> None:
-    out = subprocess.run(
-        [sys.executable, "benchmarks/peak_table.py", "--sides", "max,fastest"],
-        cwd=REPO, capture_output=True, text=True,
-    )  # fmt: skip
-    assert out.returncode == 2
-    assert len(out.stderr.strip().splitlines()) == 1 and "fastest" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and named in out.stderr
 
 
 def test_profile_sorts_kernels_by_kind_and_shares_add_up() -> None:
