@@ -39,9 +39,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
     p.add_argument(
         "--recipe",
-        choices=("base", "perc_near"),
-        default="base",
-        help="training: the demo's (base), or closer pairs plus a random-feature perceptual term "
+        choices=train.RECIPES,
+        default=train.DEFAULT_RECIPE,
+        help=f"training recipe (default {train.DEFAULT_RECIPE}, the demo's): base; perc_near, closer "
+        "pairs plus a random-feature perceptual term; deep, the reconstruction pyramid down to 8 px "
         "(benchmarks/motion_ablation.py)",
     )
     p.add_argument("--smoke", action="store_true", help="tiny model, 64x64, a few steps (CPU test)")
@@ -66,9 +67,9 @@ def train_phase(args, device) -> tuple[MotionModel, dict]:
     model = MotionModel(cfg).to(device)
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
-    near = args.recipe == "perc_near"
+    near = train.recipe_near(args.recipe)
     pairs = train.RenderedPairs(args.size, args.batch, device, seed=0, near=near)
-    losses = train.perceptual_losses(device) if near else None
+    losses = train.recipe_losses(args.recipe, args.size, device)
     last = [time.perf_counter()]
 
     def on_step(st: train.TrainStatus) -> None:

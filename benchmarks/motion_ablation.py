@@ -13,6 +13,8 @@ over the unwarped source's and the estimated affine warp's (below 1: the model i
 - `sep`: adds a separation prior on the keypoints (`train.separation`, Zhang et al. 2018: pairs
   closer than about 0.2 in [-1, 1] units push apart; weight 1), against the keypoints drawing
   together towards the centre; `sep_perc_near` adds it to `perc_near`.
+- `deep`: the reconstruction pyramid goes down to 8 px at every size (`train.pyramid_levels`: 6
+  levels at 256 px instead of 4, the same 4 at 64 px); `deep_perc_near` adds it to `perc_near`.
 - `oracle_kp`: the renderer's true landmarks of both frames are the keypoints (identity
   Jacobians), so nothing has to be discovered: a bound on what dense motion and generator reach
   when keypoints are right, in the same steps. Not a method: it is given what no method has.
@@ -34,7 +36,10 @@ import torch
 from zbench.demos.motion import evaluate, renderer, train
 from zbench.demos.motion.model import MotionConfig, MotionModel
 
-VARIANTS = ("base", "near", "perc", "perc_near", "sep", "sep_perc_near", "oracle_kp")
+VARIANTS = (
+    "base", "near", "perc", "perc_near", "sep", "sep_perc_near", "deep", "deep_perc_near",
+    "oracle_kp",
+)  # fmt: skip
 SMALL = MotionConfig(
     kp_expansion=16, kp_max=128, kp_blocks=3, dm_expansion=16, dm_max=128, dm_blocks=3,
     gen_expansion=16, gen_max=128,
@@ -55,12 +60,13 @@ def run_variant(name: str, a: argparse.Namespace) -> dict:
     pairs = train.RenderedPairs(a.size, a.batch, a.device, a.seed, near="near" in name)
     feats = train.RandomFeatures().to(a.device) if "perc" in name else None
     sep = train.SEP_SIGMA if "sep" in name else None
+    levels = train.pyramid_levels(a.size) if "deep" in name else 4
 
     def losses(
         model: MotionModel, source: torch.Tensor, driving: torch.Tensor, theta: torch.Tensor
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         if not oracle:
-            return train.compute_losses(model, source, driving, theta, feats, sep)
+            return train.compute_losses(model, source, driving, theta, feats, sep, levels)
         assert pairs.landmarks is not None
         (ls, ld), eye = pairs.landmarks, _eye(source.shape[0], cfg.num_kp, source.device)
         out = model.animate(source, ls, eye, ld, eye)["prediction"]

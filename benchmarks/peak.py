@@ -36,7 +36,7 @@ EST_RATE = {"train": 7000.0, "infer": 24000.0}  # img/s, to choose step counts f
 EST_S = {
     ("zbench", "train"): 75, ("zbench", "infer"): 45, ("eager", "train"): 12, ("eager", "infer"): 10,
     ("compile", "train"): 30, ("compile", "infer"): 20, ("cudagraph", "train"): 14,
-    ("cudagraph", "infer"): 12, ("max-autotune", "train"): 200, ("max-autotune", "infer"): 120,
+    ("cudagraph", "infer"): 12, ("compile-freeze", "infer"): 25, ("max-autotune", "train"): 200, ("max-autotune", "infer"): 120,
     ("zbench-2gpu", "train"): 100, ("zbench-graphs-compile", "train"): 75,
 }  # fmt: skip
 # zbench's sides: its default max (the whole step in one CUDA graph) and the other named setting,
@@ -100,17 +100,23 @@ def plan(a: argparse.Namespace, gpus: int) -> list[tuple[str, str, int]]:
     everything at the first training and inference batch; zbench's 2-GPU run; zbench at the other
     batches, then the references there; max-autotune, which compiles longest, last."""
     cpu = a.device == "cpu"
-    refs = ("eager", "compile") if cpu else ("eager", "compile", "cudagraph")
+    base = ("eager", "compile") if cpu else ("eager", "compile", "cudagraph")
+
+    def refs(mode: str) -> tuple[str, ...]:
+        # Inference also against a compile with inductor's freezing (batch-norm folded), as an
+        # expert serving a model would write it, since zbench's max inference freezes too.
+        return (*base, "compile-freeze") if mode == "infer" and not cpu else base
+
     batches = {"train": a.train_batches, "infer": a.infer_batches}
     firsts = [(m, batches[m][0]) for m in a.modes]
     others = [(m, b) for m in a.modes for b in batches[m][1:]]
-    jobs = [(side, m, b) for m, b in firsts for side in ("zbench", *refs)]
+    jobs = [(side, m, b) for m, b in firsts for side in ("zbench", *refs(m))]
     if "train" in a.modes:
         if gpus > 1:
             jobs.append(("zbench-2gpu", "train", a.train_batches[0]))
         jobs.append(("zbench-graphs-compile", "train", a.train_batches[0]))
     jobs += [("zbench", m, b) for m, b in others]
-    jobs += [(side, m, b) for m, b in others for side in reversed(refs)]
+    jobs += [(side, m, b) for m, b in others for side in reversed(refs(m))]
     if not cpu:
         jobs += [("max-autotune", m, b) for m, b in (firsts + others if a.autotune_all else firsts)]
     return jobs

@@ -175,6 +175,30 @@ def _median(results: list[dict[str, Any]]) -> float | None:
     return statistics.median(ok) if ok else None
 
 
+SPREAD_LIMIT = 0.02  # the review's flag: windows of one process more than 2% apart
+
+
+def window_spread(result: dict[str, Any]) -> float | None:
+    """(max - min) / median of one process's window rates (zbench: `samples_per_s_all`; the
+    reference: `window_rates`); None with fewer than two windows."""
+    rates = result.get("samples_per_s_all") or result.get("window_rates") or []
+    if len(rates) < 2:
+        return None
+    return (max(rates) - min(rates)) / statistics.median(rates)
+
+
+def noisy_rounds(sides: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """'side round N (spread X%)' for every process whose windows spread beyond SPREAD_LIMIT: a
+    GPU or host disturbed during that process, so its median is not a clean figure."""
+    out = []
+    for side, results in sides.items():
+        for i, res in enumerate(results):
+            spread = window_spread(res)
+            if spread is not None and spread > SPREAD_LIMIT:
+                out.append(f"{side} round {i + 1} (spread {spread:.1%})")
+    return out
+
+
 def measure(cell: Cell, rounds: int, logs: Path, timeout: float) -> dict[str, Any]:
     env = runs.child_env()
     log = logs / f"{cell.name.replace(' ', '-')}.log"
@@ -197,6 +221,7 @@ def measure(cell: Cell, rounds: int, logs: Path, timeout: float) -> dict[str, An
         "reference_median": ref,
         "ratio": ratio,
         "meets_target": ratio is not None and ratio >= TARGET,
+        "noisy": noisy_rounds(sides),
         "rounds": sides,
     }
 
@@ -224,6 +249,8 @@ def print_table(rows: list[dict[str, Any]], wall: float) -> None:
     for r in rows:
         z, ref, ratio = r["zbench_median"], r["reference_median"], r["ratio"]
         flag = "ok" if r["meets_target"] else ("BELOW" if ratio else "FAILED")
+        if r.get("noisy"):
+            flag += " noisy"
         t.add_row(
             r["workload"], r["mode"], r["precision"], str(r["batch"]), str(r["size"]),
             "y" if r["channels_last"] else "n", str(r["gpus"]), f"{r['steps']}+{r['warmup']}",
@@ -232,6 +259,13 @@ def print_table(rows: list[dict[str, Any]], wall: float) -> None:
         )  # fmt: skip
     console = Console(width=120)
     console.print(t)
+    for r in rows:
+        if r.get("noisy"):
+            where = ", ".join(r["noisy"])
+            console.print(
+                f"noisy {r['workload']} {r['mode']} {r['precision']}: windows spread over "
+                f"{SPREAD_LIMIT:.0%} in {where}; run more rounds before trusting its ratio"
+            )
     for key, ddp in _scaling(rows).items():
         console.print(f"{key}: weak scaling zbench {ddp['zbench']}, reference {ddp['reference']}")
     spent = [

@@ -1,5 +1,6 @@
 """ResNet-50 peak references, bf16 autocast and channels-last: eager, torch.compile (default or
-max-autotune-no-cudagraphs), and a whole step captured in one CUDA graph.
+max-autotune-no-cudagraphs; for inference also default with inductor freezing, `compile-freeze`), and a
+whole step captured in one CUDA graph.
 
 The CUDA-graph training step follows PyTorch's whole-network capture recipe: static input and target
 tensors, warm-up iterations on a side stream (they also create the optimizer's momentum buffers and
@@ -110,6 +111,12 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
         if a.variant != "eager":
             mode = "max-autotune-no-cudagraphs" if a.variant == "max-autotune" else None
             mode = mode if a.backend == "inductor" else None  # modes are inductor's
+            if a.variant == "compile-freeze":
+                if a.mode == "train":
+                    raise SystemExit("compile-freeze is an inference reference")
+                import torch._inductor.config as inductor_config
+
+                inductor_config.freezing = True  # weights as constants: batch-norm folded
             net = torch.compile(model, backend=a.backend, mode=mode)  # type: ignore[assignment]
         fixed = {"workload": "resnet50", "precision": "bf16", "channels_last": True}
         ns = argparse.Namespace(**{**vars(a), **fixed})

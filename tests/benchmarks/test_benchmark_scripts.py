@@ -96,6 +96,29 @@ def test_peak_modes_infer_plans_no_training_run() -> None:
     assert not any(side.startswith("zbench-") for side, _, _ in jobs)  # no 2-GPU nor graphs rows
 
 
+def test_peak_freezing_reference_is_planned_for_inference_only() -> None:
+    # zbench's max inference freezes (batch-norm folded); the expert's reference must too.
+    jobs = peak.plan(peak.parser().parse_args([]), gpus=1)
+    assert ("compile-freeze", "infer", 512) in jobs and ("compile-freeze", "infer", 1024) in jobs
+    assert not any(side == "compile-freeze" and m == "train" for side, m, _ in jobs)
+    cpu = peak.plan(peak.parser().parse_args(["--device", "cpu"]), gpus=1)
+    assert not any(side == "compile-freeze" for side, _, _ in cpu)
+
+
+def test_fidelity_flags_a_round_whose_windows_spread_beyond_2_percent() -> None:
+    # Recorded on the H200 (ResNet-50 train bf16, batch 128): a disturbed zbench round read
+    # [4164, 3967, 4276] img/s and gave the cell 0.971; the clean rounds were 4346-4372.
+    sides = {
+        "zbench": [{"samples_per_s": 4164.0, "samples_per_s_all": [4164.0, 3967.0, 4276.0]}],
+        "reference": [{"samples_per_s": 4288.0, "window_rates": [4304.0, 4278.0, 4288.0]}],
+    }
+    assert runner_fidelity.window_spread(sides["reference"][0]) == pytest.approx(26 / 4288)
+    assert runner_fidelity.noisy_rounds(sides) == ["zbench round 1 (spread 7.4%)"]
+    sides["zbench"][0]["samples_per_s_all"] = [4372.0, 4346.0, 4346.0]
+    assert runner_fidelity.noisy_rounds(sides) == []
+    assert runner_fidelity.window_spread({"samples_per_s": 1.0}) is None
+
+
 def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
     # On the H200 the budget skipped zbench's inference run; the summary then raised KeyError.
     rows = [

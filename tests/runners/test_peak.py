@@ -125,6 +125,39 @@ def test_compile_cache_goes_under_zbench_home(
     assert compile_cache()["TRITON_CACHE_DIR"] == str(tmp_path / "mine")  # the user's wins
 
 
+@pytest.mark.parametrize(
+    ("argv", "device", "expected"),
+    [
+        (["resnet50", "--preset", "max", "--mode", "infer"], "cuda", True),
+        (["resnet50", "--preset", "max", "--mode", "train"], "cuda", False),
+        (["resnet50", "--preset", "max", "--mode", "infer"], "cpu", False),
+        (["resnet50", "--mode", "infer", "--compile"], "cuda", False),  # review preset
+    ],
+)
+def test_freezing_only_for_max_inference_on_a_gpu(
+    argv: list[str], device: str, expected: bool
+) -> None:
+    """Inductor freezing folds batch-norm into the convolutions: inference alone (training needs
+    the weights to change), --preset max alone (the review preset compiles as the user asked)."""
+    torch = pytest.importorskip("torch")
+    from zbench.runners.torch.adapter import TorchAdapter
+
+    adapter = TorchAdapter()
+    adapter.device = torch.device(device)
+    assert adapter._freezing(resolve(parse_args(argv)[0]).config) is expected
+
+
+def test_freeze_for_inference_turns_on_inductor_freezing(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    import torch._inductor.config as inductor_config
+
+    from zbench.runners.torch import tuning
+
+    monkeypatch.setattr(inductor_config, "freezing", False)
+    tuning.freeze_for_inference()
+    assert inductor_config.freezing is True
+
+
 def test_search_keeps_the_fastest_and_records_ooms() -> None:
     torch = pytest.importorskip("torch")
     from zbench.runners.torch import tuning
@@ -184,6 +217,7 @@ def test_max_infer_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert rc == 0
     result = check_stream(events)
     assert result["settings"]["graphs"] == "off" and result["settings"]["batch_search"] is None
+    assert result["settings"]["freezing"] is False  # inductor freezing only on a GPU
     assert result["batch_size"] == 2 and result["precision"] == "bf16"
 
 

@@ -10,6 +10,7 @@ from zbench.demos.motion import evaluate, renderer, train, warp  # noqa: E402
 from zbench.demos.motion.demo import SMOKE_CONFIG  # noqa: E402
 from zbench.demos.motion.infer import animate  # noqa: E402
 from zbench.demos.motion.model import MotionModel  # noqa: E402
+from zbench.demos.motion.model import downscale as model_downscale  # noqa: E402
 
 
 def _pair(size: int = 64, seed: int = 3):
@@ -194,3 +195,43 @@ def test_the_separation_prior_is_one_for_coincident_keypoints_and_pushes_them_ap
     terms, _ = train.compute_losses(model, a, b, torch.eye(2, 3)[None], sep_sigma=train.SEP_SIGMA)
     assert set(terms) == {"recon", "eq_value", "eq_jacobian", "sep"}
     assert 0 < float(terms["sep"]) <= 1
+
+
+def test_the_deep_pyramid_reaches_8_px_at_every_size_and_adds_its_coarse_levels():
+    """`pyramid_levels` keeps the 8 px level: 4 levels at 64 px (the old default), 6 at 256;
+    the extra levels add exactly their own L1 to the reconstruction term."""
+    assert [train.pyramid_levels(s) for s in (8, 64, 128, 256)] == [1, 4, 5, 6]
+    a, b = _pair(256)
+    four, six = train.pyramid_l1(a, b, 4), train.pyramid_l1(a, b, 6)
+    coarse = sum(
+        (model_downscale(a, s) - model_downscale(b, s)).abs().mean() for s in (1 / 16, 1 / 32)
+    )
+    assert float(six - four) == pytest.approx(float(coarse), rel=1e-5)
+
+
+def test_recipes_name_their_terms_and_an_unknown_one_is_refused():
+    a, b = _pair()
+    model, theta = MotionModel(SMOKE_CONFIG), torch.eye(2, 3)[None]
+    terms, _ = train.recipe_losses("deep_perc_near", 64, "cpu")(model, a, b, theta)
+    assert set(terms) == {"recon", "eq_value", "eq_jacobian", "perc"}
+    terms, _ = train.recipe_losses("deep", 64, "cpu")(model, a, b, theta)
+    assert set(terms) == {"recon", "eq_value", "eq_jacobian"}
+    assert train.recipe_near(train.DEFAULT_RECIPE) and not train.recipe_near("deep")
+    with pytest.raises(ValueError, match="unknown recipe 'fancy'"):
+        train.recipe_losses("fancy", 64, "cpu")
+
+
+def test_the_perceptual_term_sees_frames_at_64_px_at_most(monkeypatch: pytest.MonkeyPatch):
+    """At 256 px the random features compare the frames at 64, 32 and 16 px, as at 64 px training
+    (on the full 256 px frame the term dominated the loss and the model never moved)."""
+    feats = train.RandomFeatures()
+    seen: list[int] = []
+    forward = feats.forward
+    monkeypatch.setattr(feats, "forward", lambda x: seen.append(x.shape[-1]) or forward(x))
+    a, b = _pair(256)
+    feats.distance(a, b)
+    assert seen == [64, 64, 32, 32, 16, 16]
+    seen.clear()
+    a, b = _pair(32)
+    feats.distance(a, b)
+    assert seen == [32, 32, 16, 16, 8, 8]

@@ -116,7 +116,13 @@ def _train(model, state, opts: MotionOptions, device, emit: Emit, frames: FrameT
     if opts.data:
         pairs = train.VideoPairs(Path(opts.data), opts.size, opts.batch, device, opts.seed)
     else:
-        pairs = train.RenderedPairs(opts.size, opts.batch, device, opts.seed + int(state["step"]))
+        pairs = train.RenderedPairs(
+            opts.size,
+            opts.batch,
+            device,
+            opts.seed + int(state["step"]),
+            near=train.recipe_near(train.DEFAULT_RECIPE),
+        )
     opt = train.make_optimizer(model)
     if "optimizer" in state:
         opt.load_state_dict(state["optimizer"])
@@ -136,7 +142,8 @@ def _train(model, state, opts: MotionOptions, device, emit: Emit, frames: FrameT
             frames("train", base + st.step, panels)
 
     opt, history = train.train(model, pairs, steps=opts.steps, seconds=seconds, bf16=opts.bf16,
-                               optimizer=opt, callback=on_step, seed=opts.seed + base)  # fmt: skip
+                               optimizer=opt, callback=on_step, seed=opts.seed + base,
+                               losses=train.recipe_losses(train.DEFAULT_RECIPE, opts.size, device))  # fmt: skip
     step = base + (int(history[-1]["step"]) if history else 0)
     path = train.save(model, Path(opts.checkpoint_dir), opt, step)
     emit("phase", phase="saved", detail=str(path), step=step)
@@ -205,6 +212,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         "video": str(out_path),
         "checkpoint": opts.checkpoint_dir,
         "train_steps": trained,
+        "recipe": train.DEFAULT_RECIPE,
     }
     emit("result", **result)
     return result

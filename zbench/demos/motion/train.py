@@ -100,7 +100,16 @@ def random_affine(b: int, device, sigma: float = 0.05, gen: torch.Generator | No
     return (eye + noise).to(device)
 
 
+def pyramid_levels(size: int, coarsest: int = 8) -> int:
+    """Levels of a halving pyramid from `size` pixels down to `coarsest` (4 at 64 px, 6 at 256)."""
+    return max(1, int(math.log2(max(size, coarsest) / coarsest)) + 1)
+
+
 def pyramid_l1(pred: torch.Tensor, target: torch.Tensor, levels: int = 4) -> torch.Tensor:
+    """L1 summed over `levels` scales (full, 1/2, 1/4, ...). The coarse levels are what pull a warp
+    that is many pixels off towards the head: at 64 px the four default levels reach 8 px, at
+    256 px they stop at 32 px, where a head turned by 30 pixels is still out of reach of a local
+    gradient; `pyramid_levels(size)` keeps the 8 px level at every size."""
     loss = pred.new_zeros(())
     for i in range(levels):
         s = 0.5**i
@@ -116,8 +125,13 @@ class RandomFeatures(nn.Module):
     at several receptive-field sizes instead of pixel by pixel.
     """
 
-    def __init__(self, seed: int = 1234) -> None:
+    def __init__(self, seed: int = 1234, finest: int = 64) -> None:
         super().__init__()
+        # The finest scale compared, in pixels: frames larger than this are downscaled first, so
+        # the term sees the same structure at every training size. At 64 x 64 it helped the
+        # keypoints follow the head; at 256 x 256 on the full frame its 3x3 stacks saw only local
+        # texture, dominated the loss and the model never left the source (docs/demos-motion.md).
+        self.finest = finest
         g = torch.Generator().manual_seed(seed)
         self.blocks = nn.ModuleList()
         for a, b in itertools.pairwise([3, 32, 64, 128]):
@@ -138,9 +152,11 @@ class RandomFeatures(nn.Module):
         return out
 
     def distance(self, pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """Mean L1 between the features of `pred` and `target` at full, 1/2 and 1/4 scale."""
+        """Mean L1 between the features of `pred` and `target` with the frames at `finest`
+        pixels (or their own size, if smaller), then 1/2 and 1/4 of that."""
         loss = pred.new_zeros((), dtype=torch.float32)
-        for s in (1.0, 0.5, 0.25):
+        top = min(1.0, self.finest / max(pred.shape[-2:]))
+        for s in (top, top / 2, top / 4):
             a, b = self(downscale(pred.float(), s)), self(downscale(target.float(), s))
             loss = loss + sum((x - y).abs().mean() for x, y in zip(a, b, strict=True))
         return loss
@@ -153,14 +169,16 @@ def compute_losses(
     theta: torch.Tensor,
     features: RandomFeatures | None = None,
     sep_sigma: float | None = None,
+    levels: int = 4,
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
     """Loss terms for one batch and the prediction. theta: (B, 2, 3) equivariance transforms;
-    with `features`, a perceptual term `perc` too; with `sep_sigma`, a separation term `sep`."""
+    with `features`, a perceptual term `perc` too; with `sep_sigma`, a separation term `sep`;
+    `levels`: the reconstruction pyramid's (`pyramid_levels`)."""
     h, w = driving.shape[2:]
     kp_s, j_s = model.kp(source)
     kp_d, j_d = model.kp(driving)
     out = model.animate(source, kp_s, j_s, kp_d, j_d)["prediction"]
-    recon = pyramid_l1(out.float(), driving)
+    recon = pyramid_l1(out.float(), driving, levels)
     # Equivariance: detect on T(driving); mapping those keypoints through T must give kp_d back.
     grid = warp.make_grid(h, w, driving.device)
     tgrid = torch.einsum(
@@ -193,15 +211,37 @@ def separation(kp: torch.Tensor, sigma: float) -> torch.Tensor:
     return torch.exp(-d2 / (2 * sigma**2))[:, off].mean()
 
 
-def perceptual_losses(device: torch.device | str) -> LossFn:
+def perceptual_losses(device: torch.device | str, levels: int = 4) -> LossFn:
     """`compute_losses` with the perceptual term (its weight is `WEIGHTS["perc"]`)."""
-    return functools.partial(compute_losses, features=RandomFeatures().to(device))
+    return functools.partial(compute_losses, features=RandomFeatures().to(device), levels=levels)
+
+
+def recipe_losses(recipe: str, size: int, device: torch.device | str) -> LossFn:
+    """The loss function of a named training recipe (`RECIPES`) at `size` pixels."""
+    if recipe not in RECIPES:
+        raise ValueError(f"unknown recipe {recipe!r}; choose from {', '.join(RECIPES)}")
+    levels = pyramid_levels(size) if recipe.startswith("deep") else 4
+    if recipe.endswith("perc_near"):
+        return perceptual_losses(device, levels)
+    return functools.partial(compute_losses, levels=levels)
+
+
+def recipe_near(recipe: str) -> bool:
+    """Whether a recipe trains on near pose pairs (`RenderedPairs(near=True)`)."""
+    return recipe.endswith("perc_near")
 
 
 LossFn = Callable[
     [MotionModel, torch.Tensor, torch.Tensor, torch.Tensor],
     tuple[dict[str, torch.Tensor], torch.Tensor],
 ]
+# Training recipes (benchmarks/motion_ablation.py compares them; docs/demos-motion.md has the
+# figures): base: pyramid L1 (4 levels) + equivariance; perc_near: near pose pairs and the
+# random-feature perceptual term; deep: the pyramid down to 8 px at any size; deep_perc_near: both,
+# the demo's default (on the H200 at 256 px its AKD is 0.40 of the estimated affine warp's; the
+# others reach 0.86-1.15 in the same steps).
+RECIPES = ("base", "perc_near", "deep", "deep_perc_near")
+DEFAULT_RECIPE = "deep_perc_near"
 WEIGHTS = {"recon": 10.0, "eq_value": 10.0, "eq_jacobian": 10.0, "perc": 10.0, "sep": 1.0}
 SEP_SIGMA = 0.1  # in [-1, 1] image units: keypoints closer than about 0.2 push each other apart
 LR = 1e-3  # with warm-up and cosine decay (lr_factor); 2e-4 barely moves in a few minutes

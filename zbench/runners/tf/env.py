@@ -130,6 +130,7 @@ def speed_settings(cfg: RunConfig, data: str, devices: Devices) -> dict[str, Any
         "ddp": None,
         "grad_compression": None,
         "batch_search": None,
+        "freezing": False,
     }
 
 

@@ -162,6 +162,7 @@ class TorchAdapter(Adapter):
             "ddp": None,
             "grad_compression": None,
             "batch_search": None,
+            "freezing": self._freezing(cfg),
         }
         if self.distributed and cfg.mode == "train":
             opts = tuning.ddp_options(cfg.preset == "max")
@@ -177,6 +178,15 @@ class TorchAdapter(Adapter):
 
             torch._dynamo.config.automatic_dynamic_shapes = False
         return out
+
+    def _freezing(self, cfg: RunConfig) -> bool:
+        """Inductor freezing under ``--preset max`` inference on a GPU (tuning.freeze_for_inference)."""
+        return (
+            cfg.preset == "max"
+            and cfg.compile
+            and cfg.mode != "train"
+            and self.device.type == "cuda"
+        )
 
     def _model(self, cfg: RunConfig) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer | None]:
         """Model, the module a step calls (DDP, compiled) and optimizer, made once per process."""
@@ -207,6 +217,8 @@ class TorchAdapter(Adapter):
                 ddp.register_comm_hook(None, default_hooks.bf16_compress_hook)
             net = ddp
         if cfg.compile:
+            if self._freezing(cfg):
+                tuning.freeze_for_inference()
             net = tuning.compile_module(net, cfg.compile_mode)
         opt = envinfo.make_optimizer(model.parameters(), device.type) if train else None
         self._built = (model, net, opt)
