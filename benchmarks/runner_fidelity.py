@@ -42,12 +42,12 @@ CPU_BATCH = {"resnet50": 2, "vgg16": 2, "fasterrcnn": 1, "unet2d": 2, "unet3d": 
 CHANNELS_LAST = {"resnet50", "vgg16", "unet2d"}
 SKIP = {("fasterrcnn", "infer", "tf32"), ("unet3d", "infer", "tf32")}  # keeps the matrix in budget
 # Step times (ms) on one H200 at the batch above, fp32 / tf32 / bf16, from this script's own runs
-# (docs/metrics.md; Faster R-CNN infer and the 3D U-Net's tf32 infer, not measured, estimated):
+# (docs/metrics.md; the 3D U-Net's tf32 infer, not measured, estimated):
 # only to choose step counts for the timed window and to estimate the run time.
 EST_MS = {
     ("resnet50", "train"): (127, 42, 30), ("resnet50", "infer"): (36, 14, 9),
     ("vgg16", "train"): (183, 70, 37), ("vgg16", "infer"): (77, 23, 15),
-    ("fasterrcnn", "train"): (458, 252, 213), ("fasterrcnn", "infer"): (196, 130, 110),
+    ("fasterrcnn", "train"): (458, 252, 213), ("fasterrcnn", "infer"): (161, 100, 72),
     ("unet2d", "train"): (190, 56, 30), ("unet2d", "infer"): (82, 17, 12),
     ("unet3d", "train"): (377, 100, 72), ("unet3d", "infer"): (66, 40, 28),
 }  # fmt: skip

@@ -84,6 +84,10 @@ def test_motion_options_are_what_run_takes(tmp_path: Path) -> None:
     assert opts["out"].startswith(opts["checkpoint_dir"]) and opts["out"].endswith(".mp4")
     opts = motion_options({"drive": "clip.mp4", "minutes": 2.5, "checkpoint": "x"}, tmp_path)
     assert opts["drive"] == "clip.mp4" and opts["minutes"] == 2.5 and opts["checkpoint_dir"] == "x"
+    assert opts["compile"] is True  # on a GPU by default: eager batch 1 misses 120 frames/s
+    assert motion_options({"compile": False}, tmp_path)["compile"] is False
+    assert motion_options({"device": "cpu"}, tmp_path)["compile"] is False
+    assert motion_options({"smoke": True}, tmp_path)["compile"] is False
 
 
 def test_cli_demo_motion_help_lists_its_options() -> None:

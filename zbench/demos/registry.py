@@ -144,6 +144,13 @@ MOTION = Demo(
         _DEVICE,
         _SEED,
         Opt("frames", "int", 150, "driving frames to animate", low=1, high=100_000),
+        Opt(
+            "compile",
+            "bool",
+            True,
+            "torch.compile the animator on a GPU (about 25 s once; 300 frames/s at 256 px on an "
+            "H200, eager 84-130)",
+        ),
         Opt("smoke", "bool", False, "tiny model, 64x64, a few steps (the CPU test path)"),
     ),
     view="pixels",

@@ -185,7 +185,8 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
 
     emit("phase", phase="animate", drive=opts.drive)
     src, drv = _driving(opts, device)
-    anim = Animator(model, bf16=opts.bf16, compile=opts.compile)
+    compiled = opts.compile and device.type == "cuda"  # inductor on a CPU: minutes, little gain
+    anim = Animator(model, bf16=opts.bf16, compile=compiled)
     anim.set_source(torch.from_numpy(src).to(device))
     strip = []
     t0 = time.perf_counter()
@@ -201,7 +202,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     )
     quality = evaluate.quality(model, clips, lms, masks, opts.bf16)
     fps = evaluate.measure_fps(model, opts.size, frames=20 if opts.smoke else 300, warmup=3 if opts.smoke else 20,
-                               bf16=opts.bf16, compile=opts.compile)  # fmt: skip
+                               bf16=opts.bf16, compile=compiled)  # fmt: skip
     result = {
         "demo": "motion",
         "fps": round(fps["fps"], 1),
@@ -213,6 +214,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         "checkpoint": opts.checkpoint_dir,
         "train_steps": trained,
         "recipe": train.DEFAULT_RECIPE,
+        "compiled": compiled,
     }
     emit("result", **result)
     return result

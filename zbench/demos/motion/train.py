@@ -1,7 +1,8 @@
 """Training: rendered (or user video) frame pairs, reconstruction + equivariance losses, checkpoints.
 
 The published method uses a pretrained VGG perceptual loss; no pretrained weights are available
-offline, so reconstruction is an L1 loss on an image pyramid (full, 1/2, 1/4, 1/8 scale).
+offline, so reconstruction is an L1 loss on an image pyramid down to 8 px, with a perceptual term on
+a frozen random network's features (the recipes: `RECIPES`, docs/demos-motion.md).
 """
 
 from __future__ import annotations
