@@ -39,7 +39,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-compile", action="store_true", help="skip the torch.compile rows")
     p.add_argument(
         "--recipe",
-        choices=train.RECIPES,
+        choices=tuple(train.RECIPES),
         default=train.DEFAULT_RECIPE,
         help=f"training recipe (default {train.DEFAULT_RECIPE}, the demo's): base; perc_near, closer "
         "pairs plus a random-feature perceptual term; deep, the reconstruction pyramid down to 8 px "

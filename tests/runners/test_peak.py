@@ -147,6 +147,17 @@ def test_freezing_only_for_max_inference_on_a_gpu(
     assert adapter._freezing(resolve(parse_args(argv)[0]).config) is expected
 
 
+def test_no_freezing_is_recorded_for_a_backend_without_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    from zbench.runners.torch.adapter import TorchAdapter
+
+    monkeypatch.setenv("ZBENCH_COMPILE_BACKEND", "eager")
+    adapter = TorchAdapter()
+    adapter.device = torch.device("cuda")
+    cfg = resolve(parse_args(["resnet50", "--preset", "max", "--mode", "infer"])[0]).config
+    assert adapter._freezing(cfg) is False
+
+
 def test_freeze_for_inference_turns_on_inductor_freezing(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("torch")
     import torch._inductor.config as inductor_config

@@ -212,24 +212,30 @@ def separation(kp: torch.Tensor, sigma: float) -> torch.Tensor:
     return torch.exp(-d2 / (2 * sigma**2))[:, off].mean()
 
 
-def perceptual_losses(device: torch.device | str, levels: int = 4) -> LossFn:
-    """`compute_losses` with the perceptual term (its weight is `WEIGHTS["perc"]`)."""
-    return functools.partial(compute_losses, features=RandomFeatures().to(device), levels=levels)
+@dataclass(frozen=True)
+class Recipe:
+    """What a named training recipe turns on (`RECIPES`)."""
+
+    near: bool  # near pose pairs (`RenderedPairs(near=True)`)
+    perceptual: bool  # the random-feature perceptual term `perc` (weight `WEIGHTS["perc"]`)
+    deep: bool  # the reconstruction pyramid down to 8 px at any size (`pyramid_levels`)
 
 
 def recipe_losses(recipe: str, size: int, device: torch.device | str) -> LossFn:
     """The loss function of a named training recipe (`RECIPES`) at `size` pixels."""
     if recipe not in RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}; choose from {', '.join(RECIPES)}")
-    levels = pyramid_levels(size) if recipe.startswith("deep") else 4
-    if recipe.endswith("perc_near"):
-        return perceptual_losses(device, levels)
-    return functools.partial(compute_losses, levels=levels)
+    r = RECIPES[recipe]
+    return functools.partial(
+        compute_losses,
+        features=RandomFeatures().to(device) if r.perceptual else None,
+        levels=pyramid_levels(size) if r.deep else 4,
+    )
 
 
 def recipe_near(recipe: str) -> bool:
     """Whether a recipe trains on near pose pairs (`RenderedPairs(near=True)`)."""
-    return recipe.endswith("perc_near")
+    return RECIPES[recipe].near
 
 
 LossFn = Callable[
@@ -241,7 +247,12 @@ LossFn = Callable[
 # random-feature perceptual term; deep: the pyramid down to 8 px at any size; deep_perc_near: both,
 # the demo's default (on the H200 at 256 px its AKD is 0.40 of the estimated affine warp's; the
 # others reach 0.86-1.15 in the same steps).
-RECIPES = ("base", "perc_near", "deep", "deep_perc_near")
+RECIPES = {
+    "base": Recipe(near=False, perceptual=False, deep=False),
+    "perc_near": Recipe(near=True, perceptual=True, deep=False),
+    "deep": Recipe(near=False, perceptual=False, deep=True),
+    "deep_perc_near": Recipe(near=True, perceptual=True, deep=True),
+}
 DEFAULT_RECIPE = "deep_perc_near"
 WEIGHTS = {"recon": 10.0, "eq_value": 10.0, "eq_jacobian": 10.0, "perc": 10.0, "sep": 1.0}
 SEP_SIGMA = 0.1  # in [-1, 1] image units: keypoints closer than about 0.2 push each other apart

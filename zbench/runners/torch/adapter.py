@@ -180,12 +180,14 @@ class TorchAdapter(Adapter):
         return out
 
     def _freezing(self, cfg: RunConfig) -> bool:
-        """Inductor freezing under ``--preset max`` inference on a GPU (tuning.freeze_for_inference)."""
+        """Inductor freezing under ``--preset max`` inference on a GPU (tuning.freeze_for_inference);
+        another compile backend has no such pass, and the settings say so."""
         return (
             cfg.preset == "max"
             and cfg.compile
             and cfg.mode != "train"
             and self.device.type == "cuda"
+            and tuning.compile_backend() == "inductor"
         )
 
     def _model(self, cfg: RunConfig) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer | None]:

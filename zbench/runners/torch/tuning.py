@@ -65,7 +65,7 @@ def cache_counts() -> dict[str, int]:
 def compile_module(net: torch.nn.Module, mode: str | None) -> torch.nn.Module:
     """torch.compile with ``$ZBENCH_COMPILE_BACKEND`` (default inductor) and ``mode`` (inductor's
     modes; another backend takes none)."""
-    backend = os.environ.get("ZBENCH_COMPILE_BACKEND", "inductor")
+    backend = compile_backend()
     kwargs: dict[str, Any] = {}
     if backend == "inductor" and mode and mode != "default":
         kwargs["mode"] = mode
@@ -83,8 +83,13 @@ def freeze_for_inference() -> None:
     inductor_config.freezing = True
 
 
+def compile_backend() -> str:
+    """torch.compile's backend: ``$ZBENCH_COMPILE_BACKEND``, default inductor."""
+    return os.environ.get("ZBENCH_COMPILE_BACKEND", "inductor")
+
+
 def compile_label(mode: str | None) -> str:
-    backend = os.environ.get("ZBENCH_COMPILE_BACKEND", "inductor")
+    backend = compile_backend()
     return backend if backend != "inductor" else f"inductor ({mode or 'default'})"
 
 
