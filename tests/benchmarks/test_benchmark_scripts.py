@@ -76,7 +76,12 @@ def test_peak_plan_keeps_max_autotune_last_and_zbench_first_at_each_shape() -> N
     a = peak.parser().parse_args([])
     jobs = peak.plan(a, gpus=2)
     assert jobs[0] == ("zbench", "train", 256)
-    assert [j[0] for j in jobs[-2:]] == ["max-autotune", "max-autotune"]
+    # the references' kernel search first, then zbench's training, which reuses what it cached
+    assert jobs[-3:] == [
+        ("max-autotune", "train", 256),
+        ("max-autotune", "infer", 512),
+        ("zbench-max-autotune", "train", 256),
+    ]
     assert ("zbench-2gpu", "train", 256) in jobs
     assert {(m, b) for _, m, b in jobs} == {
         ("train", 256),
@@ -86,6 +91,24 @@ def test_peak_plan_keeps_max_autotune_last_and_zbench_first_at_each_shape() -> N
     }
     cfg, _ = parse_args(peak.command(a, "zbench", "infer", 1024, 1))
     assert (cfg.preset, cfg.mode, cfg.batch_size) == ("max", "infer", 1024)
+
+
+def test_peak_sides_run_part_of_the_plan_in_its_order() -> None:
+    a = peak.parser().parse_args(["--modes", "train", "--sides", "zbench-max-autotune,max-autotune"])
+    assert peak.plan(a, gpus=1) == [
+        ("max-autotune", "train", 256),
+        ("zbench-max-autotune", "train", 256),
+    ]
+    cfg, _ = parse_args(peak.command(a, "zbench-max-autotune", "train", 256, 1))
+    assert (cfg.preset, cfg.compile_mode, cfg.graphs) == ("max", "max-autotune-no-cudagraphs", None)
+
+
+def test_peak_rejects_an_unknown_side_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        peak.parser().parse_args(["--sides", "zbench,turbo"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("peak.py: ") and "unknown side turbo" in err and len(err.splitlines()) == 1
 
 
 def test_peak_modes_infer_plans_no_training_run() -> None:
