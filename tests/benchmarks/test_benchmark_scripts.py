@@ -94,7 +94,9 @@ def test_peak_plan_keeps_max_autotune_last_and_zbench_first_at_each_shape() -> N
 
 
 def test_peak_sides_run_part_of_the_plan_in_its_order() -> None:
-    a = peak.parser().parse_args(["--modes", "train", "--sides", "zbench-max-autotune,max-autotune"])
+    a = peak.parser().parse_args(
+        ["--modes", "train", "--sides", "zbench-max-autotune,max-autotune"]
+    )
     assert peak.plan(a, gpus=1) == [
         ("max-autotune", "train", 256),
         ("zbench-max-autotune", "train", 256),
@@ -108,7 +110,9 @@ def test_peak_rejects_an_unknown_side_in_one_line(capsys: pytest.CaptureFixture[
         peak.parser().parse_args(["--sides", "zbench,turbo"])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("peak.py: ") and "unknown side turbo" in err and len(err.splitlines()) == 1
+    assert (
+        err.startswith("peak.py: ") and "unknown side turbo" in err and len(err.splitlines()) == 1
+    )
 
 
 def test_peak_modes_infer_plans_no_training_run() -> None:

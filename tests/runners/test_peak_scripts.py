@@ -36,6 +36,15 @@ def test_peak_table_sides_parse_and_compare_at_the_max_batch() -> None:
     assert ref[ref.index("--batch-size") + 1] == "8"
 
 
+def test_peak_table_reference_freezes_inference_only_where_inductor_compiles() -> None:
+    # zbench's max inference freezes; a reference that does not would be a different compile.
+    assert peak_table.freezes("inductor", "infer")
+    assert not peak_table.freezes("inductor", "train")
+    assert not peak_table.freezes("eager", "infer")  # Faster R-CNN, and the CPU smoke test
+    ref = peak_table.command(peak_table.parser().parse_args([]), "unet3d", "infer", "compiled-ref")
+    assert ref[ref.index("--backend") + 1] == "inductor"
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [(["--workloads", "alexnet"], "alexnet"), (["--sides", "max,fastest"], "fastest")],
