@@ -48,6 +48,34 @@ def test_every_workload_has_a_max_entry_that_says_what_it_chose() -> None:
     assert tf.xla and tf.graphs == "off" and not tf.compile
 
 
+def test_max_keeps_an_explicit_no_channels_last_or_no_compile_and_says_so() -> None:
+    # Before, `--preset max --no-channels-last` ran channels-last anyway, hiding the user's choice.
+    cfg, _ = parse_args(["unet3d", "--preset", "max", "--no-channels-last"])
+    kept = resolve(cfg)
+    assert kept.config.channels_last is False and kept.config.compile is True
+    assert kept.choices["channels_last"] == "off (--no-channels-last)"
+    assert "--no-channels-last" in kept.config.to_argv()  # the launcher passes it on to the ranks
+    eager = resolve(parse_args(["vgg16", "--preset", "max", "--no-compile"])[0])
+    assert eager.config.compile is False and eager.config.compile_mode is None
+    assert eager.choices["compile"] == "off (--no-compile)" and eager.config.channels_last
+    tf = resolve(parse_args(["resnet50", "--framework", "tf", "--preset", "max", "--no-xla"])[0])
+    assert tf.config.xla is False and tf.choices["xla"] == "off (--no-xla)"
+    for argv in (["resnet50"], ["resnet50", "--preset", "max", "--framework", "tf"]):
+        plain = resolve(parse_args(argv)[0]).config
+        assert plain.channels_last is False and plain.compile is False  # never left None
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [(["--compile-mode", "max-autotune-no-cudagraphs"], "--compile-mode"),
+     (["--graphs", "compile"], "--graphs compile")],
+)  # fmt: skip
+def test_no_compile_with_a_compile_option_is_a_usage_error(flags: list[str], named: str) -> None:
+    cfg, _ = parse_args(["resnet50", "--preset", "max", "--no-compile", *flags])
+    why = check_options(cfg)
+    assert why is not None and why.startswith("--no-compile contradicts " + named)
+
+
 def test_review_preset_is_unchanged_by_the_new_options() -> None:
     cfg = resolve(RunConfig(workload="resnet50")).config
     assert (cfg.graphs, cfg.compile, cfg.compile_mode, cfg.grad_compression) == (

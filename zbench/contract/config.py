@@ -144,9 +144,9 @@ class RunConfig:
     steps: int | None = None
     warmup: int | None = None
     image_size: int | None = None
-    channels_last: bool = False
-    compile: bool = False
-    xla: bool = False
+    channels_last: bool | None = None  # None: the preset chooses (review: off)
+    compile: bool | None = None  # None: the preset chooses (review: off)
+    xla: bool | None = None  # None: the preset chooses (review: off)
     gpus: int = 1
     workers: int = 4
     seed: int = 0
@@ -227,9 +227,9 @@ def build_parser(prog: str = "python -m zbench.runners") -> argparse.ArgumentPar
     p.add_argument("--steps", type=_positive, default=None, help="measured steps")
     p.add_argument("--warmup", type=_non_negative, default=None, help="warm-up steps")
     p.add_argument("--image-size", type=_positive, default=None)
-    p.add_argument("--channels-last", action=argparse.BooleanOptionalAction, default=False)
-    p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=False)
-    p.add_argument("--xla", action=argparse.BooleanOptionalAction, default=False)
+    p.add_argument("--channels-last", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--xla", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument("--gpus", type=_positive, default=1)
     p.add_argument("--workers", type=_non_negative, default=4)
     p.add_argument("--seed", type=int, default=0)

@@ -82,14 +82,24 @@ def resolve(cfg: RunConfig) -> Resolved:
         if graphs is None:
             graphs = table.graphs if info.graphs_in_max else "off"
             choices["graphs"] = table.graphs_note if info.graphs_in_max else info.graphs_note
-        if table.channels_last and not cfg.channels_last:
+        # None: the user said nothing, and the preset chooses; an explicit --no-... is kept and
+        # recorded, so max never overrides what the command line asked for.
+        if cfg.channels_last is False and table.channels_last:
+            choices["channels_last"] = "off (--no-channels-last)"
+        elif table.channels_last and not cfg.channels_last:
             changes["channels_last"] = True
             choices["channels_last"] = "on"
+        flag = table.compile_flag
         if not info.compile_in_max:
-            choices[table.compile_flag] = info.compile_note
-        elif not getattr(cfg, table.compile_flag):
-            changes[table.compile_flag] = True
-            choices[table.compile_flag] = table.compile_note
+            choices[flag] = info.compile_note
+        elif getattr(cfg, flag) is False:
+            choices[flag] = f"off (--no-{flag})"
+        elif not getattr(cfg, flag):
+            changes[flag] = True
+            choices[flag] = table.compile_note
+    for flag in ("channels_last", "compile", "xla"):  # unset switches are off outside max
+        if flag not in changes and getattr(cfg, flag) is None:
+            changes[flag] = False
     graphs = graphs or "off"
     if cfg.framework == "torch" and (compile_mode or graphs == "compile"):
         changes["compile"] = True  # a compile mode, or torch.compile's graphs, compile
@@ -114,6 +124,9 @@ def check_options(cfg: RunConfig) -> str | None:
     """A one-line reason when options contradict each other, else None."""
     if cfg.framework == "torch":
         mode = cfg.compile_mode
+        if cfg.compile is False and (mode is not None or cfg.graphs == "compile"):
+            why = f"--compile-mode {mode}" if mode is not None else "--graphs compile"
+            return f"--no-compile contradicts {why}, which compiles"
         if cfg.graphs == "step" and mode in CUDAGRAPH_COMPILE_MODES:
             return (
                 f"--compile-mode {mode} makes its own CUDA graphs: use --graphs compile, or "

@@ -300,7 +300,7 @@ def _run(
         precision_detail=prep.precision_detail,
         data=prep.data,
         image_size=cfg.image_size,
-        xla=cfg.xla,
+        xla=bool(cfg.xla),
         warmup_steps=cfg.warmup,
         settings={**prep.settings, **adapter.late_settings()},
     )

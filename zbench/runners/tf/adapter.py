@@ -69,13 +69,14 @@ class TfAdapter(Adapter):
         assert self.strategy is not None and self.batches is not None
         assert cfg.precision and cfg.image_size
         workload = WORKLOADS[cfg.workload]
+        xla = bool(cfg.xla)
         with self.strategy.scope():
-            model = workload.build(self.batches.num_classes, cfg.image_size, xla=cfg.xla)
+            model = workload.build(self.batches.num_classes, cfg.image_size, xla=xla)
             if cfg.mode == "infer":
-                step = make_infer_step(self.strategy, workload, model, cfg.xla)
+                step = make_infer_step(self.strategy, workload, model, xla)
             else:
                 optimizer = make_optimizer(cfg.precision)
-                step = make_train_step(self.strategy, workload, model, optimizer, cfg.xla)
+                step = make_train_step(self.strategy, workload, model, optimizer, xla)
         next_batch = self.batches.next
         return lambda: step(next_batch())
 

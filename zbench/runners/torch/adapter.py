@@ -184,7 +184,7 @@ class TorchAdapter(Adapter):
         another compile backend has no such pass, and the settings say so."""
         return (
             cfg.preset == "max"
-            and cfg.compile
+            and bool(cfg.compile)
             and cfg.mode != "train"
             and self.device.type == "cuda"
             and tuning.compile_backend() == "inductor"
