@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.args import comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
 
 GOALS = {"train": 7950.0, "infer": 25000.0, "scaling": 1.98}
@@ -73,32 +74,20 @@ def _ints(text: str) -> tuple[int, ...]:
     return values
 
 
-def _sides(text: str) -> tuple[str, ...]:
-    sides = tuple(t.strip() for t in text.split(",") if t.strip())
-    unknown = [t for t in sides if t not in SIDES]
-    if not sides or unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown side {', '.join(unknown) or '(none given)'}; sides are {', '.join(SIDES)}"
-        )
-    return sides
-
-
-def _modes(text: str) -> tuple[str, ...]:
-    modes = tuple(t.strip() for t in text.split(",") if t.strip())
-    if not modes or set(modes) - {"train", "infer"}:
-        raise argparse.ArgumentTypeError(f"modes are train and/or infer, got {text!r}")
-    return modes
-
-
 def parser() -> _Parser:
     p = _Parser(description=__doc__.splitlines()[0])
     p.add_argument("--train-batches", type=_ints, default=(256, 384))
     p.add_argument("--infer-batches", type=_ints, default=(512, 1024))
     p.add_argument(
-        "--modes", type=_modes, default=("train", "infer"), help="train,infer (default both)"
+        "--modes",
+        type=lambda t: comma_choices(t, ("train", "infer"), "mode"),
+        default=("train", "infer"),
+        help="train,infer (default both)",
     )
     p.add_argument(
-        "--sides", type=_sides, help="run only these sides of the plan (default: all of it)"
+        "--sides",
+        type=lambda t: comma_choices(t, SIDES, "side"),
+        help="run only these sides of the plan (default: all of it)",
     )
     p.add_argument("--rounds", type=int, default=1, help="processes per side; medians reported")
     p.add_argument("--seconds", type=float, default=2.0, help="target timed window")

@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.args import comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
 
 TARGET = 0.99
@@ -109,21 +110,11 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
-def _choices(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
-    items = tuple(t.strip() for t in text.split(",") if t.strip())
-    bad = [t for t in items if t not in allowed]
-    if bad or not items:
-        raise argparse.ArgumentTypeError(
-            f"{what}: {', '.join(bad) or 'none'} (from {', '.join(allowed)})"
-        )
-    return items
-
-
 def parser() -> _Parser:
     p = _Parser(description=__doc__.splitlines()[0])
-    p.add_argument("--workloads", type=lambda t: _choices(t, WORKLOADS, "workloads"))
-    p.add_argument("--modes", type=lambda t: _choices(t, MODES, "modes"))
-    p.add_argument("--precisions", type=lambda t: _choices(t, PRECISIONS, "precisions"))
+    p.add_argument("--workloads", type=lambda t: comma_choices(t, WORKLOADS, "workload"))
+    p.add_argument("--modes", type=lambda t: comma_choices(t, MODES, "mode"))
+    p.add_argument("--precisions", type=lambda t: comma_choices(t, PRECISIONS, "precision"))
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, help="measured steps in every cell (default: ~--seconds)")
     p.add_argument("--warmup", type=int, help="warm-up steps in every cell")

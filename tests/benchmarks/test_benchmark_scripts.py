@@ -52,7 +52,7 @@ def test_every_planned_cell_parses_with_the_runner_parser_and_matches_the_refere
             ("--windows", cfg.repeat),
         ):
             assert ref[ref.index(flag) + 1] == str(value), (cell.name, flag)
-        assert ("--channels-last" in ref) == cfg.channels_last
+        assert ("--channels-last" in ref) == bool(cfg.channels_last)
         assert cfg.repeat == 3
         assert cell.estimate_s() > 0
 
