@@ -2,8 +2,9 @@
 a plain torch.compile reference, training and inference, on one GPU (docs/performance.md).
 
 The reference is benchmarks/reference (models and loop written without zbench's runner code), bf16
-autocast, channels-last, cuDNN autotuner, fused SGD, compiled with torch.compile's default mode, with inductor's freezing for inference as zbench's max does
-(Faster R-CNN: eager, as its graphs break at every data-dependent step). ``max`` and the reference
+autocast, channels-last, cuDNN autotuner, fused SGD, compiled with torch.compile's default mode and,
+for inference, inductor's freezing, as zbench's max does (Faster R-CNN: eager, as its graphs break
+at every data-dependent step). ``max`` and the reference
 run at the workload's first ``--preset max`` batch, so they compare like for like; the review and
 bf16 rows at the review's batch. Each cell is a fresh process; later cells that would overrun
 ``--budget`` are skipped and listed.
@@ -28,11 +29,13 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.args import comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
 from zbench.contract.config import WORKLOADS  # noqa: E402
 from zbench.contract.resolve import max_batches  # noqa: E402
 
 SIDES = ("review", "bf16-eager", "max", "compiled-ref")
+MODES = ("train", "infer")
 DEFAULT_WORKLOADS = ("vgg16", "fasterrcnn", "unet2d", "unet3d")  # ResNet-50: benchmarks/peak.py
 # Seconds per cell on one H200 with cold caches, for the budget: the four workloads' 32 cells took
 # about 16 minutes there (compilation 5-45 s of a max or reference cell, the rest start-up and cuDNN).
@@ -47,10 +50,19 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> _Parser:
     p = _Parser(description=__doc__.splitlines()[0])
-    p.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS))
-    p.add_argument("--modes", default="train,infer")
     p.add_argument(
-        "--sides", default=",".join(SIDES), help=f"which columns to measure ({','.join(SIDES)})"
+        "--workloads",
+        type=lambda t: comma_choices(t, tuple(WORKLOADS), "workload"),
+        default=DEFAULT_WORKLOADS,
+    )
+    p.add_argument(
+        "--modes", type=lambda t: comma_choices(t, ("train", "infer"), "mode"), default=MODES
+    )
+    p.add_argument(
+        "--sides",
+        type=lambda t: comma_choices(t, SIDES, "side"),
+        default=SIDES,
+        help=f"which columns to measure ({','.join(SIDES)})",
     )
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup", type=int, default=5)
@@ -139,26 +151,16 @@ def main(argv: list[str]) -> int:
     a = parser().parse_args(argv)
     if a.ref:
         return reference_main(a)
-    workloads = [w for w in a.workloads.split(",") if w]
-    modes = [m for m in a.modes.split(",") if m]
-    sides = [s for s in a.sides.split(",") if s]
-    bad = (
-        [w for w in workloads if w not in WORKLOADS]
-        + [m for m in modes if m not in ("train", "infer")]
-        + [s for s in sides if s not in SIDES]
-    )
-    if bad or not workloads or not modes or not sides:
-        parser().error(f"unknown workload, mode or side: {', '.join(bad) or 'none given'}")
     logs = a.logs or Path(tempfile.mkdtemp(prefix="zbench-peak-table-"))
     logs.mkdir(parents=True, exist_ok=True)
     env = runs.child_env()
     if a.device == "cpu":
         env["ZBENCH_COMPILE_BACKEND"] = "eager"  # smoke test: no C++ build
     t0, rows = time.perf_counter(), []
-    for workload in workloads:
-        for mode in modes:
+    for workload in a.workloads:
+        for mode in a.modes:
             row: dict[str, Any] = {"workload": workload, "mode": mode}
-            for side in (s for s in SIDES if s in sides):
+            for side in (s for s in SIDES if s in a.sides):
                 left = a.budget - (time.perf_counter() - t0)
                 if a.device == "cuda" and EST_S[side] > left:
                     row[side] = {"skipped": f"budget: {max(0, left):.0f} s left"}

@@ -115,6 +115,17 @@ def test_peak_rejects_an_unknown_side_in_one_line(capsys: pytest.CaptureFixture[
     )
 
 
+def test_peak_sides_that_plan_nothing_are_refused_before_any_run() -> None:
+    # zbench-2gpu is planned only with two GPUs; on one, --sides would run nothing and "pass".
+    out = subprocess.run(
+        [sys.executable, "benchmarks/peak.py", "--device", "cpu", "--sides", "zbench-2gpu"],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.startswith("peak.py: --sides zbench-2gpu plans nothing")
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
 def test_peak_modes_infer_plans_no_training_run() -> None:
     a = peak.parser().parse_args(["--modes", "infer", "--infer-batches", "512,1024"])
     jobs = peak.plan(a, gpus=2)

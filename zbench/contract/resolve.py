@@ -84,9 +84,9 @@ def resolve(cfg: RunConfig) -> Resolved:
             choices["graphs"] = table.graphs_note if info.graphs_in_max else info.graphs_note
         # None: the user said nothing, and the preset chooses; an explicit --no-... is kept and
         # recorded, so max never overrides what the command line asked for.
-        if cfg.channels_last is False and table.channels_last:
+        if table.channels_last and cfg.channels_last is False:
             choices["channels_last"] = "off (--no-channels-last)"
-        elif table.channels_last and not cfg.channels_last:
+        elif table.channels_last and cfg.channels_last is None:
             changes["channels_last"] = True
             choices["channels_last"] = "on"
         flag = table.compile_flag
@@ -94,7 +94,7 @@ def resolve(cfg: RunConfig) -> Resolved:
             choices[flag] = info.compile_note
         elif getattr(cfg, flag) is False:
             choices[flag] = f"off (--no-{flag})"
-        elif not getattr(cfg, flag):
+        elif getattr(cfg, flag) is None:
             changes[flag] = True
             choices[flag] = table.compile_note
     for flag in ("channels_last", "compile", "xla"):  # unset switches are off outside max
