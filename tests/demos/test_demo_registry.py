@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from zbench.cli import app
+from zbench.contract import demos as registry
 from zbench.contract.config import UsageError
-from zbench.demos import registry
+from zbench.contract.demo_options import DemoConfig, parse_args
 from zbench.demos.motion.job import motion_options
-from zbench.demos.runner import DemoConfig, parse_args
 from zbench.jobs.runjob import command_for
 
 CLI = CliRunner(env={"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"})
@@ -55,7 +55,7 @@ def test_motion_config_round_trips_through_argv_and_the_job_row() -> None:
     row = config.as_dict()
     assert row["kind"] == "demo" and row["mode"] == "animate" and row["gpus"] == 0
     assert DemoConfig.from_dict(row) == config
-    cmd = command_for(row, Path("ev.jsonl"))
+    cmd = command_for(row["kind"], row, Path("ev.jsonl"))
     assert cmd[1:4] == ["-m", "zbench.demos", "motion"] and "--animate" in cmd
     assert cmd[cmd.index("--size") + 1] == "128"
 
@@ -79,15 +79,32 @@ def test_bad_motion_options_are_one_line_usage_errors(argv: list[str], message: 
 
 def test_motion_options_are_what_run_takes(tmp_path: Path) -> None:
     opts = motion_options(DemoConfig.of("motion", mode="animate").as_options(), tmp_path)
-    assert opts["minutes"] == 0.0 and opts["drive"] == "script" and opts["size"] == 256
+    assert opts["minutes"] == 0.0 and opts["drive"] == "scripted" and opts["size"] == 256
     assert opts["checkpoint_dir"] == str(tmp_path / "demos" / "motion")
     assert opts["out"].startswith(opts["checkpoint_dir"]) and opts["out"].endswith(".mp4")
-    opts = motion_options({"drive": "clip.mp4", "minutes": 2.5, "checkpoint": "x"}, tmp_path)
+
+    def given(**options: object) -> dict[str, object]:  # what the demo's parser gives its entry
+        return motion_options(DemoConfig.of("motion", **options).as_options(), tmp_path)
+
+    opts = given(drive="clip.mp4", minutes=2.5, checkpoint="x")
     assert opts["drive"] == "clip.mp4" and opts["minutes"] == 2.5 and opts["checkpoint_dir"] == "x"
     assert opts["compile"] is True  # on a GPU by default: eager batch 1 misses 120 frames/s
-    assert motion_options({"compile": False}, tmp_path)["compile"] is False
-    assert motion_options({"device": "cpu"}, tmp_path)["compile"] is False
-    assert motion_options({"smoke": True}, tmp_path)["compile"] is False
+    assert given(compile=False)["compile"] is False
+    assert given(device="cpu")["compile"] is False
+    assert given(smoke=True)["compile"] is False
+
+
+def test_motion_run_options_default_to_the_demo_table() -> None:
+    """One set of defaults: ``run``'s own options start from the contract's schema."""
+    from dataclasses import fields
+
+    pytest.importorskip("torch")
+    from zbench.demos.motion.demo import MotionOptions
+
+    table = registry.MOTION.defaults()
+    shared = {f.name: f.default for f in fields(MotionOptions) if f.name in table}
+    assert shared and shared == {k: table[k] for k in shared}
+    assert MotionOptions().drive == "scripted" and MotionOptions().compile is True
 
 
 def test_cli_demo_motion_help_lists_its_options() -> None:

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from zbench.cli import app
 from zbench.contract.config import UsageError
+from zbench.contract.demo_options import DemoConfig, parse_args
 from zbench.contract.protocol import read_events
-from zbench.demos.runner import DemoConfig, parse_args
 from zbench.demos.snake.model import SnakeNet, load_checkpoint, save_checkpoint
 from zbench.jobs.runjob import command_for
 
@@ -30,7 +30,7 @@ def test_config_round_trips_through_argv_and_the_job_row() -> None:
     assert parse_args(config.to_argv())[0] == config
     row = config.as_dict()
     assert row["kind"] == "demo" and row["gpus"] == 0 and row["framework"] == "demo"
-    cmd = command_for(row, Path("ev.jsonl"))
+    cmd = command_for(row["kind"], row, Path("ev.jsonl"))
     assert cmd[1:4] == ["-m", "zbench.demos", "snake"]
     assert cmd[4:6] == ["--events", "ev.jsonl"] and "--faithful" in cmd
 
@@ -115,8 +115,8 @@ def test_cli_help_and_bad_input() -> None:
 @pytest.mark.parametrize(
     "module",
     [
-        "zbench.demos.runner",
-        "zbench.demos.registry",
+        "zbench.contract.demo_options",
+        "zbench.contract.demos",
         "zbench.demos.motion.job",
         "zbench.demos.snake",
         "zbench.demos.snake.render",

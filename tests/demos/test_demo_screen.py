@@ -18,7 +18,15 @@ EVENTS = Path(__file__).parent / "fixtures" / "snake_events.jsonl"
 
 
 def demo_app():
-    job = FakeJob(7, "snake", framework="demo", mode="ppo", precision=None, events_path=str(EVENTS))
+    job = FakeJob(
+        7,
+        "snake",
+        framework="demo",
+        kind="demo",
+        mode="ppo",
+        precision=None,
+        events_path=str(EVENTS),
+    )
     return make_app(services=FakeServices(jobs=[job]))
 
 

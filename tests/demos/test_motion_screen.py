@@ -18,7 +18,7 @@ EVENTS = Path(__file__).parent / "fixtures" / "motion_events.jsonl"
 
 
 def motion_app():
-    job = FakeJob(8, "motion", framework="demo", mode="train", precision=None,
+    job = FakeJob(8, "motion", framework="demo", kind="demo", mode="train", precision=None,
                   events_path=str(EVENTS))  # fmt: skip
     return make_app(services=FakeServices(jobs=[job]))
 

@@ -26,11 +26,11 @@ MOTION = {"fps": 410.2, "stream_fps": 95.0, "size": 256, "device": "cuda", "trai
 def _add(store: Store, n: int, demo: str, mode: str, result: dict) -> None:
     config = {"demo": demo, "kind": "demo", "mode": mode, "device": "cuda"}
     [job] = store.add_jobs([{"workload": demo, "framework": "demo", "mode": mode, "config": config,
-                             "state": "done", "created": T0 + n}])  # fmt: skip
+                             "kind": "demo", "state": "done", "created": T0 + n}])  # fmt: skip
     store.add_run({"job_id": job, "created": T0 + n, "workload": demo, "framework": "demo",
                    "mode": mode, "precision": None, "batch_size": None, "gpus": 1,
                    "gpu_name": "NVIDIA H200", "samples_per_s": result.get("samples_per_s"),
-                   "config": config, "env": {}, "result": result})  # fmt: skip
+                   "config": config, "env": {}, "result": result, "kind": "demo"})  # fmt: skip
 
 
 def demo_db(path: Path) -> Path:

@@ -174,7 +174,7 @@ def test_nothing_to_report(home: Path, tmp_path: Path) -> None:
 def test_demo_section_is_pluggable(h200_db: Path, tmp_path: Path) -> None:
     """No demo result kind exists yet: a made-up snake run exercises the generic renderer."""
     _add_run(
-        h200_db, workload="snake", mode="train", samples_per_s=None,
+        h200_db, workload="snake", mode="train", samples_per_s=None, kind="demo",
         result={"demo": "snake", "summary": {"best score": 8, "steps": 1_000_000},
                 "series": {"score per episode": {"x": "episode", "unit": "score",
                                                  "points": [[1, 0], [2, 3], [3, 8]]}}},

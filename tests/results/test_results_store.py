@@ -89,13 +89,14 @@ def test_the_run_filter_matches_every_field_given(tmp_path: Path) -> None:
     store = Store(tmp_path / "z.db")
     a = store.add_run(_run(1))
     b = store.add_run(_run(2, framework="tf", gpu_name="GPU_x%y", created=20.0))
-    c = store.add_run(_run(3, framework="demo", workload="snake", mode="rl"))
+    c = store.add_run(_run(3, framework="demo", workload="snake", mode="rl", kind="demo"))
 
     def ids(**kw: object) -> list[int]:
         return [r.id for r in store.run_rows(RunFilter(**kw))]  # type: ignore[arg-type]
 
     assert ids() == [a, b, c]
-    assert ids(framework="tf") == [b] and ids(not_framework="demo") == [a, b]
+    assert ids(framework="tf") == [b] and ids(kinds=["benchmark"]) == [a, b]
+    assert ids(kinds=["demo", "probe"]) == [c] and ids(kinds=[]) == []
     assert ids(workload="snake", mode="rl") == [c]
     assert ids(gpu_name_has="h200") == [a, c]  # case-insensitive substring
     assert ids(gpu_name_has="_x%") == [b] and ids(gpu_name_has="x_y") == []  # no wildcards

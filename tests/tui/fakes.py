@@ -7,32 +7,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zbench.jobs.api import JobInfo
 from zbench.tui.services import LaunchRequest
 
 NOW = 1_760_000_100.0  # the frozen clock of every TUI test
 
 
-@dataclass
-class FakeJob:
-    id: int
-    workload: str
-    framework: str = "torch"
-    mode: str = "train"
-    precision: str | None = "fp32"
-    gpu_ids: tuple[int, ...] | None = (0,)
-    state: str = "running"
-    phase: str | None = "measure"
-    step: int | None = 30
-    total: int | None = 100
-    samples_per_s: float | None = 2210.5
-    reason: str | None = None
-    created: float = NOW - 120
-    started: float | None = NOW - 100
-    ended: float | None = None
-    events_path: Any = None
-    log_path: Any = None
-    run_id: str | None = None
-    suite: str | None = None
+def FakeJob(id: int, workload: str, **over: Any) -> JobInfo:
+    """A ``jobs.api.JobInfo`` (the one job type the TUI reads) with a running job's defaults."""
+    fields: dict[str, Any] = {
+        "framework": "torch", "mode": "train", "precision": "fp32", "gpu_ids": (0,),
+        "state": "running", "phase": "measure", "step": 30, "total": 100,
+        "samples_per_s": 2210.5, "reason": None, "created": NOW - 120, "started": NOW - 100,
+        "ended": None, "events_path": None, "log_path": None, "run_id": None, "suite": None,
+    }  # fmt: skip
+    return JobInfo(id=id, workload=workload, **{**fields, **over})
 
 
 @dataclass(frozen=True)
@@ -55,7 +44,7 @@ class FakeResult:
     created: float = NOW
 
 
-def canned_jobs() -> list[FakeJob]:
+def canned_jobs() -> list[JobInfo]:
     return [
         FakeJob(3, "resnet50", gpu_ids=(0, 1), samples_per_s=4398.2, step=64, total=100),
         FakeJob(
@@ -89,7 +78,7 @@ def canned_results() -> list[FakeResult]:
 
 @dataclass
 class FakeServices:
-    jobs: list[FakeJob] = field(default_factory=canned_jobs)
+    jobs: list[JobInfo] = field(default_factory=canned_jobs)
     results: list[FakeResult] = field(default_factory=canned_results)
     submitted: list[LaunchRequest] = field(default_factory=list)
     cancelled: list[int] = field(default_factory=list)
@@ -103,7 +92,7 @@ class FakeServices:
         }
     )
 
-    def list_jobs(self) -> Sequence[FakeJob]:
+    def list_jobs(self) -> Sequence[JobInfo]:
         return list(self.jobs)
 
     def submit(self, request: LaunchRequest) -> list[int]:

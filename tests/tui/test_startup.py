@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from zbench.jobs.api import JobInfo
 from zbench.tui.app import ZbenchApp
 from zbench.tui.feed import ListFeed
 from zbench.tui.widgets.gpu_panel import GpuPanel
 
-from .fakes import NOW, FakeJob, FakeServices
+from .fakes import NOW, FakeServices
 from .helpers import settle
 from .traces import two_gpu
 
@@ -17,7 +18,7 @@ async def test_workers_start_after_the_first_frame() -> None:
     events: list[str] = []
 
     class Recording(FakeServices):
-        def list_jobs(self) -> Sequence[FakeJob]:
+        def list_jobs(self) -> Sequence[JobInfo]:
             events.append("jobs")
             return super().list_jobs()
 

@@ -151,8 +151,8 @@ def run(
 
 
 def _demo_epilog() -> str:
-    from zbench.demos.registry import demos  # standard library only
-    from zbench.demos.runner import options_help
+    from zbench.contract.demo_options import options_help
+    from zbench.contract.demos import demos  # standard library only
 
     parts = ["Demo options (after the name; checked by the demo's parser):"]
     for entry in demos().values():

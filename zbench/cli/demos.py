@@ -16,7 +16,7 @@ from zbench.jobs.states import JobState
 
 def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) -> int:
     """``argv`` is the demo's own (``snake --board 12 ...``), checked by the demo's parser."""
-    from zbench.demos.runner import parse_args  # standard library only
+    from zbench.contract.demo_options import parse_args  # standard library only
 
     try:
         config, _ = parse_args(argv)
@@ -25,7 +25,7 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
         return 2
     if bad_timeout(timeout):
         return 2
-    from zbench.demos.registry import check  # the entry's own check, framework-free
+    from zbench.contract.demos import check  # the entry's own check, framework-free
 
     reason = check(config.entry, config.as_options())
     if reason:

@@ -160,6 +160,15 @@ class RunConfig:
     grad_compression: str = "none"  # DDP gradient all-reduce in bf16 (changes the numerics)
     extra: tuple[str, ...] = field(default_factory=tuple)  # passed through (torchrun rendezvous...)
 
+    kind = "benchmark"  # its row of contract.kinds (a class attribute, not an option)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        """A stored config (``as_dict``, perhaps with more keys) back as options."""
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["extra"] = tuple(known.get("extra") or ())
+        return cls(**known)
+
     def to_argv(self, events: str | None = None) -> list[str]:
         """The runner's argv after ``python -m zbench.runners``, with ``--events`` if given."""
         argv = [self.workload]

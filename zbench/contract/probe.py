@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-KIND = "probe"
+from zbench.contract.kinds import PROBE as KIND
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,8 @@ class ProbeConfig:
             p2p_seconds=float(data.get("p2p_seconds") or 3.0),
         )
 
-    def to_argv(self) -> list[str]:
-        """The runner's options (``--events`` is added by whoever starts it)."""
-        return [*(["--quick"] if self.quick else []), "--p2p-seconds", f"{self.p2p_seconds:g}"]
+    def to_argv(self, events: str | None = None) -> list[str]:
+        """The runner's options, with ``--events`` first when given."""
+        head = ["--events", events] if events is not None else []
+        quick = ["--quick"] if self.quick else []
+        return [*head, *quick, "--p2p-seconds", f"{self.p2p_seconds:g}"]

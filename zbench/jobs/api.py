@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zbench import paths
+from zbench.contract import kinds
 from zbench.contract.config import RunConfig
 from zbench.contract.probe import ProbeConfig
 from zbench.errors import ZbenchError
@@ -25,7 +26,7 @@ from zbench.jobs.states import ACTIVE, JobState
 from zbench.store import JobRow, Store
 
 if TYPE_CHECKING:
-    from zbench.demos.runner import DemoConfig
+    from zbench.contract.demo_options import DemoConfig
 
 STATES = tuple(JobState)
 # `zbench jobs` flags a running job whose runner wrote no event for this long (a hang on I/O?)
@@ -38,7 +39,8 @@ class JobSpec:
     ``config.gpus``; none for ``--device cpu``) and an optional timeout. ``share_gpus`` lets it run
     on GPUs another job holds."""
 
-    config: RunConfig | DemoConfig | ProbeConfig  # a benchmark, a demo (zbench.demos), a probe
+    # one per row of contract.kinds (jobs.nodes.NodesConfig too: nodes_spec)
+    config: RunConfig | DemoConfig | ProbeConfig
     gpu_ids: tuple[int, ...] | None = None
     timeout_s: float | None = None
     share_gpus: bool = False
@@ -65,6 +67,7 @@ class JobInfo:
     events_path: str | None
     run_id: int | None
     suite: str | None
+    kind: str = "benchmark"  # its row of contract.kinds
 
     @property
     def finished(self) -> bool:
@@ -138,6 +141,7 @@ def _info(row: JobRow) -> JobInfo:
         events_path=row.events_path,
         run_id=row.run_id,
         suite=row.suite,
+        kind=row.kind,
     )
 
 
@@ -171,6 +175,7 @@ def submit(
             "mode": s.config.mode,
             "precision": s.config.precision,
             "config": s.config.as_dict(),
+            "kind": kinds.of_config(s.config).name,
             "requested_gpus": list(s.gpu_ids) if s.gpu_ids is not None else None,
             "share_gpus": s.share_gpus,
             "timeout_s": s.timeout_s,
@@ -194,7 +199,7 @@ def reconcile(db: str | os.PathLike[str] | None = None) -> list[int]:
     if store.readonly:
         return []
     lost = liveness.detect_lost(store)
-    if store.jobs((JobState.QUEUED,)):
+    if store.job_rows((JobState.QUEUED,)):
         liveness.ensure_supervisor(store.path)
     return lost
 

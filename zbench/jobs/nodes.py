@@ -50,6 +50,8 @@ class NodesConfig:
     nodes: tuple[Node, ...]
     launcher: str = "ssh"  # "ssh" (local processes for this machine's names) or "srun"
 
+    kind = "nodes"  # its row of contract.kinds
+
     @property
     def workload(self) -> str:
         return self.run.workload
@@ -75,13 +77,16 @@ class NodesConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NodesConfig:
-        known = {k: v for k, v in data.items() if k in RunConfig.__dataclass_fields__}
-        known["extra"] = tuple(known.get("extra") or ())
         nodes = tuple(
             Node(i, str(n["host"]), tuple(n["gpu_ids"]) if n.get("gpu_ids") is not None else None)
             for i, n in enumerate(data["nodes"])
         )
-        return cls(RunConfig(**known), nodes, str(data.get("launcher") or "ssh"))
+        return cls(RunConfig.from_dict(data), nodes, str(data.get("launcher") or "ssh"))
+
+    def to_argv(self, events: str | None = None) -> list[str]:
+        """The node manager's argv (``python -m zbench.jobs.nodes_run``): the whole config."""
+        head = ["--events", events] if events is not None else []
+        return [*head, "--config", json.dumps(self.as_dict())]
 
     def local_gpu_ids(self) -> tuple[int, ...]:
         """GPUs of this machine the job's local nodes use (the supervisor reserves them)."""
@@ -236,23 +241,6 @@ def plan(cfg: NodesConfig, run_id: str, environ: dict[str, str] | None = None) -
             argv = remote.ssh_command(node.host, [*remote.remote_python(), *args])
             launches.append(Launch((node.rank,), argv, "ssh"))
     return launches
-
-
-def manager_command(config: dict[str, Any], events_path: str) -> list[str]:
-    """The job's process on the launching machine (what ``runjob.command_for`` runs)."""
-    return [
-        sys.executable,
-        "-m",
-        "zbench.jobs.nodes_run",
-        "--events",
-        events_path,
-        "--config",
-        json.dumps(config),
-    ]
-
-
-def is_nodes_config(config: dict[str, Any]) -> bool:
-    return bool(config.get("nodes"))
 
 
 def nodes_spec(

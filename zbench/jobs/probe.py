@@ -51,14 +51,14 @@ def probe_figures(job_id: int) -> dict[str, Any]:
     from zbench import paths
     from zbench.jobs import api
     from zbench.jobs.states import JobState
-    from zbench.store import Store
+    from zbench.store import RunFilter, Store
 
     info = api.get_job(job_id)
     if info.state != JobState.DONE or info.run_id is None:
         tail = api.log_tail(job_id, lines=5)
         reason = info.reason or (tail[-1] if tail else str(info.state))
         raise ProbeError(reason.split(": ", 1)[-1], exit_code=1)
-    run = Store(paths.db_path(None)).get_run(info.run_id) or {}
-    result = run.get("result") or {}
+    runs = Store(paths.db_path(None)).run_rows(RunFilter(run_ids=[info.run_id]))
+    result = runs[0].result if runs else {}
     return {"job_id": job_id, "run_id": info.run_id, "rows": result.get("rows", []),
             "raw": result.get("tests", [])}  # fmt: skip

@@ -6,10 +6,11 @@ from __future__ import annotations
 import bisect
 import socket
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from zbench.contract.probe import KIND as PROBE
+from zbench.contract import kinds
 from zbench.contract.protocol import read_events
 from zbench.jobs.probe_record import probe_record
 from zbench.results.aggregate import Sample, aggregate
@@ -49,20 +50,59 @@ def stored_result(store: Store, row: dict[str, Any]) -> int | None:
     result = next((ev for ev in reversed(events) if ev["type"] == "result"), None)
     if result is None:
         return None
-    already = store.runs(RunFilter(job_ids=[row["id"]]))
+    already = store.run_rows(RunFilter(job_ids=[row["id"]]))
     if already:
-        return int(already[-1]["id"])
+        return already[-1].id
     samples = retag(store.samples(row["id"]), phase_marks(events))
-    gpu_ids = tuple(row["gpu_ids"] or ())
-    if row["config"].get("kind") == PROBE:  # every result event is one figure; no peaks here
-        results = [ev for ev in events if ev["type"] == "result"]
-        run_id = store.add_run(probe_record(row, gpu_ids, start, results, samples, {}))
-    else:
-        run_id = store.add_run(run_record(row, gpu_ids, start, result))
+    results = [ev for ev in events if ev["type"] == "result"]
+    measured = Measured(row, tuple(row["gpu_ids"] or ()), start, results, samples)
+    run_id = store.add_run(build_run(measured))  # a probe's figures stand here without peaks
     if samples:
         store.replace_samples(row["id"], samples)
         store.set_phase_aggregates(row["id"], run_id, aggregate(samples))
     return run_id
+
+
+@dataclass
+class Measured:
+    """What a finished job measured: its row, GPUs, ``start`` and ``result`` events, samples, and
+    (for a kind whose figures stand beside them) the GPUs' peaks."""
+
+    row: dict[str, Any]
+    gpu_ids: tuple[int, ...]
+    start: dict[str, Any] | None
+    results: Sequence[dict[str, Any]]
+    samples: Sequence[Any] = ()
+    peaks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    gpu_names: tuple[str, ...] = ()
+
+
+def _one_result(m: Measured) -> dict[str, Any]:
+    last = m.results[-1] if m.results else None
+    return run_record(m.row, m.gpu_ids, m.start, last, m.gpu_names)
+
+
+def _figures(m: Measured) -> dict[str, Any]:
+    return probe_record(m.row, m.gpu_ids, m.start, m.results, m.samples, m.peaks)
+
+
+# How each ``record`` of the kinds table (contract.kinds) becomes a ``runs`` row.
+BUILDERS: dict[str, Callable[[Measured], dict[str, Any]]] = {
+    "result": _one_result,
+    "figures": _figures,
+}
+PEAKS = frozenset({"figures"})  # the records that put each figure beside the GPUs' peaks
+
+
+def wants_peaks(row: dict[str, Any]) -> bool:
+    """Whether the job's stored run shows the GPUs' peaks (read once, by the supervisor)."""
+    return kinds.get(row["kind"]).record in PEAKS
+
+
+def build_run(m: Measured) -> dict[str, Any]:
+    """The ``runs`` row of a finished job, built as its kind's row says, carrying its kind."""
+    kind = kinds.get(m.row["kind"])
+    return {**BUILDERS[kind.record](m), "kind": kind.name}
 
 
 def run_record(

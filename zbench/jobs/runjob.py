@@ -8,7 +8,6 @@ import os
 import shlex
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -18,9 +17,7 @@ from typing import Any
 import psutil
 
 from zbench import paths
-from zbench.contract.config import RunConfig
-from zbench.contract.probe import KIND as PROBE
-from zbench.contract.probe import ProbeConfig
+from zbench.contract import kinds
 from zbench.jobs import records
 from zbench.jobs.events import EventStream, fresh_file
 from zbench.jobs.liveness import child_env, tail_lines
@@ -28,47 +25,16 @@ from zbench.jobs.states import JobState
 from zbench.results.aggregate import Sample, compact_sample
 from zbench.telemetry.snapshot import Snapshot
 
-ENV_RUNNER = "ZBENCH_RUNNER_MODULE"  # a module name, or a .py file (tests use a fake runner)
-DEFAULT_RUNNER = "zbench.runners"
-ENV_PROBE_RUNNER = "ZBENCH_PROBE_RUNNER_MODULE"  # the same for `probe` jobs
-DEFAULT_PROBE_RUNNER = "zbench.runners.probe"
+
+def runner_command() -> list[str]:
+    """The benchmark runner's ``python -m ...`` (a node agent starts it on its node)."""
+    return kinds.KINDS[kinds.BENCHMARK].runner_command()
 
 
-def runner_command(env: str = ENV_RUNNER, default: str = DEFAULT_RUNNER) -> list[str]:
-    target = os.environ.get(env, default)
-    if target.endswith(".py"):
-        return [sys.executable, target]
-    return [sys.executable, "-m", target]
-
-
-def config_from_dict(data: dict[str, Any]) -> RunConfig:
-    known = {k: v for k, v in data.items() if k in RunConfig.__dataclass_fields__}
-    known["extra"] = tuple(known.get("extra") or ())
-    return RunConfig(**known)
-
-
-def command_for(config: dict[str, Any], events_path: Path) -> list[str]:
-    """The runner's command line: a benchmark (``zbench.runners``), a demo (``zbench.demos``,
-    a config with ``kind == "demo"``) or a probe (``zbench.runners.probe``, ``kind == "probe"``);
-    the one place that tells the kinds of job apart. A multi-node job runs its node manager
-    (``jobs.nodes_run``), which starts the runners on every node."""
-    if config.get("nodes"):
-        from zbench.jobs.nodes import manager_command
-
-        return manager_command(config, str(events_path))
-    if config.get("kind") == PROBE:
-        probe_argv = ProbeConfig.from_dict(config).to_argv()
-        base = runner_command(ENV_PROBE_RUNNER, DEFAULT_PROBE_RUNNER)
-        return [*base, "--events", str(events_path), *probe_argv]
-    if config.get("kind") == "demo":
-        from zbench.demos.runner import DemoConfig  # standard library and zbench.contract only
-
-        argv = DemoConfig.from_dict(config).to_argv()
-        base = [sys.executable, "-m", "zbench.demos"]
-    else:
-        argv = config_from_dict(config).to_argv()
-        base = runner_command()
-    return [*base, argv[0], "--events", str(events_path), *argv[1:]]
+def command_for(kind: str, config: dict[str, Any], events_path: Path) -> list[str]:
+    """The job's command line, from its kind's row of ``contract.kinds`` (the runner module and
+    the config class whose ``to_argv`` gives the options)."""
+    return kinds.get(kind).command_line(config, str(events_path))
 
 
 def signal_name(num: int) -> str:
@@ -150,7 +116,7 @@ class RunningJob:
         log_path, events_path = folder / "runner.log", folder / "events.jsonl"
         fresh_file(events_path)
         tail = EventStream(events_path)
-        cmd = command_for(row["config"], events_path)
+        cmd = command_for(row["kind"], row["config"], events_path)
         env = child_env()
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpu_ids)
         env.setdefault("PYTHONUNBUFFERED", "1")
@@ -359,20 +325,16 @@ class RunningJob:
         return any(mark in text for mark in HOST_OOM_MARKS)
 
     def run_record(self, peaks: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
-        """The ``runs`` row for this job's result: full config and environment. A probe's row
-        puts each figure beside ``peaks`` (per GPU, from the supervisor's telemetry) and the
-        NVLink traffic its samples saw."""
-        if self.row["config"].get("kind") == PROBE:
-            from zbench.jobs.probe_record import probe_record
-
-            with self.lock:
-                samples = list(self.samples)
-            return probe_record(
-                self.row, self.gpu_ids, self.start_event, self.result_events, samples, peaks or {}
-            )
-        return records.run_record(
-            self.row, self.gpu_ids, self.start_event, self.result_event, self.gpu_names
-        )
+        """The ``runs`` row for this job's result, as its kind builds it (``records.build_run``):
+        full config and environment; a probe's figures beside ``peaks`` (per GPU, from the
+        supervisor's telemetry) and the NVLink traffic its samples saw."""
+        with self.lock:
+            samples = list(self.samples)
+        measured = records.Measured(
+            self.row, self.gpu_ids, self.start_event, self.result_events, samples,
+            peaks or {}, self.gpu_names,
+        )  # fmt: skip
+        return records.build_run(measured)
 
 
 def _signal_all(procs: list[psutil.Process], sig: int) -> None:

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from zbench import paths
-from zbench.contract.probe import KIND as PROBE
+from zbench.contract import kinds
 from zbench.errors import ZbenchError
-from zbench.jobs import liveness
+from zbench.jobs import liveness, records
 from zbench.jobs.gpus import allocate, visible_gpus
 from zbench.jobs.runjob import RunningJob
 from zbench.jobs.sampling import JobSampler, open_sampler
@@ -205,9 +205,10 @@ class Supervisor:
         for row in self.store.jobs((JobState.QUEUED,)):
             config = row["config"]
             want = 0 if config.get("device") == "cpu" or not self.gpus else int(config["gpus"])
-            if config.get("kind") == PROBE and not want:
+            kind = kinds.get(row["kind"])
+            if kind.all_gpus and not want:
                 want = len(self.gpus)  # a probe measures every GPU unless told which
-            if config.get("nodes"):
+            if kind.gpus_named:
                 want = 0  # multi-node: only its local nodes' GPUs, named in requested_gpus
             requested = row["requested_gpus"]
             if want > len(self.gpus) or (requested and not set(requested) <= set(self.gpus)):
@@ -277,7 +278,7 @@ class Supervisor:
     def _peaks(self, job: RunningJob) -> dict[int, dict[str, Any]] | None:
         """For a probe job: each GPU's theoretical peaks, read through the sampler's backend
         (static figures, so reading them beside the sampling thread reads no counter twice)."""
-        if job.row["config"].get("kind") != PROBE:
+        if not records.wants_peaks(job.row):
             return None
         from zbench.jobs.probe_record import read_peaks
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from zbench import paths
-from zbench.contract.probe import KIND as PROBE
+from zbench.contract.kinds import result_kinds
 from zbench.store import RunFilter, RunRow, Store
 
 MEASURE = "measure"
@@ -43,6 +44,7 @@ class ResultRow:
     env: dict[str, Any] = field(default_factory=dict, compare=False)
     result: dict[str, Any] = field(default_factory=dict, compare=False)
     phases: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False)
+    kind: str = field(default="benchmark", compare=False)  # its row of contract.kinds
 
     def as_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
@@ -71,6 +73,7 @@ def query_results(
     suite_run: int | None = None,
     tag: str | None = None,
     suite: str | None = None,
+    kinds: Sequence[str] | None = None,
 ) -> list[ResultRow]:
     """Runs matching every filter given (``gpu``: a case-insensitive substring of the GPU name;
     ``since``: a YYYY-MM-DD date or a timestamp; ``suite_run``: any job id of one `zbench suite`
@@ -79,12 +82,10 @@ def query_results(
     store = Store(paths.db_path(db))
     match = RunFilter(
         workload=workload or None,
-        # probe runs (micro-benchmark figures) are read only when asked for (results/selection.py)
-        not_workload=PROBE if workload != PROBE else None,
         framework=framework or None,
         mode=mode or None,
-        # demo runs have their own table (results/demos.py)
-        not_framework="demo" if framework != "demo" else None,
+        # probe and demo runs have tables of their own: read only when asked for (contract.kinds)
+        kinds=kinds or result_kinds(workload or None, framework or None),
         gpu_name_has=gpu or None,
         since=parse_since(since),
         run_ids=run_ids or None,
@@ -209,6 +210,7 @@ def row_from_run(
         env=run.env,
         result=run.result,
         phases=phases,
+        kind=run.kind,
     )
 
 

@@ -1,6 +1,6 @@
 """Demo results (runs of framework ``demo``): their own table, as Markdown, CSV or JSON.
 
-The columns of each demo come from the demo registry (``zbench.demos.registry``: Snake's scores,
+The columns of each demo come from the demo registry (``zbench.contract.demos``: Snake's scores,
 motion's frames per second and L1 against its baselines), after the columns every demo has.
 """
 
@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from zbench import paths
-from zbench.demos.registry import figure, known
+from zbench.contract.demos import figure, known
+from zbench.contract.kinds import DEMO
 from zbench.store import RunFilter, Store
 
 COMMON: tuple[tuple[str, str], ...] = (("Demo", "demo"), ("Mode", "mode"), ("GPU", "gpu_name"),
@@ -81,8 +82,8 @@ def demo_results(
     db: str | os.PathLike[str] | None = None, demo: str | None = None
 ) -> list[DemoResult]:
     """Stored demo runs, oldest first (``demo`` filters by name, e.g. ``snake``)."""
-    match = RunFilter(framework="demo", workload=demo or None)
-    return [_row(r) for r in Store(paths.db_path(db)).runs(match)]
+    match = RunFilter(kinds=[DEMO], workload=demo or None)
+    return [_row(r.as_dict()) for r in Store(paths.db_path(db)).run_rows(match)]
 
 
 def cell(value: Any) -> str:

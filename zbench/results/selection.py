@@ -1,14 +1,14 @@
-"""The runs a report or a samples export reads (``api.Filters``), split by kind: benchmark rows (the
-review's workloads), ``probe`` runs (micro-benchmark figures) and demo runs (a result with a
-``demo`` key)."""
+"""The runs a report or a samples export reads (``api.Filters``), split by the section each kind's
+row of ``contract.kinds`` names: benchmark rows (the review's workloads), ``probe`` runs
+(micro-benchmark figures) and demo runs."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field
 
-from zbench.results.api import PROBE, Filters, ResultRow, review_order
+from zbench.contract import kinds
+from zbench.results.api import Filters, ResultRow, query_results, review_order
 
 Db = str | os.PathLike[str] | None
 
@@ -29,17 +29,8 @@ class Selection:
 def select(db: Db, filters: Filters) -> Selection:
     """The runs ``filters`` selects (ValueError for a filter that cannot apply), split by kind."""
     out = Selection()
-    runs = filters.query(db)
-    if filters.framework is None:  # demo jobs (framework "demo") are left out of the plain query
-        runs += dataclasses.replace(filters, framework="demo").query(db)
-    if filters.workload is None:  # and so are probe runs
-        runs += dataclasses.replace(filters, workload=PROBE).query(db)
-    for r in runs:
-        if r.workload == PROBE:
-            out.probes.append(r)
-        elif isinstance(r.result, dict) and r.result.get("demo"):
-            out.demos.append(r)
-        else:
-            out.rows.append(r)
+    sections = {"rows": out.rows, "probes": out.probes, "demos": out.demos}
+    for r in query_results(db, **vars(filters), kinds=tuple(kinds.KINDS)):
+        sections[kinds.get(r.kind).section].append(r)
     out.rows = review_order(out.rows)
     return out

@@ -39,6 +39,7 @@ JOB_COLUMNS = [
     "run_id",
     "cancel_grace",
     "tag",
+    "kind",
 ]
 
 
@@ -73,6 +74,7 @@ class JobRow:
     run_id: int | None = None
     cancel_grace: float | None = None
     tag: str | None = None
+    kind: str = "benchmark"  # its row of contract.kinds
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

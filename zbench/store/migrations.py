@@ -75,4 +75,23 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 2: a user's tag on a job (`zbench run --tag`, `zbench suite --tag`), to publish one session.
     "ALTER TABLE jobs ADD COLUMN tag TEXT",
+    # 3: a job's and a run's kind (contract.kinds: benchmark, demo, probe, nodes), a column rather
+    # than a test on the config; rows written before it get the kind their config shows.
+    """
+    ALTER TABLE jobs ADD COLUMN kind TEXT NOT NULL DEFAULT 'benchmark';
+    ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'benchmark';
+    UPDATE jobs SET kind = CASE
+        WHEN json_array_length(config, '$.nodes') > 0 THEN 'nodes'
+        WHEN json_extract(config, '$.kind') IN ('demo', 'probe') THEN json_extract(config, '$.kind')
+        WHEN framework = 'demo' THEN 'demo'
+        WHEN workload = 'probe' THEN 'probe'
+        ELSE 'benchmark' END;
+    UPDATE runs SET kind = CASE
+        WHEN json_array_length(config, '$.nodes') > 0 THEN 'nodes'
+        WHEN json_extract(config, '$.kind') IN ('demo', 'probe') THEN json_extract(config, '$.kind')
+        WHEN framework = 'demo' OR json_extract(result, '$.demo') IS NOT NULL THEN 'demo'
+        WHEN workload = 'probe' THEN 'probe'
+        ELSE 'benchmark' END;
+    CREATE INDEX runs_kind ON runs(kind)
+    """,
 )

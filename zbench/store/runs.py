@@ -30,6 +30,7 @@ class RunRow:
     config: dict[str, Any]
     env: dict[str, Any]
     result: dict[str, Any]
+    kind: str = "benchmark"  # its row of contract.kinds
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -39,17 +40,16 @@ class RunRow:
 class RunFilter:
     """Which runs to read; every field given must match (None: no condition). ``gpu_name_has``
     is a case-insensitive plain substring of the GPU name (``%`` and ``_`` are not wildcards);
-    ``job_ids=[]`` matches no run."""
+    ``job_ids=[]`` matches no run; ``kinds``: the job kinds read (None: every kind)."""
 
     workload: str | None = None
-    not_workload: str | None = None
     framework: str | None = None
-    not_framework: str | None = None
     mode: str | None = None
     gpu_name_has: str | None = None
     since: float | None = None
     run_ids: Sequence[int] | None = None
     job_ids: Sequence[int] | None = None
+    kinds: Sequence[str] | None = None
 
 
 def _where(f: RunFilter) -> tuple[str, list[Any]]:
@@ -59,10 +59,6 @@ def _where(f: RunFilter) -> tuple[str, list[Any]]:
         if value:
             where.append(f"{column} = ?")
             params.append(value)
-    for column, value in (("workload", f.not_workload), ("framework", f.not_framework)):
-        if value:
-            where.append(f"{column} != ?")
-            params.append(value)
     if f.gpu_name_has:
         where.append("LOWER(COALESCE(gpu_name, '')) LIKE ? ESCAPE '\\'")
         literal = f.gpu_name_has.lower()
@@ -71,7 +67,7 @@ def _where(f: RunFilter) -> tuple[str, list[Any]]:
     if f.since is not None:
         where.append("created >= ?")
         params.append(f.since)
-    for column, ids in (("id", f.run_ids), ("job_id", f.job_ids)):
+    for column, ids in (("id", f.run_ids), ("job_id", f.job_ids), ("kind", f.kinds)):
         if ids is not None:
             where.append(f"{column} IN ({', '.join('?' * len(ids))})" if ids else "0")
             params += list(ids)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App
@@ -27,8 +27,11 @@ from .app_mixins import ProcessActionsMixin, RememberMixin
 from .commands import ZbenchCommands
 from .feed import Feed
 from .screens.dashboard import DashboardScreen
-from .services import FINISHED, JobLike, LaunchRequest, Services
+from .services import FINISHED, LaunchRequest, Services
 from .state import TelemetryState
+
+if TYPE_CHECKING:
+    from zbench.jobs.api import JobInfo  # the one job type
 
 JOBS_MIN_INTERVAL = 1.0  # the jobs table polls SQLite at most once a second
 
@@ -54,7 +57,7 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
 
     @dataclass
     class JobsLoaded(Message):
-        jobs: Sequence[JobLike]
+        jobs: Sequence[JobInfo]
         error: str | None = None
         runners: dict[int, int] | None = None  # runner pid -> job id of the running jobs
 
@@ -94,7 +97,7 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
         self.interval = interval
         self.clock = clock
         self.telemetry = TelemetryState()
-        self.jobs: Sequence[JobLike] = ()
+        self.jobs: Sequence[JobInfo] = ()
         self.runners: dict[int, int] = {}
         self.suites: list[str] = []
         self._jobs_busy = False
@@ -210,7 +213,7 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
 
     # --- actions -------------------------------------------------------------------------------
 
-    def job(self, job_id: int | None) -> JobLike | None:
+    def job(self, job_id: int | None) -> JobInfo | None:
         return next((j for j in self.jobs if j.id == job_id), None)
 
     @property
@@ -256,6 +259,8 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
         self.poll_jobs()
 
     def action_job_detail(self) -> None:
+        from zbench.contract import kinds  # not on the first frame
+
         from .screens.demo import DemoScreen
         from .screens.job_detail import JobDetailScreen
 
@@ -263,7 +268,7 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
         if job_id is None or isinstance(self.screen, JobDetailScreen | DemoScreen):
             return
         job = self.job(job_id)
-        if job is not None and job.framework == "demo":  # demo jobs open their live view
+        if job is not None and kinds.get(job.kind).view == "demo":  # the demo's live view
             self.push_screen(DemoScreen(job_id, job.events_path, job.workload))
         else:
             self.push_screen(JobDetailScreen(job_id))

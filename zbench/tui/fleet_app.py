@@ -20,6 +20,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
+from zbench.contract import kinds
 from zbench.fleet.hosts import Transport
 from zbench.fleet.stream import HostStatus, HostStream
 from zbench.telemetry.snapshot import Snapshot
@@ -48,10 +49,9 @@ def launch_commands(request: LaunchRequest) -> list[list[str]]:
     gpu_ids = ["--gpu-ids", ",".join(map(str, request.gpu_ids))] if request.gpu_ids else []
     out = []
     for config in request.configs:
-        if hasattr(config, "demo"):  # a DemoConfig (not imported: the first frame skips it)
-            out.append(["demo", *config.to_argv(), *limits, "--detach"])
-        else:
-            out.append(["run", *config.to_argv(), *gpu_ids, *limits, "--detach"])
+        kind = kinds.of_config(config)
+        chosen = gpu_ids if kind.gpu_ids_option else []
+        out.append([kind.command, *config.to_argv(), *chosen, *limits, "--detach"])
     return out
 
 

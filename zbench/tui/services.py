@@ -18,7 +18,8 @@ from zbench.jobs.states import FINISHED as JOB_FINISHED
 
 if TYPE_CHECKING:  # the first frame needs neither the runner's nor the demos' option tables
     from zbench.contract.config import RunConfig
-    from zbench.demos.runner import DemoConfig
+    from zbench.contract.demo_options import DemoConfig
+    from zbench.jobs.api import JobInfo  # the one job type (imported by LocalServices on use)
 
 FINISHED: tuple[str, ...] = tuple(JOB_FINISHED)
 
@@ -33,33 +34,12 @@ class LaunchRequest:
     suite: str | None = None
 
 
-class JobLike(Protocol):
-    """The fields of ``jobs.api.JobInfo`` the TUI reads."""
-
-    id: int
-    workload: str
-    framework: str
-    mode: str
-    precision: str | None
-    gpu_ids: tuple[int, ...] | None
-    state: str
-    phase: str | None
-    step: int | None
-    total: int | None
-    samples_per_s: float | None
-    reason: str | None
-    created: float
-    started: float | None
-    ended: float | None
-    events_path: Any
-
-
 class Services(Protocol):
-    def list_jobs(self) -> Sequence[JobLike]: ...
+    def list_jobs(self) -> Sequence[JobInfo]: ...
     def submit(self, request: LaunchRequest) -> list[int]: ...
     def cancel(self, job_id: int) -> None: ...
     def log_tail(self, job_id: int, lines: int = 50) -> list[str]: ...
-    def throughput(self, job: JobLike) -> list[tuple[float, float]]: ...
+    def throughput(self, job: JobInfo) -> list[tuple[float, float]]: ...
     def verdict(self, job_id: int) -> str | None: ...
     def suite_names(self) -> list[str]: ...
     def suite_summary(self, name: str) -> str: ...
@@ -76,7 +56,7 @@ class LocalServices:
     def __init__(self, db: Path | None = None) -> None:
         self.db = db
 
-    def list_jobs(self) -> Sequence[JobLike]:
+    def list_jobs(self) -> Sequence[JobInfo]:
         """The TUI's poll: reconcile first (a dead supervisor's jobs become lost, waiting jobs
         get a supervisor; ``api.list_jobs`` itself has no side effects), then list."""
         from zbench.jobs import api
@@ -107,7 +87,7 @@ class LocalServices:
 
         return api.log_tail(job_id, self.db, lines=lines)
 
-    def throughput(self, job: JobLike) -> list[tuple[float, float]]:
+    def throughput(self, job: JobInfo) -> list[tuple[float, float]]:
         """(time, samples/s) of every progress event the job's runner wrote so far."""
         from zbench.contract.protocol import read_events
 

@@ -1,4 +1,4 @@
-"""The motion demo as a job: the registry's options (``zbench demo motion ...``) to ``run``'s own."""
+"""The motion demo as a job: the demo table's options (``contract.demos``) (``zbench demo motion ...``) to ``run``'s own."""
 
 from __future__ import annotations
 
@@ -11,26 +11,20 @@ CHECKPOINT = "motion.pt"  # train.CHECKPOINT (train.py imports torch)
 
 
 def motion_options(options: Mapping[str, Any], home: Path) -> dict[str, Any]:
-    """``run``'s options (docs/demos-motion.md) from the job's: ``--animate`` trains nothing,
-    the checkpoint folder defaults to ``home/demos/motion`` and the video is written there."""
-    folder = Path(options.get("checkpoint") or home / "demos" / "motion")
-    drive = str(options.get("drive") or "scripted")
-    out: dict[str, Any] = {
-        "checkpoint_dir": str(folder),
-        "minutes": 0.0 if options.get("mode") == "animate" else float(options.get("minutes", 4.0)),
-        "size": int(options.get("size", 256)),
-        "drive": "script" if drive == "scripted" else drive,
-        "device": str(options.get("device", "cuda")),
-        "seed": int(options.get("seed", 0)),
-        "frames": int(options.get("frames", 150)),
-        "smoke": bool(options.get("smoke", False)),
+    """``run``'s options (docs/demos-motion.md) from the job's, as ``contract.demo_options``
+    parsed them (every option of the schema, validated): ``--animate`` trains nothing, the
+    checkpoint folder defaults to ``home/demos/motion`` and the video is written there."""
+    folder = Path(options["checkpoint"] or home / "demos" / "motion")
+    out: dict[str, Any] = {k: options[k] for k in ("size", "drive", "device", "seed", "frames")}
+    out.update(
+        checkpoint_dir=str(folder),
+        minutes=0.0 if options["mode"] == "animate" else float(options["minutes"]),
+        smoke=bool(options["smoke"]),
         # Compiled, batch-1 animation is what reaches 120 frames/s and more on an H200; eager is
         # bound by the host's kernel launches. A CPU (the smoke path) runs eager.
-        "compile": bool(options.get("compile", True))
-        and not options.get("smoke")
-        and str(options.get("device", "cuda")) != "cpu",
-        "out": str(folder / f"motion-{time.strftime('%Y%m%d-%H%M%S')}.mp4"),
-    }
+        compile=bool(options["compile"]) and not options["smoke"] and options["device"] != "cpu",
+        out=str(folder / f"motion-{time.strftime('%Y%m%d-%H%M%S')}.mp4"),
+    )
     return out
 
 

@@ -34,7 +34,7 @@ class _Writer:
 
 def run(options: Mapping[str, Any], emit: Callable[..., Any]) -> dict[str, Any]:
     """Entry for the demo adapter (imports torch only when called); returns the figures."""
-    from zbench.demos.runner import DemoConfig
+    from zbench.contract.demo_options import DemoConfig
     from zbench.demos.snake.train import run as train
 
     return train(DemoConfig.of("snake", **options), _Writer(emit), started=launch_time())

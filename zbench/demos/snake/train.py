@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import torch
 
-from zbench.demos.runner import DemoConfig
+from zbench.contract.demo_options import DemoConfig
 from zbench.demos.snake.dqn import DQN, DQNConfig
 from zbench.demos.snake.env import Rewards, SnakeEnv
 from zbench.demos.snake.model import save_checkpoint

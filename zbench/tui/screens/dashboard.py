@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -11,7 +11,9 @@ from textual.containers import Container
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
-from ..services import JobLike
+if TYPE_CHECKING:
+    from zbench.jobs.api import JobInfo  # the one job type
+
 from ..state import TelemetryState
 from ..widgets.footer import Footer
 from ..widgets.gpu_panel import GpuPanel
@@ -74,7 +76,7 @@ class DashboardScreen(Screen[None]):
             panel.show(gpu, state.util.get(gpu.index, ()))
         self.query_one(HostPanel).show(snap.host, state.cpu)
 
-    def refresh_jobs(self, jobs: Sequence[JobLike]) -> None:
+    def refresh_jobs(self, jobs: Sequence[JobInfo]) -> None:
         self.query_one(JobsTable).show(jobs)
         self.query_one("#jobs-empty", Static).display = not jobs
 

@@ -19,8 +19,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Label, Static
 
+from zbench.contract.demos import known
 from zbench.contract.protocol import EventTail
-from zbench.demos.registry import known
 
 from ..demo_view import DemoView
 from ..widgets.board import LearningCurve, LossCurve, SnakeBoard

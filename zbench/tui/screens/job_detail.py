@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -14,8 +14,10 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Log, Static
 
+if TYPE_CHECKING:
+    from zbench.jobs.api import JobInfo  # the one job type
+
 from ..format import bar, escape, gib, pct, ratio_pct
-from ..services import JobLike
 from ..state import TelemetryState
 from ..widgets.charts import ThroughputHistory
 from ..widgets.gpu_panel import nvlink_text
@@ -23,7 +25,7 @@ from ..widgets.gpu_panel import nvlink_text
 LOG_LINES = 200
 
 
-def summary(job: JobLike | None, now: float) -> str:
+def summary(job: JobInfo | None, now: float) -> str:
     if job is None:
         return "[$text-muted]job not found (yet)[/]"
     end = job.ended or now
@@ -49,7 +51,7 @@ def verdict_text(verdict: str | None) -> str:
     return f"bottleneck [b]{escape(kind)}[/b]" + (f": {escape(evidence)}" if evidence else "")
 
 
-def figures(job: JobLike | None, state: TelemetryState) -> str:
+def figures(job: JobInfo | None, state: TelemetryState) -> str:
     snap = state.latest
     if snap is None:
         return "[$text-muted]no telemetry[/]"
@@ -113,7 +115,7 @@ class JobDetailScreen(Screen[None]):
             self.set_interval(max(interval, 1.0), self.poll)
 
     @property
-    def job(self) -> JobLike | None:
+    def job(self) -> JobInfo | None:
         return self.app.job(self.job_id)  # type: ignore[attr-defined,no-any-return]
 
     def poll(self) -> None:
@@ -122,7 +124,7 @@ class JobDetailScreen(Screen[None]):
             self._load(self.job)
 
     @work(thread=True, exclusive=True, group="job-detail", exit_on_error=False)
-    def _load(self, job: JobLike | None) -> None:
+    def _load(self, job: JobInfo | None) -> None:
         services = self.app.services  # type: ignore[attr-defined]
         try:
             lines = services.log_tail(self.job_id, lines=LOG_LINES)
@@ -143,7 +145,7 @@ class JobDetailScreen(Screen[None]):
         self.query_one(ThroughputHistory).show(message.points)
         self.query_one("#verdict", Static).update(verdict_text(message.verdict))
 
-    def refresh_jobs(self, jobs: Sequence[JobLike]) -> None:
+    def refresh_jobs(self, jobs: Sequence[JobInfo]) -> None:
         now = self.app.clock()  # type: ignore[attr-defined]
         self.query_one("#summary", Static).update(summary(self.job, now))
 

@@ -27,9 +27,9 @@ from zbench.contract.config import (
     UsageError,
     parse_args,
 )
-from zbench.demos.registry import demos as registered_demos
-from zbench.demos.runner import DemoConfig
-from zbench.demos.runner import parse_args as parse_demo_args
+from zbench.contract.demo_options import DemoConfig
+from zbench.contract.demo_options import parse_args as parse_demo_args
+from zbench.contract.demos import demos as registered_demos
 
 from ..format import escape
 from ..services import LaunchRequest

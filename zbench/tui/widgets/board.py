@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.text import Text
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from zbench.demos.snake.render import render_board, utf8_terminal
+from zbench.contract.demo_views import snake_segments
+from zbench.glyphs import encoding_is_utf8
 
 
 class SnakeBoard(Static):
@@ -21,10 +23,12 @@ class SnakeBoard(Static):
 
     def __init__(self, *, ascii: bool | None = None, id: str | None = None) -> None:
         super().__init__("waiting for the first frame...", id=id)
-        self.ascii = (not utf8_terminal()) if ascii is None else ascii
+        self.ascii = (not encoding_is_utf8()) if ascii is None else ascii
 
     def show(self, board: dict[str, Any]) -> None:
-        self.update(render_board(board, ascii=self.ascii))
+        self.update(
+            Text.assemble(*snake_segments(board, ascii=self.ascii), no_wrap=True, overflow="crop")
+        )
 
 
 class LearningCurve(PlotextPlot):

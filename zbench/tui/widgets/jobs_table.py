@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -10,7 +11,8 @@ from textual.widgets import DataTable
 from zbench.glyphs import glyphs
 from zbench.jobs.states import JobState
 
-from ..services import JobLike
+if TYPE_CHECKING:
+    from zbench.jobs.api import JobInfo  # the one job type
 
 COLUMNS = (
     ("id", "id"),
@@ -43,7 +45,7 @@ STATE_STYLE = {
 }
 
 
-def progress_text(job: JobLike, width: int = 6) -> str:
+def progress_text(job: JobInfo, width: int = 6) -> str:
     if not job.total:
         return "-"  # no step counts yet (the state column already names the phase)
     step = job.step or 0
@@ -52,7 +54,7 @@ def progress_text(job: JobLike, width: int = 6) -> str:
     return f"{g.bar_full * filled}{g.bar_empty * (width - filled)} {step}/{job.total}"
 
 
-def cells(job: JobLike) -> dict[str, object]:
+def cells(job: JobInfo) -> dict[str, object]:
     gpus = ",".join(str(g) for g in job.gpu_ids) if job.gpu_ids else "-"
     if job.gpu_ids == () and job.state != JobState.QUEUED:
         gpus = "cpu"  # allocated no GPU: a CPU job (as `zbench jobs` says)
@@ -84,7 +86,7 @@ class JobsTable(DataTable[object]):
         for key, label in COLUMNS:
             self.add_column(label, key=key, width=WIDTHS.get(key))
 
-    def show(self, jobs: Sequence[JobLike]) -> None:
+    def show(self, jobs: Sequence[JobInfo]) -> None:
         """Newest first; existing rows are updated cell by cell so the cursor stays put."""
         wanted = {str(j.id) for j in jobs}
         for key in [k.value for k in self.rows if k.value not in wanted]:

@@ -19,7 +19,7 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-from zbench.demos.snake.render import utf8_terminal
+from zbench.glyphs import encoding_is_utf8
 
 RAMP = " .:-=+*#%@"  # ASCII brightness ramp, dark to light
 BOX_COLOURS = ((230, 25, 75), (60, 180, 75), (255, 225, 25), (0, 130, 200), (245, 130, 48),
@@ -91,7 +91,7 @@ class PixelView(Widget):
         self, *, ascii: bool | None = None, id: str | None = None, classes: str | None = None
     ) -> None:
         super().__init__(id=id, classes=classes)
-        self.ascii = (not utf8_terminal()) if ascii is None else ascii
+        self.ascii = (not encoding_is_utf8()) if ascii is None else ascii
         self._rows: list[list[Segment]] = []
         self._width = 0
 

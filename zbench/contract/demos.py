@@ -1,8 +1,11 @@
-"""The one registry of demos: name -> entry module, options schema, title, live view and figures.
+"""The demo table: name -> entry module, options schema (the one set of defaults), title, live view
+and figures.
 
-Standard library only (with ``zbench.contract``): the CLI, the TUI launch dialog, the job launcher
-and the results read it without importing a framework. A demo's entry module exposes
-``run(options, emit) -> figures``; ``zbench.demos.adapter`` runs it under the one harness.
+Standard library only, like the rest of the contract: the CLI, the TUI launch dialog, the job
+launcher and the results read it without importing ``zbench.demos`` or a framework. A demo's entry
+module (named here, in ``zbench.demos``) exposes ``run(options, emit) -> figures`` and receives the
+options parsed and validated by ``contract.demo_options``; ``zbench.demos.adapter`` runs it under
+the one harness.
 """
 
 from __future__ import annotations

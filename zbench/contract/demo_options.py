@@ -1,6 +1,7 @@
-"""Demo options: the generic ``DemoConfig`` and its one parser, built from the registry's schemas.
+"""Demo options: the generic ``DemoConfig`` and its one parser, built from the demo table's schemas
+(``contract.demos``).
 
-Standard library and ``zbench.contract`` only: the CLI and the job supervisor build a demo's
+Standard library only: the CLI and the job supervisor build a demo's
 command line from :class:`DemoConfig` and validate options with :func:`parse_args`; the demo process
 (``python -m zbench.demos <demo> ... --events X``) parses its argv with the same parser. Running a
 demo (start, phases, result, errors) is the harness's job (``zbench.demos.adapter``).
@@ -12,9 +13,9 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+from zbench.contract import demos as registry
 from zbench.contract.config import UsageError
-from zbench.demos import registry
-from zbench.demos.registry import Demo, Opt
+from zbench.contract.demos import Demo, Opt
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,8 @@ class DemoConfig:
         return self.entry.mode(self.as_options())
 
     def to_argv(self, events: str | None = None) -> list[str]:
-        """The argv after ``python -m zbench.demos``."""
-        argv = [self.demo]
+        """The argv after ``python -m zbench.demos`` (``--events`` after the demo's name)."""
+        argv = [self.demo, *(["--events", events] if events is not None else [])]
         by_name = {o.name: o for o in self.entry.options}
         for name, value in self.options:
             opt = by_name[name]
@@ -77,8 +78,6 @@ class DemoConfig:
                 argv.append("--" + str(value))
             elif value is not None:
                 argv += [opt.flag, str(value)]
-        if events is not None:
-            argv += ["--events", events]
         return argv
 
     def as_dict(self) -> dict[str, Any]:
