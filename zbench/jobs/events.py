@@ -5,26 +5,29 @@ the same inode, and this handle still reads it)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
+from zbench.contract.events import Event, typed
 from zbench.contract.protocol import parse_line
 
 
 class EventStream:
-    """Complete new events on each :meth:`poll`; a partial last line waits for the next poll."""
+    """Complete new events on each :meth:`poll`, typed (``contract.events.typed``); a partial last
+    line waits for the next poll."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fh: IO[str] = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
         self._partial = ""
 
-    def poll(self) -> list[dict[str, Any]]:
+    def poll(self) -> list[Event]:
         if self._fh.closed:
             return []
         data = self._partial + self._fh.read()
         lines = data.split("\n")
         self._partial = lines.pop()  # "" when the chunk ended on a newline
-        return [ev for ev in map(parse_line, lines) if ev is not None]
+        parsed = (parse_line(line) for line in lines)
+        return [ev for ev in (typed(p) for p in parsed if p is not None) if ev is not None]
 
     def close(self) -> None:
         self._fh.close()

@@ -11,21 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zbench.contract import kinds
-from zbench.contract.protocol import read_events
+from zbench.contract.events import Event, PhaseEvent
+from zbench.contract.events import read as read_typed
 from zbench.jobs.probe_record import probe_record
 from zbench.results.aggregate import Sample, aggregate
 from zbench.results.provenance import cpu_model
 from zbench.store import RunFilter, Store
 
 
-def phase_marks(events: Iterable[dict[str, Any]]) -> list[tuple[float, str]]:
+def phase_marks(events: Iterable[Event]) -> list[tuple[float, str]]:
     """(event time, phase) of every ``phase`` event, in time order."""
-    marks = [
-        (float(ev["t"]), ev["phase"])
-        for ev in events
-        if ev.get("type") == "phase" and isinstance(ev.get("phase"), str)
-    ]
-    return sorted(marks)
+    return sorted((ev.t, ev.phase) for ev in events if isinstance(ev, PhaseEvent))
 
 
 def retag(samples: list[Sample], marks: list[tuple[float, str]]) -> list[Sample]:
@@ -45,16 +41,15 @@ def stored_result(store: Store, row: dict[str, Any]) -> int | None:
     tagged by the events' phases). Returns the run id; None when there is no result."""
     if row.get("run_id") or not row.get("events_path"):
         return None
-    events = list(read_events(row["events_path"]))
-    start = next((ev for ev in events if ev["type"] == "start"), None)
-    result = next((ev for ev in reversed(events) if ev["type"] == "result"), None)
-    if result is None:
+    events = list(read_typed(row["events_path"]))
+    start = next((ev.as_record() for ev in events if ev.type == "start"), None)
+    results = [ev.as_record() for ev in events if ev.type == "result"]
+    if not results:
         return None
     already = store.run_rows(RunFilter(job_ids=[row["id"]]))
     if already:
         return already[-1].id
     samples = retag(store.samples(row["id"]), phase_marks(events))
-    results = [ev for ev in events if ev["type"] == "result"]
     measured = Measured(row, tuple(row["gpu_ids"] or ()), start, results, samples)
     run_id = store.add_run(build_run(measured))  # a probe's figures stand here without peaks
     if samples:

@@ -18,6 +18,7 @@ import psutil
 
 from zbench import paths
 from zbench.contract import kinds
+from zbench.contract.events import Error, Event, PhaseEvent, Progress
 from zbench.jobs import records
 from zbench.jobs.events import EventStream, fresh_file
 from zbench.jobs.liveness import child_env, tail_lines
@@ -75,10 +76,10 @@ class RunningJob:
     total: int | None = None
     samples_per_s: float | None = None
     precision: str | None = None  # as the runner resolved it (the spec may leave it to the preset)
-    start_event: dict[str, Any] | None = None
-    result_event: dict[str, Any] | None = None
-    result_events: list[dict[str, Any]] = field(default_factory=list)  # a probe writes several
-    error_event: dict[str, Any] | None = None
+    start_event: Event | None = None
+    result_event: Event | None = None
+    result_events: list[Event] = field(default_factory=list)  # a probe writes several
+    error_event: Error | None = None
     stop_kind: str | None = None  # "cancelled" | "timeout" | "stalled" | "shutdown"
     kill_at: float | None = None
     gpu_names: tuple[str, ...] = ()
@@ -197,30 +198,29 @@ class RunningJob:
         changed = False
         for ev in self.tail.poll():
             self.last_event = time.time()
-            kind = ev["type"]
-            if kind == "start":
+            if isinstance(ev, PhaseEvent):
+                self.phase = ev.phase
+                self.phase_marks.append((ev.t, ev.phase))
+                changed = True
+            elif isinstance(ev, Progress):
+                self.step, self.total = ev.step, ev.total
+                if ev.samples_per_s is not None:
+                    self.samples_per_s = float(ev.samples_per_s)
+                changed = True
+            elif isinstance(ev, Error):
+                self.error_event = ev
+            elif ev.type == "start":  # a benchmark's Start, or another kind's (Unlisted)
                 self.start_event = ev
                 resolved = (ev.get("config") or {}).get("precision")
                 if isinstance(resolved, str):
                     self.precision = resolved
                     changed = True
-            elif kind == "phase" and isinstance(ev.get("phase"), str):
-                self.phase = ev["phase"]
-                self.phase_marks.append((float(ev["t"]), ev["phase"]))
-                changed = True
-            elif kind == "progress":
-                self.step, self.total = ev.get("step"), ev.get("total")
-                if ev.get("samples_per_s") is not None:
-                    self.samples_per_s = float(ev["samples_per_s"])
-                changed = True
-            elif kind == "result":
+            elif ev.type == "result":
                 self.result_event = ev
                 self.result_events.append(ev)
                 if ev.get("samples_per_s") is not None:
-                    self.samples_per_s = float(ev["samples_per_s"])
+                    self.samples_per_s = float(ev.get("samples_per_s"))
                 changed = True
-            elif kind == "error":
-                self.error_event = ev
         return changed
 
     # --- stopping ---------------------------------------------------------------------------
@@ -282,8 +282,8 @@ class RunningJob:
         _signal_all(self.leftovers(), sig)
 
     def outcome(self, rc: int) -> Outcome:
-        err = self.error_event or {}
-        message = err.get("message") or ""
+        err = self.error_event
+        message = err.message if err else ""
         if self.stop_kind == "timeout":
             return Outcome(JobState.TIMEOUT, f"timed out after {self.row['timeout_s']:g} s")
         if self.stop_kind == "stalled":
@@ -296,9 +296,9 @@ class RunningJob:
             return Outcome(JobState.CANCELLED, "cancelled by the user")
         if self.stop_kind == "shutdown":
             return Outcome(JobState.CANCELLED, "the supervisor was stopped")
-        if err.get("kind") == "oom":
+        if err and err.kind == "oom":
             return Outcome(JobState.OOM, f"out of memory: {message}".rstrip(": "))
-        if err.get("node"):  # a multi-node job whose node died (jobs.nodes_run names it)
+        if err and err.get("node"):  # a multi-node job whose node died (jobs.nodes_run names it)
             return Outcome(JobState.FAILED, message)
         if rc == 0 and self.result_event is not None:
             return Outcome(JobState.DONE, None)
@@ -312,11 +312,11 @@ class RunningJob:
             return Outcome(JobState.CRASHED, f"killed by {signal_name(-rc)}")
         if rc == 0:
             return Outcome(JobState.FAILED, "the runner exited without a result")
-        if err.get("kind") in ("config", "unavailable"):
-            return Outcome(JobState.FAILED, f"{err['kind']}: {message}")
+        if err and err.kind in ("config", "unavailable"):
+            return Outcome(JobState.FAILED, f"{err.kind}: {message}")
         if self._host_oom(message):
             return Outcome(JobState.OOM, f"out of host memory: {BATCH_HINT}")
-        detail = f": {err.get('kind')}: {message}" if err else ""
+        detail = f": {err.kind}: {message}" if err else ""
         return Outcome(JobState.CRASHED, f"exited with status {rc}{detail}")
 
     def _host_oom(self, message: str) -> bool:
@@ -330,10 +330,11 @@ class RunningJob:
         supervisor's telemetry) and the NVLink traffic its samples saw."""
         with self.lock:
             samples = list(self.samples)
+        start = self.start_event.as_record() if self.start_event else None
+        results = [ev.as_record() for ev in self.result_events]
         measured = records.Measured(
-            self.row, self.gpu_ids, self.start_event, self.result_events, samples,
-            peaks or {}, self.gpu_names,
-        )  # fmt: skip
+            self.row, self.gpu_ids, start, results, samples, peaks or {}, self.gpu_names
+        )
         return records.build_run(measured)
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 
 from zbench.settings import State, save_state
@@ -26,6 +26,7 @@ from zbench.settings import State, save_state
 from .app_mixins import ProcessActionsMixin, RememberMixin
 from .commands import ZbenchCommands
 from .feed import Feed
+from .keys import APP_BINDINGS
 from .screens.dashboard import DashboardScreen
 from .services import FINISHED, LaunchRequest, Services
 from .state import TelemetryState
@@ -40,15 +41,7 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
     CSS_PATH = Path(__file__).with_name("zbench.tcss")  # absolute: subclasses live elsewhere
     TITLE = "zbench"
     COMMANDS = App.COMMANDS | {ZbenchCommands}
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit", id="app.quit"),
-        Binding("d", "dashboard", "Dashboard", id="app.dashboard"),
-        Binding("l", "launch", "Launch", id="app.launch"),
-        Binding("r", "results", "Results", id="app.results"),
-        Binding("p", "processes", "Processes", id="app.processes"),
-        Binding("ctrl+r", "refresh", "Refresh now", id="app.refresh", show=False),
-        Binding("question_mark", "help", "Help", id="app.help", key_display="?"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = APP_BINDINGS
 
     @dataclass
     class FeedReady(Message):

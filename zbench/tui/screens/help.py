@@ -10,9 +10,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
+from ..keys import APP_BINDINGS
+
 
 def sections() -> list[tuple[str, list[BindingType]]]:
-    from ..app import ZbenchApp
     from .confirm import ConfirmScreen
     from .dashboard import DashboardScreen
     from .history import HistoryScreen
@@ -22,7 +23,7 @@ def sections() -> list[tuple[str, list[BindingType]]]:
     from .results import ExportScreen, ResultsScreen
 
     return [
-        ("everywhere", [*ZbenchApp.BINDINGS, Binding("ctrl+p", "command_palette", "Commands")]),
+        ("everywhere", [*APP_BINDINGS, Binding("ctrl+p", "command_palette", "Commands")]),
         ("dashboard", DashboardScreen.BINDINGS),
         ("job detail", JobDetailScreen.BINDINGS),
         ("processes", ProcessesScreen.BINDINGS),
