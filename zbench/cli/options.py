@@ -7,7 +7,10 @@ from typing import Annotated
 
 import typer
 
+from zbench.cli.usage import ZbenchGroup
+
 app = typer.Typer(
+    cls=ZbenchGroup,
     name="zbench",
     help="A terminal workbench for GPU workstations: live telemetry, benchmarks, reports.",
     context_settings={"help_option_names": ["-h", "--help"]},
