@@ -12,10 +12,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import typer
-from typer.core import TyperGroup, TyperOption
 
 # Typer ships its own copy of Click: its exceptions are the ones raised here.
-from typer.core import _click
+from typer.core import TyperGroup, TyperOption, _click
 from typer.exceptions import Abort
 
 
@@ -51,7 +50,7 @@ def plain_flags(command: Any) -> None:
         for param in cmd.params:
             if isinstance(param, TyperOption) and param.is_bool_flag and param.metavar is None:
                 param.metavar = ""
-        setattr(cmd, "get_help_option", _plain_help(cmd.get_help_option))
+        cmd.get_help_option = _plain_help(cmd.get_help_option)
 
 
 def _plain_help(get: Any) -> Any:
