@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from zbench.cli.options import (
     DbOpt,
@@ -15,7 +16,8 @@ from zbench.cli.options import (
     _exit,
     app,
 )
-from zbench.contract.config import WORKLOADS
+from zbench.cli.table_options import DemoCommand, given_argv, table_lines, with_options
+from zbench.contract.config import RUN_OPTIONS, WORKLOADS
 
 # --- telemetry -------------------------------------------------------------------------------------
 
@@ -98,9 +100,10 @@ def probe(
 
 
 @app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-    epilog="Workload options (passed to the runner): see `python -m zbench.runners --help`.",
+    context_settings={"allow_extra_args": True},
+    epilog="Arguments after a lone -- go to the launcher untouched (torchrun rendezvous, ...).",
 )
+@with_options(RUN_OPTIONS)
 def run(
     ctx: typer.Context,
     workload: Annotated[str, typer.Argument(help=f"One of: {', '.join(WORKLOADS)}.")],
@@ -131,14 +134,15 @@ def run(
     ] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
+    **given: Any,
 ) -> None:
-    """Run one benchmark job; other options (--framework, --mode, --precision, --batch-size, ...) go to the runner."""
-    from zbench.cli.jobs import run_job
+    """Run one benchmark job: the workload options below are checked before it is queued."""
+    from zbench.cli.jobs import run_job, runner_args
 
     _exit(
         run_job(
             workload,
-            list(ctx.args),
+            runner_args(given_argv(RUN_OPTIONS, given), list(ctx.args)),
             gpu_ids=gpu_ids,
             timeout=timeout,
             detach=detach,
@@ -146,24 +150,14 @@ def run(
             json_out=json_out,
             tag=tag,
             nodes=nodes,
+            gpus_given=given.get("gpus") is not None,
         )
     )
 
 
-def _demo_epilog() -> str:
-    from zbench.demos.registry import demos  # standard library only
-    from zbench.demos.runner import options_help
-
-    parts = ["Demo options (after the name; checked by the demo's parser):"]
-    for entry in demos().values():
-        parts.append(f"[b]{entry.name}[/b]: {entry.title}")
-        parts += [f"  {line}" for line in options_help(entry).splitlines()]
-    return "\n\n".join(parts)
-
-
 @app.command(
+    cls=DemoCommand,
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-    epilog=_demo_epilog(),
 )
 def demo(
     ctx: typer.Context,
@@ -216,7 +210,19 @@ def demo(
     _exit(demo_commands.run_demo([name, *ctx.args], timeout=timeout, detach=detach, db=db))
 
 
-@app.command()
+def _suite_epilog() -> str:
+    lines = table_lines(RUN_OPTIONS, lambda o: o.name)
+    return "\n\n".join(
+        [
+            escape(
+                "A suite file's [[job]] tables set `workload` and these options (as in zbench run):"
+            )
+        ]
+        + [f"  {line}" for line in lines]
+    )
+
+
+@app.command(epilog=_suite_epilog())
 def suite(
     name: Annotated[str, typer.Argument(help="review, quick, precision, or a suite .toml file.")],
     *,
