@@ -28,7 +28,7 @@ from zbench.results.api import (
     rows_from_json,
 )
 from zbench.results.export import FORMATS, FormatError, render
-from zbench.results.format import COLUMNS, NUMERIC, cells, published_cell, published_notes
+from zbench.results.format import NUMERIC, cells, published_cell, published_notes, table_columns
 from zbench.results.identity import differences
 from zbench.results.provenance import warnings
 from zbench.textfit import Column
@@ -49,9 +49,17 @@ def _parts(rows: Sequence[ResultRow]) -> tuple[list[str], list[list[str]], list[
     caption = [("Published: " + "; ".join(notes))] if notes else []
     caption += ["Warnings: " + "; ".join(flagged)] if flagged else []
     show = any(p.anchor or p.reason for p in pubs)
-    titles = ["Run", *(t for t, _, _ in COLUMNS), *(["Published"] if show else [])]
+    columns = table_columns(rows)  # with a column for each setup field the rows differ in
+    titles = ["Run", *(t for t, _, _ in columns), *(["Published"] if show else [])]
     body = [
-        [str(c) for c in [row.run_id or "", *cells(row), *([published_cell(pub)] if show else [])]]
+        [
+            str(c)
+            for c in [
+                row.run_id or "",
+                *cells(row, columns),
+                *([published_cell(pub)] if show else []),
+            ]
+        ]
         for row, pub in zip(rows, pubs, strict=True)
     ]
     return titles, body, caption
