@@ -29,8 +29,9 @@ def monitor(
     count: Annotated[
         int | None, typer.Option(help="Stop after this many samples.", min=1, show_default=False)
     ] = None,
-    gpus: Annotated[
-        str | None, typer.Option(help="GPU indices to show, e.g. 0,1.", show_default=False)
+    gpu_ids: Annotated[
+        str | None,
+        typer.Option("--gpu-ids", help="GPU indices to show, e.g. 0,1.", show_default=False),
     ] = None,
     record: Annotated[
         Path | None,
@@ -62,7 +63,7 @@ def monitor(
         run_monitor(
             interval=interval,
             count=count,
-            gpus=gpus,
+            gpus=gpu_ids,
             record=record,
             replay=replay,
             json_out=json_out,
@@ -84,8 +85,11 @@ def doctor(*, json_out: JsonOpt = False, wide: WideOpt = False) -> None:
 @app.command()
 def probe(
     *,
-    gpus: Annotated[
-        str | None, typer.Option(help="GPU indices to probe (default: all).", show_default=False)
+    gpu_ids: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu-ids", help="GPU indices to probe, e.g. 0,1 (default: all).", show_default=False
+        ),
     ] = None,
     quick: Annotated[bool, typer.Option(help="Smaller sizes, fewer repeats.")] = False,
     json_out: JsonOpt = False,
@@ -93,7 +97,7 @@ def probe(
     """Micro-benchmarks: matmul TFLOPS, memory and PCIe bandwidth, GPU-to-GPU bandwidth vs peak."""
     from zbench.cli.probe import run_probe
 
-    _exit(run_probe(gpus=gpus, quick=quick, json_out=json_out))
+    _exit(run_probe(gpus=gpu_ids, quick=quick, json_out=json_out))
 
 
 # --- jobs ------------------------------------------------------------------------------------------
@@ -180,15 +184,19 @@ def demo(
     detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
     fmt: Annotated[
         str | None,
-        typer.Option("--format", help="With `results`: md, csv or json.", show_default=False),
+        typer.Option("--format", "-f", help="With `results`: md, csv or json.", show_default=False),
     ] = None,
     db: DbOpt = None,
 ) -> None:
-    """Fun GPU demos as jobs (Snake by RL, motion transfer, multi-object tracking), live in the TUI."""
+    """Fun GPU demos as jobs (Snake by RL, motion transfer, multi-object tracking), live in the TUI.
+    `zbench demo results` takes the filters of `zbench results` (`zbench demo results -h`)."""
     from zbench.cli import demos as demo_commands
 
     if name == "results":
-        _exit(demo_commands.show_results(fmt, db=db))
+        from zbench.cli.filters import read_filters
+
+        filters = read_filters(list(ctx.args), ctx)
+        _exit(demo_commands.show_results(fmt, db=db, filters=filters))
         return
     if play is not None or human:
         if name != "snake":

@@ -153,6 +153,12 @@ class DemoCommand(TyperCommand):
         return list(super().parse_args(ctx, args))
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        """The help, with the named demo's options as its epilog."""
-        self.epilog = demo_epilog(ctx.meta.get("zbench.demo"))
+        """The help, with the named demo's options as its epilog (the filters for ``results``)."""
+        name = ctx.meta.get("zbench.demo")
+        if name == "results":
+            from zbench.cli.filters import show_filter_help
+
+            show_filter_help(formatter)
+            return
+        self.epilog = demo_epilog(name)
         super().format_help(ctx, formatter)
