@@ -27,7 +27,7 @@ def cli(jobenv: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
 
 
 def test_probe_runs_as_a_job_and_stores_its_figures(cli: CliRunner, jobenv: Path) -> None:
-    res = cli.invoke(app, ["probe", "--gpus", "1", "--quick", "--json"])
+    res = cli.invoke(app, ["probe", "--gpu-ids", "1", "--quick", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     # The runner counts its one GPU as 0; the figures name the machine's GPU 1.
@@ -70,7 +70,7 @@ def test_a_failing_probe_is_one_line_and_a_failed_job(
 
 
 def test_a_gpu_the_machine_does_not_offer_is_exit_2(cli: CliRunner, jobenv: Path) -> None:
-    res = cli.invoke(app, ["probe", "--gpus", "7"])
+    res = cli.invoke(app, ["probe", "--gpu-ids", "7"])
     assert res.exit_code == 2 and "GPU 7 is not one of [0, 1]" in res.output
     assert not jobenv.exists() or api.list_jobs(jobenv) == []
 

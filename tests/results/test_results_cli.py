@@ -110,3 +110,23 @@ def test_a_db_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> None:
         assert out.returncode == 2, (cmd, out.stderr)
         assert out.stderr.startswith("zbench: ") and "not a usable zbench database" in out.stderr
         assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_the_new_filters_select_by_mode_precision_gpu_count_and_device(filled: Path) -> None:
+    def ids(*args: str) -> list[int]:
+        out = CLI.invoke(app, ["results", "--json", *args])
+        assert out.exit_code == 0, out.output
+        return [r["run_id"] for r in json.loads(out.output)["results"]]
+
+    assert sorted(ids("--mode", "infer")) == [2, 10]
+    assert ids("--precision", "bf16") == [7]
+    assert sorted(ids("--gpus", "2")) == [4, 5]
+    assert ids("--device", "rtx") == [10] == ids("--gpu", "rtx")  # --gpu: the old name, hidden
+    assert ids("--device", "cpu") == []
+    assert len(ids("--device", "cuda")) == 10
+    # The same filters pick from exported files in compare, and hold for stored runs.
+    bad = CLI.invoke(app, ["compare", "1", "2", "--mode", "train"])
+    assert bad.exit_code == 2
+    assert bad.stderr.strip() == "zbench: run 2 is not one the filters select (mode train)"
+    md = CLI.invoke(app, ["export", "-f", "md", "--precision", "fp16"]).output
+    assert "| 6 | ResNet-50 |" in md and "| 1 | ResNet-50 |" not in md

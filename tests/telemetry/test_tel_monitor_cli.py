@@ -45,7 +45,7 @@ def test_json_from_replay_one_object_per_sample(synthetic_trace: Path) -> None:
 def test_table_with_fake_nvml(fake: FakeNvml) -> None:
     fake.gpus[0].util_gpu = 93
     fake.gpus[1].gpm_supported = False
-    res = runner.invoke(app, ["monitor", "--count", "2", "--interval", "0.05", "--gpus", "0,1"])
+    res = runner.invoke(app, ["monitor", "--count", "2", "--interval", "0.05", "--gpu-ids", "0,1"])
     assert res.exit_code == 0, res.output
     out = res.stdout
     assert "NVL TX" in out and "0 H200" in out and "93%" in out
@@ -65,7 +65,7 @@ def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     res = runner.invoke(app, ["monitor", "--count", "1"])
     assert "host-only mode" in res.stdout and "host CPU" in res.stdout
     # Asking for a GPU by index on a machine without a driver is bad input, not a host-only view.
-    res = runner.invoke(app, ["monitor", "--count", "1", "--gpus", "0"])
+    res = runner.invoke(app, ["monitor", "--count", "1", "--gpu-ids", "0"])
     assert res.exit_code == 2
     assert "GPU 0 does not exist (no NVIDIA driver" in res.output
 
@@ -73,8 +73,8 @@ def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--gpus", "0,x"], "--gpus: 'x' is not a GPU index"),
-        (["--gpus", "5"], "GPU 5 does not exist"),
+        (["--gpu-ids", "0,x"], "--gpu-ids: 'x' is not a GPU index"),
+        (["--gpu-ids", "5"], "GPU 5 does not exist"),
         (["--replay", "missing.jsonl"], "trace file not found: missing.jsonl"),
     ],
 )

@@ -68,7 +68,7 @@ def test_without_torch_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_bad_gpus_is_exit_2(fake: FakeNvml) -> None:
-    res = runner.invoke(app, ["probe", "--gpus", "a"])
+    res = runner.invoke(app, ["probe", "--gpu-ids", "a"])
     assert res.exit_code == 2 and "not a GPU index" in res.output
 
 

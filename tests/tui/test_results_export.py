@@ -132,3 +132,26 @@ async def test_ctrl_r_reloads_the_results(zbench_home: Path) -> None:
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert len(screen.shown) == 3 and "3 of 3 rows" in screen.sub_title
+
+
+async def test_rows_that_differ_in_image_size_show_it(zbench_home: Path) -> None:
+    from zbench.results.api import ResultRow
+
+    from .fakes import FakeServices
+
+    def row(run: int, size: int) -> ResultRow:
+        config = {"device": "cpu", "image_size": size, "steps": 3}
+        return ResultRow(
+            "resnet50", "torch", "train", 0, None, "fp32", 8, 40.0 + run, run_id=run, config=config
+        )
+
+    app = make_app(services=FakeServices(results=[row(1, 32), row(2, 48)]))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r")
+        assert isinstance(app.screen, ResultsScreen)
+        table = app.screen.query_one(DataTable)
+        titles = [str(c.label) for c in table.ordered_columns]
+        assert "Image size" in titles
+        at = titles.index("Image size")
+        assert [str(table.get_row_at(i)[at]) for i in range(2)] == ["32", "48"]

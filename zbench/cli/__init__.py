@@ -43,7 +43,7 @@ def _root(
         str | None,
         typer.Option(
             help="Open the TUI on several machines over ssh: HOST,HOST... or `all` (the config "
-            "file's [hosts]). See docs/multinode.md.",
+            "file's \\[hosts]). See docs/multinode.md.",
             show_default=False,
         ),
     ] = None,

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from zbench.cli.options import (
     DbOpt,
@@ -15,7 +16,8 @@ from zbench.cli.options import (
     _exit,
     app,
 )
-from zbench.contract.config import WORKLOADS
+from zbench.cli.table_options import DemoCommand, given_argv, table_lines, with_options
+from zbench.contract.config import RUN_OPTIONS, WORKLOADS
 
 # --- telemetry -------------------------------------------------------------------------------------
 
@@ -27,8 +29,9 @@ def monitor(
     count: Annotated[
         int | None, typer.Option(help="Stop after this many samples.", min=1, show_default=False)
     ] = None,
-    gpus: Annotated[
-        str | None, typer.Option(help="GPU indices to show, e.g. 0,1.", show_default=False)
+    gpu_ids: Annotated[
+        str | None,
+        typer.Option("--gpu-ids", help="GPU indices to show, e.g. 0,1.", show_default=False),
     ] = None,
     record: Annotated[
         Path | None,
@@ -60,7 +63,7 @@ def monitor(
         run_monitor(
             interval=interval,
             count=count,
-            gpus=gpus,
+            gpus=gpu_ids,
             record=record,
             replay=replay,
             json_out=json_out,
@@ -82,8 +85,11 @@ def doctor(*, json_out: JsonOpt = False, wide: WideOpt = False) -> None:
 @app.command()
 def probe(
     *,
-    gpus: Annotated[
-        str | None, typer.Option(help="GPU indices to probe (default: all).", show_default=False)
+    gpu_ids: Annotated[
+        str | None,
+        typer.Option(
+            "--gpu-ids", help="GPU indices to probe, e.g. 0,1 (default: all).", show_default=False
+        ),
     ] = None,
     quick: Annotated[bool, typer.Option(help="Smaller sizes, fewer repeats.")] = False,
     json_out: JsonOpt = False,
@@ -91,16 +97,17 @@ def probe(
     """Micro-benchmarks: matmul TFLOPS, memory and PCIe bandwidth, GPU-to-GPU bandwidth vs peak."""
     from zbench.cli.probe import run_probe
 
-    _exit(run_probe(gpus=gpus, quick=quick, json_out=json_out))
+    _exit(run_probe(gpus=gpu_ids, quick=quick, json_out=json_out))
 
 
 # --- jobs ------------------------------------------------------------------------------------------
 
 
 @app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-    epilog="Workload options (passed to the runner): see `python -m zbench.runners --help`.",
+    context_settings={"allow_extra_args": True},
+    epilog="Arguments after a lone -- go to the launcher untouched (torchrun rendezvous, ...).",
 )
+@with_options(RUN_OPTIONS)
 def run(
     ctx: typer.Context,
     workload: Annotated[str, typer.Argument(help=f"One of: {', '.join(WORKLOADS)}.")],
@@ -131,14 +138,15 @@ def run(
     ] = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
+    **given: Any,
 ) -> None:
-    """Run one benchmark job; other options (--framework, --mode, --precision, --batch-size, ...) go to the runner."""
-    from zbench.cli.jobs import run_job
+    """Run one benchmark job: the workload options below are checked before it is queued."""
+    from zbench.cli.jobs import run_job, runner_args
 
     _exit(
         run_job(
             workload,
-            list(ctx.args),
+            runner_args(given_argv(RUN_OPTIONS, given), list(ctx.args)),
             gpu_ids=gpu_ids,
             timeout=timeout,
             detach=detach,
@@ -146,24 +154,14 @@ def run(
             json_out=json_out,
             tag=tag,
             nodes=nodes,
+            gpus_given=given.get("gpus") is not None,
         )
     )
 
 
-def _demo_epilog() -> str:
-    from zbench.contract.demo_options import options_help
-    from zbench.contract.demos import demos  # standard library only
-
-    parts = ["Demo options (after the name; checked by the demo's parser):"]
-    for entry in demos().values():
-        parts.append(f"[b]{entry.name}[/b]: {entry.title}")
-        parts += [f"  {line}" for line in options_help(entry).splitlines()]
-    return "\n\n".join(parts)
-
-
 @app.command(
+    cls=DemoCommand,
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-    epilog=_demo_epilog(),
 )
 def demo(
     ctx: typer.Context,
@@ -186,15 +184,19 @@ def demo(
     detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
     fmt: Annotated[
         str | None,
-        typer.Option("--format", help="With `results`: md, csv or json.", show_default=False),
+        typer.Option("--format", "-f", help="With `results`: md, csv or json.", show_default=False),
     ] = None,
     db: DbOpt = None,
 ) -> None:
-    """Fun GPU demos as jobs (Snake by RL, motion transfer, multi-object tracking), live in the TUI."""
+    """Fun GPU demos as jobs (Snake by RL, motion transfer, multi-object tracking), live in the TUI.
+    `zbench demo results` takes the filters of `zbench results` (`zbench demo results -h`)."""
     from zbench.cli import demos as demo_commands
 
     if name == "results":
-        _exit(demo_commands.show_results(fmt, db=db))
+        from zbench.cli.filters import read_filters
+
+        filters = read_filters(list(ctx.args), ctx)
+        _exit(demo_commands.show_results(fmt, db=db, filters=filters))
         return
     if play is not None or human:
         if name != "snake":
@@ -216,7 +218,19 @@ def demo(
     _exit(demo_commands.run_demo([name, *ctx.args], timeout=timeout, detach=detach, db=db))
 
 
-@app.command()
+def _suite_epilog() -> str:
+    lines = table_lines(RUN_OPTIONS, lambda o: o.name)
+    return "\n\n".join(
+        [
+            escape(
+                "A suite file's [[job]] tables set `workload` and these options (as in zbench run):"
+            )
+        ]
+        + [f"  {line}" for line in lines]
+    )
+
+
+@app.command(epilog=_suite_epilog())
 def suite(
     name: Annotated[str, typer.Argument(help="review, quick, precision, or a suite .toml file.")],
     *,

@@ -1,4 +1,5 @@
-"""The Typer commands of results: ``results``, ``export``, ``report``, ``compare``, ``plot``."""
+"""The Typer commands of results: ``results``, ``export``, ``report``, ``compare``, ``plot``; each
+takes the one filter set (``cli/filters.py``) as a ``Filters``."""
 
 from __future__ import annotations
 
@@ -7,60 +8,34 @@ from typing import Annotated
 
 import typer
 
-from zbench.cli.options import (
-    DbOpt,
-    FrameworkOpt,
-    GpuOpt,
-    JobOpt,
-    JsonOpt,
-    SinceOpt,
-    SuiteRunOpt,
-    TagOpt,
-    WideOpt,
-    WorkloadOpt,
-    _exit,
-    app,
-)
+from zbench.cli.filters import with_filters
+from zbench.cli.options import DbOpt, FormatOpt, JsonOpt, WideOpt, _exit, app
+from zbench.results.api import Filters
 
 # --- results ---------------------------------------------------------------------------------------
 
 
 @app.command()
+@with_filters
 def results(
-    *,
-    workload: WorkloadOpt = None,
-    framework: FrameworkOpt = None,
-    gpu: GpuOpt = None,
-    since: SinceOpt = None,
-    suite_run: SuiteRunOpt = None,
-    job: JobOpt = None,
-    tag: TagOpt = None,
-    db: DbOpt = None,
-    json_out: JsonOpt = False,
-    wide: WideOpt = False,
+    *, filters: Filters, db: DbOpt = None, json_out: JsonOpt = False, wide: WideOpt = False
 ) -> None:
     """The review's table of results."""
     from zbench.cli.results import show_results
-    from zbench.results.api import Filters
 
-    filters = Filters(workload, framework, gpu, since, job or None, suite_run, tag)
     _exit(show_results(filters=filters, db=db, json_out=json_out, wide=wide))
 
 
 @app.command()
+@with_filters
 def export(
     *,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="md, csv or json.")] = "md",
+    fmt: FormatOpt = "md",
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="File to write (default: stdout).", show_default=False),
     ] = None,
-    workload: WorkloadOpt = None,
-    framework: FrameworkOpt = None,
-    since: SinceOpt = None,
-    suite_run: SuiteRunOpt = None,
-    job: JobOpt = None,
-    tag: TagOpt = None,
+    filters: Filters,
     db: DbOpt = None,
     samples: Annotated[
         bool,
@@ -78,46 +53,32 @@ def export(
     if hosts is not None:
         from zbench.cli.fleet import fleet_export
 
-        _exit(fleet_export(hosts, fmt=fmt, output=output))
+        _exit(fleet_export(hosts, fmt=fmt, output=output, filters=filters))
         return
     from zbench.cli.results import export_results
-    from zbench.results.api import Filters
 
-    filters = Filters(workload, framework, None, since, job or None, suite_run, tag)
     _exit(export_results(fmt=fmt, output=output, filters=filters, db=db, samples=samples))
 
 
 @app.command()
+@with_filters
 def report(
     *,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Folder for report.md, report.html, figures/.")
     ] = Path("zbench-report"),
-    workload: WorkloadOpt = None,
-    framework: FrameworkOpt = None,
-    gpu: GpuOpt = None,
-    since: SinceOpt = None,
-    suite_run: SuiteRunOpt = None,
-    job: JobOpt = None,
-    tag: TagOpt = None,
-    suite: Annotated[
-        str | None,
-        typer.Option(
-            help="Only the jobs of every call of this suite (e.g. review).", show_default=False
-        ),
-    ] = None,
+    filters: Filters,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
     db: DbOpt = None,
 ) -> None:
     """The whole review as one document: report.md and a self-contained report.html."""
     from zbench.cli.report import report_command
-    from zbench.results.api import Filters
 
-    filters = Filters(workload, framework, gpu, since, job or None, suite_run, tag, suite)
     _exit(report_command(output, filters, db, quiet=quiet))
 
 
 @app.command()
+@with_filters
 def compare(
     a: Annotated[str, typer.Argument(help="A run id, or an exported JSON file (FILE:RUN).")],
     b: Annotated[str, typer.Argument(help="A run id, or an exported JSON file (FILE:RUN).")],
@@ -125,36 +86,28 @@ def compare(
     unlike: Annotated[
         bool, typer.Option(help="Compare runs whose setups differ, naming each difference.")
     ] = False,
-    since: SinceOpt = None,
-    suite_run: SuiteRunOpt = None,
-    job: JobOpt = None,
-    tag: TagOpt = None,
+    filters: Filters,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Compare two like runs (or exported files from different machines) as ratios."""
+    """Compare two like runs (or exported files from different machines) as ratios; the filters
+    pick the one run of an exported file and must hold for both runs."""
     from zbench.cli.results import compare_runs
-    from zbench.results.api import Filters
 
-    filters = Filters(None, None, None, since, job or None, suite_run, tag)
     _exit(compare_runs(a, b, db=db, json_out=json_out, unlike=unlike, filters=filters))
 
 
 @app.command()
+@with_filters
 def plot(
     *,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Folder for the PNG charts.")
     ] = Path("zbench-charts"),
-    since: SinceOpt = None,
-    suite_run: SuiteRunOpt = None,
-    job: JobOpt = None,
-    tag: TagOpt = None,
+    filters: Filters,
     db: DbOpt = None,
 ) -> None:
     """PNG charts of the review's figures, with published figures beside yours where they compare."""
     from zbench.cli.results import plot_results
-    from zbench.results.api import Filters
 
-    filters = Filters(None, None, None, since, job or None, suite_run, tag)
     _exit(plot_results(output=output, db=db, filters=filters))

@@ -12,6 +12,7 @@ from zbench.jobs import api
 from zbench.jobs.api import JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
+from zbench.results.api import Filters
 
 
 def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) -> int:
@@ -54,11 +55,17 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
     return 0
 
 
-def show_results(fmt: str | None, *, db: Db, demo: str | None = None) -> int:
-    """The demo results table (Markdown, which reads well in a terminal too), or CSV/JSON."""
-    from zbench.results.demos import demo_results, render
+def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> int:
+    """The demo results table (Markdown, which reads well in a terminal too), or CSV/JSON, of the
+    demo runs ``filters`` select (``workload``: the demo's name)."""
+    from zbench.results.demos import from_result_rows, render
 
-    rows = demo_results(db, demo)
+    try:
+        chosen = (filters or Filters()).query_demos(db)
+    except ValueError as exc:
+        _err(str(exc))
+        return 2
+    rows = from_result_rows(chosen)
     if not rows and fmt is None:
         print("No demo results yet. Run `zbench demo snake`.")
         return 0

@@ -11,7 +11,9 @@ import json
 import sys
 from pathlib import Path
 
+from zbench.cli.filters import filter_argv
 from zbench.fleet.gather import Gathered, HostsError, gather, parse_hosts, to_csv
+from zbench.results.api import Filters
 
 
 def _err(message: str) -> None:
@@ -53,7 +55,10 @@ def fleet_jobs(hosts_text: str, *, all_jobs: bool, json_out: bool) -> int:
     return _report(got)
 
 
-def fleet_export(hosts_text: str, *, fmt: str, output: Path | None) -> int:
+def fleet_export(
+    hosts_text: str, *, fmt: str, output: Path | None, filters: Filters | None = None
+) -> int:
+    """Every host's results (``zbench results --json`` with the same filters) as json or csv."""
     try:
         hosts = parse_hosts(hosts_text)
     except HostsError as exc:
@@ -62,7 +67,7 @@ def fleet_export(hosts_text: str, *, fmt: str, output: Path | None) -> int:
     if fmt not in ("json", "csv"):
         _err(f"export --hosts writes json or csv, not {fmt!r}")
         return 2
-    got = gather(hosts, ["results"])
+    got = gather(hosts, ["results", *filter_argv(filters or Filters())])
     text = json.dumps(got.rows, indent=2) + "\n" if fmt == "json" else to_csv(got.rows)
     if output is None:
         sys.stdout.write(text)

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from zbench.cli.follow import Db, _console, _err, _report_failure, bad_timeout, follow, label
 from zbench.cli.tableview import print_table
-from zbench.contract.config import RunConfig, UsageError, build_parser, parse_args
+from zbench.contract.config import RunConfig, UsageError, parse_args
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
@@ -38,15 +38,6 @@ def _parse_gpu_ids(text: str | None) -> tuple[int, ...] | None:
     return ids
 
 
-def _gpus_given(runner_args: list[str]) -> bool:
-    """Whether the runner options set ``--gpus`` (parsed as the runner does, abbreviations too)."""
-    own = runner_args[: runner_args.index("--")] if "--" in runner_args else runner_args
-    parser = build_parser()
-    parser.set_defaults(gpus=None)
-    ns, _ = parser.parse_known_args(["resnet50", *own])
-    return ns.gpus is not None
-
-
 def _check_gpu_ids(ids: tuple[int, ...], config: RunConfig, gpus_given: bool) -> RunConfig:
     """``--gpu-ids`` against the machine and ``--gpus``: the config with ``gpus`` = the number of
     ids, or a :class:`UsageError`."""
@@ -65,6 +56,12 @@ def _check_gpu_ids(ids: tuple[int, ...], config: RunConfig, gpus_given: bool) ->
     if gpus_given and config.gpus != len(ids):
         raise UsageError(f"--gpu-ids names {len(ids)} GPU(s) but --gpus asks for {config.gpus}")
     return dataclasses.replace(config, gpus=len(ids))
+
+
+def runner_args(typed: list[str], extra: list[str]) -> list[str]:
+    """The runner's argv after the workload: the table's options as typed, then Click's extra
+    arguments (a stray word the runner refuses; what followed ``--`` goes to the launcher)."""
+    return restore_separator([*typed, *extra], sys.argv)
 
 
 def restore_separator(runner_args: list[str], argv: list[str]) -> list[str]:
@@ -112,10 +109,11 @@ def run_job(
     json_out: bool,
     tag: str | None = None,
     nodes: str | None = None,
+    gpus_given: bool = False,
 ) -> int:
+    """Check the options (one line and exit 2 when bad), queue the job, follow it."""
     try:
         ids = _parse_gpu_ids(gpu_ids)
-        runner_args = restore_separator(runner_args, sys.argv)
         config, events = parse_args([workload, *runner_args])
         if events is not None:
             raise UsageError("--events is chosen by zbench for jobs")
@@ -142,7 +140,7 @@ def run_job(
         return 2
     if ids is not None and spec is None:
         try:
-            config = _check_gpu_ids(ids, config, _gpus_given(runner_args))
+            config = _check_gpu_ids(ids, config, gpus_given)
         except UsageError as exc:
             _err(str(exc))
             return 2

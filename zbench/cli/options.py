@@ -1,4 +1,5 @@
-"""The Typer app and the options several commands share (``--db``, ``--json``, the run filters)."""
+"""The Typer app and the options several commands share (``--db``, ``--json``, ``-f/--format``);
+the run filters are ``cli/filters.py``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from typing import Annotated
 
 import typer
 
+from zbench.cli.usage import ZbenchGroup
+
 app = typer.Typer(
+    cls=ZbenchGroup,
     name="zbench",
     help="A terminal workbench for GPU workstations: live telemetry, benchmarks, reports.",
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -27,33 +31,9 @@ DbOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
-TagOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Only runs of jobs given this tag (`zbench run/suite --tag`).", show_default=False
-    ),
-]
-SuiteRunOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--suite-run",
-        help="Only the runs of one `zbench suite` call (any of its job ids).",
-        show_default=False,
-    ),
-]
-JobOpt = Annotated[
-    list[int] | None,
-    typer.Option("--job", help="Only the run of this job (repeatable).", show_default=False),
-]
-WorkloadOpt = Annotated[str | None, typer.Option(help="Only this workload.", show_default=False)]
-FrameworkOpt = Annotated[str | None, typer.Option(help="torch or tf.", show_default=False)]
-GpuOpt = Annotated[
-    str | None,
-    typer.Option(help="Only runs on GPUs whose name contains this.", show_default=False),
-]
-SinceOpt = Annotated[
-    str | None,
-    typer.Option(help="Only runs on or after this date (YYYY-MM-DD).", show_default=False),
+# The one format flag: -f/--format wherever a command writes a choice of formats.
+FormatOpt = Annotated[
+    str, typer.Option("--format", "-f", help="md, csv or json.", show_default=True)
 ]
 WideOpt = Annotated[
     bool, typer.Option("--wide", help="Every column, however wide (default: fit the terminal).")

@@ -22,13 +22,12 @@ from zbench.results.anchors import published_for
 from zbench.results.api import (
     Filters,
     ResultRow,
-    parse_since,
     query_results,
     review_order,
     rows_from_json,
 )
 from zbench.results.export import FORMATS, FormatError, render
-from zbench.results.format import COLUMNS, NUMERIC, cells, published_cell, published_notes
+from zbench.results.format import NUMERIC, cells, published_cell, published_notes, table_columns
 from zbench.results.identity import differences
 from zbench.results.provenance import warnings
 from zbench.textfit import Column
@@ -49,9 +48,17 @@ def _parts(rows: Sequence[ResultRow]) -> tuple[list[str], list[list[str]], list[
     caption = [("Published: " + "; ".join(notes))] if notes else []
     caption += ["Warnings: " + "; ".join(flagged)] if flagged else []
     show = any(p.anchor or p.reason for p in pubs)
-    titles = ["Run", *(t for t, _, _ in COLUMNS), *(["Published"] if show else [])]
+    columns = table_columns(rows)  # with a column for each setup field the rows differ in
+    titles = ["Run", *(t for t, _, _ in columns), *(["Published"] if show else [])]
     body = [
-        [str(c) for c in [row.run_id or "", *cells(row), *([published_cell(pub)] if show else [])]]
+        [
+            str(c)
+            for c in [
+                row.run_id or "",
+                *cells(row, columns),
+                *([published_cell(pub)] if show else []),
+            ]
+        ]
         for row, pub in zip(rows, pubs, strict=True)
     ]
     return titles, body, caption
@@ -198,6 +205,8 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
         rows = query_results(db, run_ids=[int(ref)])
         if not rows:
             raise CompareError(f"no run {ref}")
+        if not filters.keeps(rows[0]):
+            raise CompareError(f"run {ref} is not one the filters select ({filters.describe()})")
         return rows[0]
     path_text, _, pick = ref.partition(":") if not Path(ref).exists() else (ref, "", "")
     path = Path(path_text)
@@ -207,14 +216,7 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
         raise CompareError(f"{ref}: not a run id or a zbench JSON export ({exc})") from None
     if pick:
         rows = [r for r in rows if str(r.run_id) == pick]
-    start = parse_since(filters.since) if filters.since else None
-    rows = [
-        r
-        for r in rows
-        if (not filters.tag or r.tag == filters.tag)
-        and (not filters.job_ids or r.job_id in filters.job_ids)
-        and (start is None or (r.created or 0) >= start)
-    ]
+    rows = [r for r in rows if filters.keeps(r)]
     if not rows:
         raise CompareError(f"{ref}: no results in it")
     if len(rows) > 1:
@@ -247,9 +249,10 @@ def _side_label(r: ResultRow) -> str:
 def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filters: Filters) -> int:
     """Two runs side by side as ratios, only when they are alike (same resolved configuration and
     environment); ``unlike`` compares them anyway and names every difference first."""
-    if filters.suite_run is not None:
-        _err("compare takes two runs: --suite-run selects many (use `zbench results --suite-run`)")
-        return 2
+    for given, flag in ((filters.suite_run, "--suite-run"), (filters.suite, "--suite")):
+        if given is not None:
+            _err(f"compare takes two runs: {flag} selects many (use `zbench results {flag}`)")
+            return 2
     try:
         ra, rb = _load_side(a, db, filters), _load_side(b, db, filters)
     except (CompareError, ValueError) as exc:

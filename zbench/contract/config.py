@@ -226,52 +226,185 @@ def _non_negative(text: str) -> int:
     return value
 
 
+@dataclass(frozen=True)
+class Opt:
+    """One runner option: the ``RunConfig`` field it sets, its kind (int, str, bool: ``--x/--no-x``,
+    choice), default, help and allowed values. The runner's parser, ``zbench run -h`` and the TUI's
+    launch dialog are all built from :data:`RUN_OPTIONS`."""
+
+    name: str
+    kind: str
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    low: int | None = None  # an int's least value
+    default_text: str = ""  # what a None default means, in a few words ("the preset's")
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def flag(self) -> str:
+        """The option on the command line (``--batch-size``)."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def shown_default(self) -> str:
+        """The default as help prints it: the value, or what ``None`` means."""
+        if self.default is None:
+            return self.default_text
+        if self.kind == "bool":
+            return "on" if self.default else "off"
+        return str(self.default)
+
+
+_PRESET = "the preset's"
+RUN_OPTIONS: tuple[Opt, ...] = (
+    Opt(
+        "framework",
+        "choice",
+        "torch",
+        "Deep-learning framework that runs the workload.",
+        FRAMEWORKS,
+    ),
+    Opt(
+        "mode",
+        "choice",
+        "train",
+        "train: forward, backward and optimizer step; infer: forward only.",
+        MODES,
+    ),
+    Opt(
+        "precision",
+        "choice",
+        None,
+        "Number format of the math (review: fp32; --preset max: bf16).",
+        PRECISIONS,
+        default_text=_PRESET,
+    ),
+    Opt(
+        "batch_size",
+        "int",
+        None,
+        "Samples per GPU per step.",
+        low=1,
+        default_text="the workload's (ResNet-50: 128)",
+    ),
+    Opt("steps", "int", None, "Measured steps in each window.", low=1, default_text="50"),
+    Opt(
+        "warmup",
+        "int",
+        None,
+        "Warm-up steps before the first window (not measured).",
+        low=0,
+        default_text="10",
+    ),
+    Opt(
+        "image_size",
+        "int",
+        None,
+        "Input side in pixels (voxels for 3D U-Net).",
+        low=1,
+        default_text="the workload's (ResNet-50: 224)",
+    ),
+    Opt(
+        "repeat",
+        "int",
+        None,
+        "Measured windows: the result has each window's rate, the median and the spread.",
+        low=1,
+        default_text="3",
+        aliases=("--repeats",),
+    ),
+    Opt(
+        "preset",
+        "choice",
+        "review",
+        "review: the review's settings; max: the fastest setup zbench knows (bf16, compile, "
+        "CUDA graphs, a larger batch).",
+        PRESETS,
+    ),
+    Opt(
+        "device",
+        "choice",
+        "cuda",
+        "Where the workload runs: NVIDIA GPUs, or the CPU.",
+        ("cuda", "cpu"),
+    ),
+    Opt(
+        "gpus",
+        "int",
+        1,
+        "How many GPUs (data parallel: DDP or tf.distribute); zbench run --gpu-ids picks which.",
+        low=1,
+    ),
+    Opt(
+        "data",
+        "str",
+        None,
+        "Path of a real dataset in its published layout.",
+        default_text="synthetic data",
+    ),
+    Opt(
+        "data_source",
+        "choice",
+        "synthetic-device",
+        "Where synthetic batches are made: on the device, or on the host and copied each step.",
+        DATA_SOURCES,
+    ),
+    Opt("workers", "int", 4, "Data-loader worker processes (host-side data only).", low=0),
+    Opt("channels_last", "bool", None, "NHWC memory layout (PyTorch).", default_text=_PRESET),
+    Opt("compile", "bool", None, "torch.compile the step (PyTorch).", default_text=_PRESET),
+    Opt("xla", "bool", None, "XLA JIT compilation (TensorFlow).", default_text=_PRESET),
+    Opt(
+        "graphs",
+        "choice",
+        None,
+        "CUDA graphs (PyTorch): step = the whole step in one graph, compile = torch.compile's.",
+        GRAPHS,
+        default_text=_PRESET,
+    ),
+    Opt(
+        "compile_mode",
+        "choice",
+        None,
+        "torch.compile mode (implies --compile).",
+        COMPILE_MODES,
+        default_text=_PRESET,
+    ),
+    Opt(
+        "grad_compression",
+        "choice",
+        "none",
+        "DDP all-reduce of gradients in bf16 (changes the numerics; recorded).",
+        GRAD_COMPRESSION,
+    ),
+    Opt("seed", "int", 0, "Random seed of the model's weights and the synthetic data."),
+)
+RUN_OPTION = {o.name: o for o in RUN_OPTIONS}
+
+
+def _argparse_kwargs(opt: Opt) -> dict[str, Any]:
+    if opt.kind == "bool":
+        return {"action": argparse.BooleanOptionalAction}
+    if opt.kind == "choice":
+        return {"choices": opt.choices}
+    if opt.kind == "int":
+        return {"type": {None: int, 0: _non_negative, 1: _positive}[opt.low]}
+    return {}
+
+
 def build_parser(prog: str = "python -m zbench.runners") -> argparse.ArgumentParser:
+    """The runner's option parser, built from :data:`RUN_OPTIONS`."""
     p = _Parser(prog=prog, description="Run one zbench workload and write runner-protocol events.")
     p.add_argument("workload", choices=sorted(WORKLOADS))
-    p.add_argument("--framework", choices=FRAMEWORKS, default="torch")
-    p.add_argument("--mode", choices=MODES, default="train")
-    p.add_argument("--precision", choices=PRECISIONS, default=None)
-    p.add_argument("--batch-size", type=_positive, default=None, help="per GPU")
-    p.add_argument("--steps", type=_positive, default=None, help="measured steps")
-    p.add_argument("--warmup", type=_non_negative, default=None, help="warm-up steps")
-    p.add_argument("--image-size", type=_positive, default=None)
-    p.add_argument("--channels-last", action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--xla", action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--gpus", type=_positive, default=1)
-    p.add_argument("--workers", type=_non_negative, default=4)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--repeat",
-        "--repeats",
-        dest="repeat",
-        type=_positive,
-        default=None,
-        help="measured windows (default 3); the result has each window's rate, the median, the spread",
-    )
-    p.add_argument("--data", default=None, help="path of a real dataset in its published layout")
-    p.add_argument("--data-source", choices=DATA_SOURCES, default="synthetic-device")
-    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    p.add_argument("--preset", choices=PRESETS, default="review")
-    p.add_argument(
-        "--graphs",
-        choices=GRAPHS,
-        default=None,
-        help="CUDA graphs (torch): step = the whole step in one graph, compile = torch.compile's",
-    )
-    p.add_argument(
-        "--compile-mode",
-        choices=COMPILE_MODES,
-        default=None,
-        help="torch.compile mode (implies --compile)",
-    )
-    p.add_argument(
-        "--grad-compression",
-        choices=GRAD_COMPRESSION,
-        default="none",
-        help="DDP all-reduce of gradients in bf16 (changes the numerics; recorded)",
-    )
+    for opt in RUN_OPTIONS:
+        p.add_argument(
+            opt.flag,
+            *opt.aliases,
+            dest=opt.name,
+            default=opt.default,
+            help=opt.help,
+            **_argparse_kwargs(opt),
+        )
     p.add_argument("--events", default=None, help="events file path or fd:N (default: stderr)")
     p.epilog = "Arguments after a lone -- are passed to the launcher (torchrun rendezvous, ...)."
     return p

@@ -12,7 +12,7 @@ from zbench.errors import ZbenchError
 
 
 class ProbeError(ZbenchError):
-    """The probe could not run (no PyTorch, a bad ``--gpus``) or its job failed."""
+    """The probe could not run (no PyTorch, a bad ``--gpu-ids``) or its job failed."""
 
     def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
@@ -38,7 +38,7 @@ def submit_probe(
     offered = visible_gpus()
     missing = [g for g in gpu_list or () if g not in offered]
     if missing:
-        raise ProbeError(f"--gpus: GPU {missing[0]} is not one of {offered}")
+        raise ProbeError(f"--gpu-ids: GPU {missing[0]} is not one of {offered}")
     config = ProbeConfig(gpus=len(gpu_list or ()), quick=quick, p2p_seconds=p2p_seconds)
     spec = api.JobSpec(config=config, gpu_ids=tuple(gpu_list) if gpu_list else None)
     [job_id] = api.submit([spec])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -65,9 +66,11 @@ def query_results(
     *,
     workload: str | None = None,
     framework: str | None = None,
-    gpu: str | None = None,
-    since: str | float | None = None,
     mode: str | None = None,
+    precision: str | None = None,
+    gpus: int | None = None,
+    device: str | None = None,
+    since: str | float | None = None,
     run_ids: list[int] | None = None,
     job_ids: list[int] | None = None,
     suite_run: int | None = None,
@@ -75,18 +78,20 @@ def query_results(
     suite: str | None = None,
     kinds: Sequence[str] | None = None,
 ) -> list[ResultRow]:
-    """Runs matching every filter given (``gpu``: a case-insensitive substring of the GPU name;
-    ``since``: a YYYY-MM-DD date or a timestamp; ``suite_run``: any job id of one `zbench suite`
-    call, meaning all its jobs; ``tag``: the tag given to `zbench run/suite --tag`; ``suite``: the
-    jobs of every call of the suite of that name), oldest first."""
+    """Runs matching every filter given (``device``: ``cpu``, ``cuda``, or a case-insensitive
+    part of the GPU's name; ``gpus``: the GPU count; ``since``: a YYYY-MM-DD date or a timestamp;
+    ``suite_run``: any job id of one `zbench suite` call, meaning all its jobs; ``tag``: the tag
+    given to `zbench run/suite --tag`; ``suite``: the jobs of every call of the suite of that
+    name), oldest first."""
     store = Store(paths.db_path(db))
+    named_gpu = device if device and device.lower() not in DEVICE_KINDS else None
     match = RunFilter(
         workload=workload or None,
         framework=framework or None,
         mode=mode or None,
         # probe and demo runs have tables of their own: read only when asked for (contract.kinds)
         kinds=kinds or result_kinds(workload or None, framework or None),
-        gpu_name_has=gpu or None,
+        gpu_name_has=named_gpu,
         since=parse_since(since),
         run_ids=run_ids or None,
         job_ids=_job_filter(store, job_ids, suite_run, tag, suite),
@@ -95,9 +100,12 @@ def query_results(
     job_list = [r.job_id for r in runs if r.job_id is not None]
     phases = store.phase_aggregates(job_list)
     labels = store.job_labels(job_list)
-    return [
+    rows = [
         row_from_run(r, phases.get(r.job_id or 0, {}), labels.get(r.job_id or 0, {})) for r in runs
     ]
+    # The row-level filters the store has no column test for (few rows: read, then kept or not).
+    rest = Filters(precision=precision, gpus=gpus, device=device if not named_gpu else None)
+    return [r for r in rows if rest.keeps(r)]
 
 
 def _job_filter(
@@ -128,14 +136,21 @@ def _job_filter(
     return sorted(set.intersection(*sets))
 
 
+DEVICE_KINDS = ("cpu", "cuda")
+
+
 @dataclass(frozen=True)
 class Filters:
-    """Which runs a command reads: one suite run, some jobs, a date, a tag (and the older ones);
-    ``suite`` (every call of a named suite) and ``run_ids`` are the report's."""
+    """Which runs a command reads: the one filter of ``results``, ``export``, ``report``,
+    ``compare``, ``plot``, ``demo results`` and the fleet's exports (``cli/filters.py`` makes
+    their options from it); ``run_ids`` are the TUI's chosen rows."""
 
     workload: str | None = None
     framework: str | None = None
-    gpu: str | None = None
+    mode: str | None = None
+    precision: str | None = None
+    gpus: int | None = None  # how many GPUs a run used
+    device: str | None = None  # cpu, cuda, or a part of the GPU's name
     since: str | None = None
     job_ids: list[int] | None = None
     suite_run: int | None = None
@@ -144,7 +159,36 @@ class Filters:
     run_ids: list[int] | None = None
 
     def query(self, db: str | os.PathLike[str] | None) -> list[ResultRow]:
+        """The stored runs these filters keep, oldest first."""
         return query_results(db, **self.__dict__)
+
+    def query_demos(self, db: str | os.PathLike[str] | None) -> list[ResultRow]:
+        """The stored demo runs these filters keep, oldest first (``workload``: a demo's name)."""
+        return dataclasses.replace(self, framework="demo").query(db)
+
+    def keeps(self, row: Any) -> bool:
+        """Whether a row (e.g. read from an exported file) passes the row-level filters; ``suite``
+        and ``suite_run`` need the store's jobs and are not tested here."""
+        from zbench.results.identity import gpu_model
+
+        device = (self.device or "").lower()
+        on = gpu_model(row)
+        start = parse_since(self.since) if self.since else None
+        tests = (
+            (self.workload, lambda: row.workload == self.workload),
+            (self.framework, lambda: row.framework == self.framework),
+            (self.mode, lambda: row.mode == self.mode),
+            (self.precision, lambda: row.precision == self.precision),
+            (self.gpus is not None or None, lambda: row.gpus == self.gpus),
+            (device == "cpu" or None, lambda: on == "CPU"),
+            (device == "cuda" or None, lambda: on != "CPU"),
+            (device not in ("", *DEVICE_KINDS) or None, lambda: device in on.lower()),
+            (start, lambda: (row.created or 0) >= (start or 0)),
+            (self.job_ids, lambda: row.job_id in (self.job_ids or ())),
+            (self.run_ids, lambda: row.run_id in (self.run_ids or ())),
+            (self.tag, lambda: getattr(row, "tag", None) == self.tag),
+        )
+        return all(test() for given, test in tests if given)
 
     def describe(self) -> str:
         """The filters given, in words ("all runs" for none)."""

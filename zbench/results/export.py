@@ -17,15 +17,16 @@ from zbench.errors import ZbenchError
 from zbench.results.anchors import Published, published_for
 from zbench.results.api import ResultRow
 from zbench.results.format import (
-    COLUMNS,
     CSV_KEYS,
     NUMERIC,
     cells,
+    differing,
     num,
     published_cell,
     published_notes,
+    table_columns,
 )
-from zbench.results.identity import setup_id
+from zbench.results.identity import fields, setup_id
 from zbench.results.provenance import (
     data_source,
     machine,
@@ -77,9 +78,12 @@ def md_results(rows: Sequence[ResultRow]) -> list[str]:
     """The review's table (the one column table), and where its published figures come from."""
     pubs = [published_for(r) for r in rows]
     show_published = any(p.anchor or p.reason for p in pubs)
-    titles = ["Run"] + [t for t, _, _ in COLUMNS] + (["Published"] if show_published else [])
+    columns = table_columns(rows)
+    titles = ["Run"] + [t for t, _, _ in columns] + (["Published"] if show_published else [])
     body = [
-        [str(row.run_id or "")] + cells(row) + ([published_cell(p)] if show_published else [])
+        [str(row.run_id or "")]
+        + cells(row, columns)
+        + ([published_cell(p)] if show_published else [])
         for row, p in zip(rows, pubs, strict=True)
     ]
     lines = md_table(titles, body, NUMERIC | {"Run"})
@@ -168,11 +172,15 @@ def _csv_value(value: Any) -> Any:
 
 
 def render_csv(rows: Sequence[ResultRow]) -> str:
+    """One line per row: the review's figures, then every setup field on which the rows differ
+    (``image_size``, ``env.torch``, ...), its provenance and its published figure."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
+    setup = differing(rows)
     writer.writerow(
         [
             *CSV_KEYS,
+            *setup,
             *PROVENANCE_KEYS,
             "published_samples_per_s",
             "published_source",
@@ -183,9 +191,11 @@ def render_csv(rows: Sequence[ResultRow]) -> str:
         pub = published_for(row)
         values = ["" if getattr(row, k) is None else getattr(row, k) for k in CSV_KEYS]
         prov = provenance(row)
+        own = fields(row)
         writer.writerow(
             [
                 *values,
+                *(_csv_value(own.get(k)) for k in setup),
                 *(_csv_value(prov[k]) for k in PROVENANCE_KEYS),
                 pub.anchor.samples_per_s if pub.anchor else "",
                 pub.anchor.source if pub.anchor else "",

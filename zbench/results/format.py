@@ -4,13 +4,14 @@ that was not measured prints as ``n/a``, never 0."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from zbench.contract.config import WORKLOADS
 from zbench.results.anchors import Published
 from zbench.results.api import ResultRow
-from zbench.results.identity import gpu_model, setup_id
+from zbench.results.identity import fields, gpu_model, label, setup_id
 from zbench.results.provenance import flags, spread_pct
 
 FRAMEWORK_NAMES = {"torch": "PyTorch", "tf": "TensorFlow"}
@@ -91,8 +92,49 @@ CSV_KEYS = [
 ]
 
 
-def cells(row: ResultRow) -> list[str]:
-    return [text(get(row)) for _, get, text in COLUMNS]
+Col = tuple[str, Callable[[ResultRow], Any], Callable[[Any], str]]
+# Identity fields a column of COLUMNS already shows (the GPU model shows a CPU run as "CPU").
+SHOWN = frozenset({"workload", "framework", "mode", "gpus", "gpu_model", "precision", "batch_size"})
+SHOWN |= {"device"}
+
+
+def _setup_text(value: Any) -> str:
+    if value is None:
+        return NA_TEXT
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list | dict):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def differing(rows: Sequence[ResultRow]) -> list[str]:
+    """The setup fields that are not columns and on which ``rows`` differ (identity's names,
+    e.g. ``image_size``, ``env.torch``), in a stable order: what tells unlike rows apart."""
+    seen: dict[str, set[str]] = {}
+    per_row = [fields(r) for r in rows]
+    for key in sorted({k for f in per_row for k in f} - SHOWN):
+        seen[key] = {json.dumps(f.get(key), sort_keys=True) for f in per_row}
+    return [k for k, values in seen.items() if len(values) > 1]
+
+
+def setup_column(key: str) -> Col:
+    """A column for one setup field: its value on each row (``on``/``off`` for a switch)."""
+    title = label(key)
+    return (title[:1].upper() + title[1:], lambda r: fields(r).get(key), _setup_text)
+
+
+def table_columns(rows: Sequence[ResultRow]) -> tuple[Col, ...]:
+    """COLUMNS, plus a column after "Batch" for every setup field on which ``rows`` differ: unlike
+    rows never print as identical (image size 32 vs 48, data source, compile, ...)."""
+    extra = tuple(setup_column(k) for k in differing(rows))
+    at = next(i for i, c in enumerate(COLUMNS) if c[0] == "Batch") + 1
+    return COLUMNS[:at] + extra + COLUMNS[at:]
+
+
+def cells(row: ResultRow, columns: Sequence[Col] = COLUMNS) -> list[str]:
+    """The row's text in each column (``columns``: the one table, or ``table_columns(rows)``)."""
+    return [text(get(row)) for _, get, text in columns]
 
 
 def published_cell(pub: Published) -> str:

@@ -123,7 +123,8 @@ def setup_id(row: Any) -> str:
     return identity(row).short()
 
 
-def _label(name: str) -> str:
+def label(name: str) -> str:
+    """An identity field in words: ``image_size`` -> "image size", ``env.torch`` -> "torch"."""
     bare = name.split(".", 1)[-1]
     return NAMES.get(bare, bare.replace("_", " "))
 
@@ -134,7 +135,7 @@ def differences(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
     out = []
     for key in sorted(set(fa) | set(fb)):
         if json.dumps(fa.get(key), sort_keys=True) != json.dumps(fb.get(key), sort_keys=True):
-            out.append((_label(key), fa.get(key), fb.get(key)))
+            out.append((label(key), fa.get(key), fb.get(key)))
     return out
 
 

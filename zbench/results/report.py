@@ -43,7 +43,7 @@ class Report:
 
 
 def _day(t: float | None) -> str:
-    return "?" if t is None else dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d")
+    return "?" if t is None else dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d")
 
 
 def _rel(path: Path, root: Path) -> str:

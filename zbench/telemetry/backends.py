@@ -47,7 +47,7 @@ def parse_gpus(text: str | None) -> list[int] | None:
     for part in text.split(","):
         part = part.strip()
         if not part.isdigit():
-            raise ValueError(f"--gpus: {part!r} is not a GPU index (expected e.g. 0,1)")
+            raise ValueError(f"--gpu-ids: {part!r} is not a GPU index (expected e.g. 0,1)")
         if int(part) not in out:
             out.append(int(part))
     return out

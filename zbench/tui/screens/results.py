@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select
 
-from zbench.results.format import COLUMNS, NUMERIC
+from zbench.results.format import COLUMNS, NUMERIC, Col, table_columns
 
 from ..widgets.charts import ScalingChart, ThroughputBars
 from .confirm import ConfirmScreen
@@ -27,20 +27,21 @@ from .confirm import ConfirmScreen
 FORMATS = {"md": "Markdown", "csv": "CSV", "json": "JSON"}
 
 
-def row_cells(row: Any) -> list[str]:
-    """The row's cells as the Markdown export and `zbench results` print them (one column table)."""
-    return [text(get(row)) for _, get, text in COLUMNS]
+def row_cells(row: Any, columns: Sequence[Col] = COLUMNS) -> list[str]:
+    """The row's cells as the Markdown export and `zbench results` print them (one column table,
+    with ``table_columns``' setup columns where the rows differ)."""
+    return [text(get(row)) for _, get, text in columns]
 
 
-def matches(row: Any, words: str) -> bool:
+def matches(row: Any, words: str, columns: Sequence[Col] = COLUMNS) -> bool:
     """Every word of the filter appears in some cell (case-insensitive)."""
     raw = [str(getattr(row, k, "")) for k in ("workload", "framework", "mode", "precision")]
-    hay = " ".join([*row_cells(row), *raw]).lower()  # "tf" finds TensorFlow rows too
+    hay = " ".join([*row_cells(row, columns), *raw]).lower()  # "tf" finds TensorFlow rows too
     return all(word in hay for word in words.lower().split())
 
 
-def sort_key(index: int) -> Any:
-    get = COLUMNS[index][1]
+def sort_key(column: Col) -> Any:
+    get = column[1]
 
     def key(row: Any) -> tuple[int, Any]:
         value = get(row)
@@ -66,9 +67,8 @@ def free_path(path: Path) -> Path:
     return candidate
 
 
-def sort_index(title: object) -> int | None:
-    """The column index of a remembered sort (by title: indices move when columns are added)."""
-    return next((i for i, (t, _, _) in enumerate(COLUMNS) if t == title), None)
+def _column(columns: Sequence[Col], title: str | None) -> Col | None:
+    return next((c for c in columns if c[0] == title), None)
 
 
 class ResultsScreen(Screen[None]):
@@ -103,7 +103,11 @@ class ResultsScreen(Screen[None]):
         remembered = remembered or {}
         self.all_rows: Sequence[Any] = ()
         self.shown: list[Any] = []
-        self.sort_by: int | None = sort_index(remembered.get("sort"))
+        # The columns: the one table, with a column per setup field the rows differ in.
+        self.columns: tuple[Col, ...] = COLUMNS
+        # Sorted by a column's title (titles stay; indices move when setup columns come and go).
+        sort = remembered.get("sort")
+        self.sort_by: str | None = sort if isinstance(sort, str) and sort else None
         self.reverse = bool(remembered.get("reverse", False)) and self.sort_by is not None
         text = remembered.get("filter", "")
         self._filter = text if isinstance(text, str) else ""
@@ -125,7 +129,7 @@ class ResultsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = "results"
         table = self.query_one(DataTable)
-        for i, (title, _, _) in enumerate(COLUMNS):
+        for i, (title, _, _) in enumerate(self.columns):
             table.add_column(title, key=str(i))
         table.focus()
         self._load()
@@ -154,26 +158,34 @@ class ResultsScreen(Screen[None]):
 
     def apply(self) -> None:
         """Filter, sort, and show; ``self.shown`` is exactly what the table shows (and exports)."""
-        rows = [r for r in self.all_rows if matches(r, self.query_one("#filter", Input).value)]
-        if self.sort_by is not None:
-            rows.sort(key=sort_key(self.sort_by), reverse=self.reverse)
-        self.shown = rows
         table = self.query_one(DataTable)
         column = table.cursor_column  # clear() moves the cursor home; keep the sorted column
+        columns = table_columns(self.all_rows)
+        if [c[0] for c in columns] != [c[0] for c in self.columns]:
+            self.columns = columns
+            table.clear(columns=True)
+            for i, (title, _, _) in enumerate(columns):
+                table.add_column(title, key=str(i))
+        words = self.query_one("#filter", Input).value
+        rows = [r for r in self.all_rows if matches(r, words, columns)]
+        sorted_by = _column(columns, self.sort_by)
+        if sorted_by is not None:
+            rows.sort(key=sort_key(sorted_by), reverse=self.reverse)
+        self.shown = rows
         table.clear()
         for i, row in enumerate(rows):
-            cells = row_cells(row)
+            cells = row_cells(row, columns)
             table.add_row(
                 *(Text(c, justify="right" if t in NUMERIC else "left")
-                  for c, (t, _, _) in zip(cells, COLUMNS, strict=True)),
+                  for c, (t, _, _) in zip(cells, columns, strict=True)),
                 key=str(i),
             )  # fmt: skip
         table.move_cursor(column=column)
         self.query_one(ThroughputBars).show(rows)
         self.query_one(ScalingChart).show(rows)
         arrow = ""
-        if self.sort_by is not None:
-            arrow = f", sorted by {COLUMNS[self.sort_by][0]} {'↓' if self.reverse else '↑'}"
+        if sorted_by is not None:
+            arrow = f", sorted by {sorted_by[0]} {'↓' if self.reverse else '↑'}"
         self.sub_title = f"results: {len(rows)} of {len(self.all_rows)} rows{arrow}"
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -185,8 +197,9 @@ class ResultsScreen(Screen[None]):
     def _remember(self) -> None:
         remember = getattr(self.app, "remember", None)
         if remember is not None:
-            sort = COLUMNS[self.sort_by][0] if self.sort_by is not None else None
-            remember(results={"sort": sort, "reverse": self.reverse, "filter": self._filter})
+            remember(
+                results={"sort": self.sort_by, "reverse": self.reverse, "filter": self._filter}
+            )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.query_one(DataTable).focus()
@@ -197,9 +210,9 @@ class ResultsScreen(Screen[None]):
     def action_sort(self) -> None:
         """Sort by the column under the cursor; again on the same column reverses."""
         table = self.query_one(DataTable)
-        key = table.cursor_column
-        self.reverse = not self.reverse if key == self.sort_by else False
-        self.sort_by = key
+        title = self.columns[table.cursor_column][0]
+        self.reverse = not self.reverse if title == self.sort_by else False
+        self.sort_by = title
         self.apply()
         self._remember()
 

@@ -1,0 +1,73 @@
+"""One filter set: the same option names and meanings on results, export, report, compare, plot
+and demo results; one format flag; a GPU count and GPU indices never share a name."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from zbench.cli import app
+from zbench.cli.filters import FILTER_OPTIONS, filter_argv, read_filters
+from zbench.results.api import Filters
+
+CLI = CliRunner(env={"COLUMNS": "200", "TERM": "dumb", "NO_COLOR": "1"})
+FLAGS = [
+    "--workload",
+    "--framework",
+    "--mode",
+    "--precision",
+    "--gpus",
+    "--device",
+    "--since",
+    "--suite",
+    "--suite-run",
+    "--job",
+    "--tag",
+]
+COMMANDS = [["results"], ["export"], ["report"], ["compare"], ["plot"], ["demo", "results"]]
+
+
+def _options(args: list[str]) -> set[str]:
+    out = CLI.invoke(app, [*args, "-h"]).output
+    return set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", out))
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_every_results_command_has_the_whole_filter_set(command: list[str]) -> None:
+    assert set(FLAGS) <= _options(command)
+
+
+@pytest.mark.parametrize("command", [["export"], ["demo", "results"]], ids=" ".join)
+def test_one_format_flag(command: list[str]) -> None:
+    out = CLI.invoke(app, [*command, "-h"]).output
+    assert re.search(r"--format\s+-f", out)
+
+
+def test_a_gpu_count_and_gpu_indices_have_two_names() -> None:
+    for command in (["monitor"], ["probe"]):
+        found = _options(command)
+        assert "--gpu-ids" in found and "--gpus" not in found
+    assert {"--gpus", "--gpu-ids"} <= _options(["run"])  # a count to the runner, indices to the job
+    help_of = {name: str(ann.__metadata__[0].help) for name, ann in FILTER_OPTIONS}
+    assert "many GPUs" in help_of["gpus"]
+
+
+def test_filters_travel_to_other_hosts_unchanged() -> None:
+    given = Filters(
+        workload="resnet50",
+        mode="infer",
+        precision="bf16",
+        gpus=2,
+        device="h200",
+        since="2026-01-31",
+        job_ids=[3, 4],
+        suite_run=2,
+        tag="bios",
+        suite="review",
+    )
+    root = typer.main.get_command(app)
+    with root.make_context("zbench", []) as ctx:
+        assert read_filters(filter_argv(given), ctx) == given

@@ -1,0 +1,93 @@
+"""`zbench run -h`, `suite -h` and `demo NAME -h` list every option of their table, with help, type
+and default; a bad value is one line and exit 2 before anything is queued."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from zbench.cli import app
+from zbench.cli.table_options import demo_schemas
+from zbench.contract.config import RUN_OPTIONS, RunConfig
+
+CLI = CliRunner(env={"COLUMNS": "200", "TERM": "dumb", "NO_COLOR": "1"})
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    monkeypatch.delenv("ZBENCH_DB", raising=False)
+
+
+def _flat(text: str) -> str:
+    """Help as one line of words (the panels' borders and wrapping removed)."""
+    return " ".join(text.replace("│", " ").split())
+
+
+def test_every_run_config_field_is_one_option_with_help() -> None:
+    fields = {f.name for f in dataclasses.fields(RunConfig)} - {"workload", "extra"}
+    assert {o.name for o in RUN_OPTIONS} == fields
+    assert all(o.help.strip() for o in RUN_OPTIONS)
+
+
+def test_run_help_lists_every_option_with_help_type_and_default() -> None:
+    result = CLI.invoke(app, ["run", "-h"])
+    assert result.exit_code == 0
+    text = _flat(result.output)
+    for flag in (
+        "--device",
+        "--mode",
+        "--precision",
+        "--batch-size",
+        "--image-size",
+        "--steps",
+        "--warmup",
+        "--preset",
+    ):
+        assert f"{flag} " in text
+    for opt in RUN_OPTIONS:
+        assert opt.flag in text
+        assert " ".join(opt.help.split()[:4]) in text, opt.name
+    assert "--mode train|infer train: forward, backward" in text
+    assert "--batch-size int >=1 Samples per GPU per step. [default: the workload's" in text
+    assert "--device cuda|cpu Where the workload runs" in text and "[default: cuda]" in text
+    assert "python -m zbench.runners --help" not in text
+
+
+def test_suite_help_lists_the_same_options() -> None:
+    text = _flat(CLI.invoke(app, ["suite", "-h"]).output)
+    assert "[[job]]" in text
+    for opt in RUN_OPTIONS:
+        assert f"{opt.name}" in text and " ".join(opt.help.split()[:4]) in text
+
+
+def test_demo_name_help_lists_that_demos_options() -> None:
+    schemas = demo_schemas()
+    snake = _flat(CLI.invoke(app, ["demo", "snake", "-h"]).output)
+    for opt in schemas["snake"][1]:
+        assert opt.flag in snake and " ".join(opt.help.split()[:3]) in snake
+    assert "--board int >=4 <=64: board side, cells. [default: 12]" in snake
+    assert "tracking:" not in snake and "motion:" not in snake
+    every = _flat(CLI.invoke(app, ["demo", "-h"]).output)
+    assert all(f"{name}:" in every for name in schemas)
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--batch-size", "0"], "zbench: argument --batch-size: must be at least 1, got 0"),
+        (
+            ["--mode", "fly"],
+            "zbench: argument --mode: invalid choice: 'fly' (choose from 'train', 'infer')",
+        ),
+        (["stray"], "zbench: unrecognized arguments: stray"),
+    ],
+)
+def test_bad_run_option_is_one_line_and_queues_nothing(args: list[str], line: str) -> None:
+    result = CLI.invoke(app, ["run", "resnet50", "--device", "cpu", *args])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [line]
+    assert "No jobs" in CLI.invoke(app, ["jobs", "--all"]).output

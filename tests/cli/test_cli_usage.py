@@ -1,0 +1,62 @@
+"""Click's usage errors print like zbench's own: one line on stderr, exit 2; help has no `<bool>`
+labels and no text eaten as Rich markup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from zbench.cli import app
+
+CLI = CliRunner(env={"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"})
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    monkeypatch.delenv("ZBENCH_DB", raising=False)
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["cancel", "abc"],
+            "zbench: cancel: Invalid value for 'job_id': Input should be a valid integer, "
+            "unable to parse string as an integer (see zbench cancel -h)",
+        ),
+        (
+            ["results", "--job", "abc"],
+            "zbench: results: Invalid value for '--job': Input should be a valid integer, "
+            "unable to parse string as an integer (see zbench results -h)",
+        ),
+        (
+            ["monitor", "--interval", "0"],
+            "zbench: monitor: Invalid value for '--interval': Input should be greater than or "
+            "equal to 0.05 (see zbench monitor -h)",
+        ),
+        (["run"], "zbench: run: Missing argument 'workload'. (see zbench run -h)"),
+        (["nosuch"], "zbench: No such command 'nosuch'. (see zbench -h)"),
+        (["jobs", "--bogus"], "zbench: jobs: No such option: --bogus (see zbench jobs -h)"),
+    ],
+)
+def test_usage_errors_are_one_line_on_stderr_exit_2(args: list[str], line: str) -> None:
+    result = CLI.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [line]
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["suite"], ["results"], ["jobs"], ["demo"]])
+def test_help_has_no_bool_labels(command: list[str]) -> None:
+    result = CLI.invoke(app, [*command, "-h"])
+    assert result.exit_code == 0
+    assert "<bool>" not in result.output
+    assert "Show this message and exit." in result.output
+
+
+def test_help_text_is_not_read_as_markup() -> None:
+    result = CLI.invoke(app, ["-h"])
+    assert "(the config file's [hosts])." in " ".join(result.output.replace("│", " ").split())

@@ -1,0 +1,171 @@
+"""The one filter set of the results commands, defined once: ``results``, ``export``, ``report``,
+``compare``, ``plot``, ``demo results`` and the fleet's export take the same options with the same
+meanings, and receive them as one ``results.api.Filters``.
+
+``@with_filters`` appends the options to a command's signature (Typer reads it) and hands the
+command a ``filters`` argument; ``filter_argv`` writes them back as options (for other hosts).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from zbench.results.api import Filters
+
+PANEL = "Which runs"
+
+
+def _opt(*decls: str, help: str, hidden: bool = False, **kw: Any) -> Any:
+    return typer.Option(
+        *decls, help=help, show_default=False, rich_help_panel=PANEL, hidden=hidden, **kw
+    )
+
+
+# (parameter, its annotation): the options in the order help lists them.
+FILTER_OPTIONS: tuple[tuple[str, Any], ...] = (
+    ("workload", Annotated[str | None, _opt(help="Only this workload (a demo's name for demos).")]),
+    ("framework", Annotated[str | None, _opt(help="Only this framework: torch or tf.")]),
+    (
+        "mode",
+        Annotated[str | None, _opt(help="Only this mode: train or infer (a demo's: ppo, ...).")],
+    ),
+    (
+        "precision",
+        Annotated[str | None, _opt(help="Only this precision: fp32, tf32, fp16 or bf16.")],
+    ),
+    ("gpus", Annotated[int | None, _opt(help="Only runs on this many GPUs (a count).", min=0)]),
+    (
+        "device",
+        Annotated[
+            str | None,
+            _opt(help="Only runs on this device: cpu, cuda, or a part of the GPU's name (h200)."),
+        ],
+    ),
+    ("gpu", Annotated[str | None, _opt(help="Old name of --device.", hidden=True)]),
+    ("since", Annotated[str | None, _opt(help="Only runs on or after this date (YYYY-MM-DD).")]),
+    (
+        "suite",
+        Annotated[
+            str | None, _opt(help="Only the jobs of every call of this suite (e.g. review).")
+        ],
+    ),
+    (
+        "suite_run",
+        Annotated[
+            int | None,
+            _opt(
+                "--suite-run", help="Only the runs of one `zbench suite` call (any of its job ids)."
+            ),
+        ],
+    ),
+    (
+        "job",
+        Annotated[list[int] | None, _opt("--job", help="Only the run of this job (repeatable).")],
+    ),
+    (
+        "tag",
+        Annotated[str | None, _opt(help="Only runs of jobs given this tag (run/suite --tag).")],
+    ),
+)
+NAMES = tuple(name for name, _ in FILTER_OPTIONS)
+
+
+def filters_from(values: dict[str, Any]) -> Filters:
+    """The typed options as one ``Filters`` (a bad date is found where it is read: one line)."""
+    return Filters(
+        workload=values.get("workload"),
+        framework=values.get("framework"),
+        mode=values.get("mode"),
+        precision=values.get("precision"),
+        gpus=values.get("gpus"),
+        device=values.get("device") or values.get("gpu"),
+        since=values.get("since"),
+        job_ids=list(values.get("job") or []) or None,
+        suite_run=values.get("suite_run"),
+        tag=values.get("tag"),
+        suite=values.get("suite"),
+    )
+
+
+def with_filters(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the filter options to a command whose function takes ``filters: Filters``."""
+    sig = inspect.signature(func, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "filters"]
+    added = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ann)
+        for name, ann in FILTER_OPTIONS
+    ]
+
+    @functools.wraps(func)
+    def command(**kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name, None) for name in NAMES}
+        return func(**kwargs, filters=filters_from(values))
+
+    params = [*own, *added]
+    command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in params}
+    return command
+
+
+def filter_argv(filters: Filters) -> list[str]:
+    """The filters as command-line options (what another host's ``zbench results`` is given)."""
+    argv: list[str] = []
+    for name in (
+        "workload",
+        "framework",
+        "mode",
+        "precision",
+        "gpus",
+        "device",
+        "since",
+        "tag",
+        "suite",
+        "suite_run",
+    ):
+        value = getattr(filters, name)
+        if value is not None:
+            argv += ["--" + name.replace("_", "-"), str(value)]
+    for job in filters.job_ids or ():
+        argv += ["--job", str(job)]
+    return argv
+
+
+# ``zbench demo results [filters]``: ``demo`` passes the words after ``results`` to this command,
+# which reads them with the same options.
+_after_demo = typer.Typer(add_completion=False, context_settings={"help_option_names": []})
+
+
+@_after_demo.command(name="results")
+@with_filters
+def _demo_results(
+    *,
+    fmt: Annotated[str | None, typer.Option("--format", "-f", help="md, csv or json.")] = None,
+    db: Annotated[
+        str | None, typer.Option("--db", help="Results database.", show_default=False)
+    ] = None,
+    filters: Filters,
+) -> Filters:
+    """The stored demo results as a table (Markdown), CSV or JSON."""
+    return filters  # -f and --db are read by `zbench demo` itself: listed here for -h
+
+
+def read_filters(args: list[str], parent: Any) -> Filters:
+    """The filter options among ``args`` (``zbench demo results ...``); a bad one is Click's usage
+    error (one line, exit 2)."""
+    command = typer.main.get_command(_after_demo)
+    with command.make_context("results", list(args), parent=parent) as ctx:
+        filters = command.invoke(ctx)
+    assert isinstance(filters, Filters)
+    return filters
+
+
+def show_filter_help(formatter: Any) -> None:
+    """The help of the filter options, as ``zbench demo results -h`` shows it."""
+    command = typer.main.get_command(_after_demo)
+    ctx = command.make_context("zbench demo results", [], resilient_parsing=True)
+    command.format_help(ctx, formatter)

@@ -1,0 +1,98 @@
+"""How the command line reports itself: usage errors as one line, flags without a type label.
+
+Click's own usage errors (a bad number, an unknown option, a missing argument) are printed by Typer
+as a boxed panel of five or six lines. zbench's errors are one line on stderr and exit status 2, so
+``ZbenchGroup`` parses with Click's standalone mode off and writes those errors the same way.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import typer
+
+# Typer ships its own copy of Click: its exceptions are the ones raised here.
+from typer.core import TyperGroup, TyperOption, _click
+from typer.exceptions import Abort
+
+
+def command_path(ctx: Any) -> str:
+    """``zbench`` and the subcommand names of a context (never the interpreter's ``python -m``)."""
+    names = []
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(["zbench", *reversed(names)])
+
+
+def usage_line(exc: Any) -> str:
+    """One line for a Click usage error: ``zbench: cancel: <what is wrong> (zbench cancel -h)``."""
+    message = " ".join(str(exc.format_message()).split())
+    ctx = getattr(exc, "ctx", None)
+    if ctx is None:
+        return f"zbench: {message}"
+    path = command_path(ctx)
+    where = path.removeprefix("zbench").strip()
+    return f"zbench: {where + ': ' if where else ''}{message} (see {path} -h)"
+
+
+def _commands(group: Any) -> Iterator[Any]:
+    yield group
+    for command in getattr(group, "commands", {}).values():
+        yield from _commands(command)
+
+
+def plain_flags(command: Any) -> None:
+    """No type label (``<bool>``) beside on/off flags in help: a flag takes no value."""
+    for cmd in _commands(command):
+        for param in cmd.params:
+            if isinstance(param, TyperOption) and param.is_bool_flag and param.metavar is None:
+                param.metavar = ""
+        cmd.get_help_option = _plain_help(cmd.get_help_option)
+
+
+def _plain_help(get: Any) -> Any:
+    """``-h/--help`` made by Click on first use, without a type label either."""
+
+    def get_help_option(ctx: Any) -> Any:
+        option = get(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    return get_help_option
+
+
+class ZbenchGroup(TyperGroup):
+    """The ``zbench`` group: one-line usage errors (exit 2) and plain flags in every command's help."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        plain_flags(self)
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Click's ``main``; in standalone mode its errors become one line on stderr."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            status = super().main(args, prog_name, complete_var, False, **extra)
+        except _click.exceptions.UsageError as exc:
+            typer.echo(usage_line(exc), err=True)
+            sys.exit(2)
+        except _click.exceptions.ClickException as exc:
+            typer.echo(f"zbench: {' '.join(exc.format_message().split())}", err=True)
+            sys.exit(exc.exit_code)
+        except Abort:
+            typer.echo("zbench: aborted", err=True)
+            sys.exit(1)
+        # Off standalone mode, Click returns a command's ``typer.Exit`` code (or its return value).
+        sys.exit(status if isinstance(status, int) else 0)
