@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 from typing import IO, Any
 
@@ -62,6 +63,25 @@ def jobs_dir(store_id: str | None = None) -> Path:
     one database, so two databases in one home get folders of their own and never share one."""
     path = home() / "jobs"
     return make_dir(path / store_id if store_id else path)
+
+
+def new_job_dir(store_id: str | None, job_id: int) -> Path:
+    """A folder of its own for one start of job ``job_id``: ``jobs/<store id>/<job id>-<random>``,
+    made here and never before (``mkdir`` fails on one that exists), so no two starts share one,
+    not even of two databases with the same store id and job ids (a copied file before it got an
+    id of its own, a restored backup)."""
+    parent = jobs_dir(store_id)
+    while True:
+        folder = parent / f"{job_id}-{secrets.token_hex(4)}"
+        try:
+            folder.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise DataDirError(
+                f"{folder}: cannot create the folder ({exc.strerror or exc})"
+            ) from None
+        return folder
 
 
 def open_private(path: Path, mode: str = "a+") -> IO[Any]:

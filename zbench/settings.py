@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -119,10 +120,18 @@ def parse_interval(value: object, where: str) -> float:
     return seconds
 
 
+def _regular(path: Path) -> bool:
+    """A regular file (through symlinks), or ``/dev/null`` (an empty config); a missing file
+    raises ``FileNotFoundError``."""
+    return stat.S_ISREG(path.stat().st_mode) or str(path) == os.devnull
+
+
 def load_config(path: Path | None = None) -> Config:
     """The config file's settings; an absent file is an empty config."""
     path = path or config_path()
     try:
+        if not _regular(path):  # a FIFO or a device would block start-up, or read as anything
+            raise SettingsError(f"{path}: not a regular file")
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         return Config()
@@ -186,6 +195,8 @@ class State:
 def load_state(path: Path | None = None) -> State:
     path = path or state_path()
     try:
+        if not _regular(path):
+            return State()
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return State()

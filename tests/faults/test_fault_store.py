@@ -14,7 +14,7 @@ import pytest
 
 from tests.faults.conftest import StoreFault, make_read_only, one_line_error, zbench
 from tests.jobs.jobkit import fake_spec
-from zbench.jobs import api, supervisor
+from zbench.jobs import api, guard, supervisor
 from zbench.jobs.sampling import host_sampler
 from zbench.store import Store, StoreError
 
@@ -69,7 +69,7 @@ def test_a_database_that_stays_broken_ends_an_idle_supervisor_in_one_line(
 ) -> None:
     db = home / "zbench.db"
     Store(db)
-    monkeypatch.setattr(supervisor, "STORE_GIVE_UP_S", 0.5)
+    monkeypatch.setattr(guard, "STORE_GIVE_UP_S", 0.5)
     monkeypatch.setattr(supervisor, "STORE_RETRY_S", 0.05)
     sup = supervisor.Supervisor(db, host_sampler(0.05), [])
     store_fault.message = FAULTS["io"]

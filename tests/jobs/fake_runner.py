@@ -2,9 +2,12 @@
 
 Takes the real runner options (parsed by ``zbench.contract.config.parse_args``); what it does comes
 after ``--``: ``behave=ok|crash|hang|oom|slow|noresult|selfkill|resulthang|sessionchild|
-ignoreterm|hostoom`` (``resulthang``: reports its result, then hangs; ``sessionchild``: starts a
+ignoreterm|hostoom|badinput|scratchkill`` (``resulthang``: reports its result, then hangs; ``sessionchild``: starts a
 child in its own session, as torchrun starts its workers, then hangs; ``ignoreterm``: ignores
-SIGTERM and hangs; ``hostoom``: fails as PyTorch does when the host is out of memory),
+SIGTERM and hangs; ``hostoom``: fails as PyTorch does when the host is out of memory;
+``badinput``: refuses its dataset as the harness does, a ``config`` error and exit status 2;
+``scratchkill``: makes a launcher's scratch folder as a ``--gpus N`` run does, then SIGKILLs
+itself),
 ``step_s=SECONDS``.
 """
 
@@ -14,10 +17,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 from zbench.contract.config import parse_args
-from zbench.contract.protocol import EventWriter
+from zbench.contract.protocol import ENV_JOB_TMP, EventWriter
 
 
 def main(argv: list[str]) -> int:
@@ -62,6 +66,14 @@ def main(argv: list[str]) -> int:
         print(f"session child pid={child.pid}", flush=True)
         while True:
             time.sleep(1)
+    if behave == "badinput":
+        w.error("config", "--data /data/flowers: not a Flowers-102 folder (no jpg/ inside)")
+        print("zbench: --data /data/flowers: not a Flowers-102 folder", file=sys.stderr)
+        return 2
+    if behave == "scratchkill":
+        scratch = tempfile.mkdtemp(prefix="zbench-ddp-", dir=os.environ.get(ENV_JOB_TMP))
+        print(f"scratch={scratch}", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
     if behave == "selfkill":
         os.kill(os.getpid(), signal.SIGKILL)
     w.phase("warmup")

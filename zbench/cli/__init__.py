@@ -86,6 +86,12 @@ def main() -> None:
     except ZbenchError as exc:
         typer.echo(f"zbench: {exc}", err=True)
         raise SystemExit(exc.exit_code) from None
+    except BrokenPipeError:
+        # The reader stopped reading (`zbench jobs --json | head -1`): it has what it wanted.
+        # Python's advice: point stdout at /dev/null so the flush at exit does not fail again.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(0) from None
     except OSError as exc:  # a full disk, a read-only folder, a file where a folder should be
         message, code = os_error_exit(exc)
         print(f"zbench: {message}", file=sys.stderr)

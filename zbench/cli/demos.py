@@ -45,8 +45,7 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
         return 0
     info = infos[0]
     if info.state != JobState.DONE:
-        _report_failure(info, db)
-        return 1
+        return _report_failure(info, db)
     from zbench.results.demos import demo_results, render
 
     rows = [r for r in demo_results(db) if r.job_id == job_id]

@@ -19,6 +19,9 @@ from zbench.store import StoreError
 
 Db = str | os.PathLike[str] | None
 POLL_S = 0.5
+# How often following jobs also reconciles (jobs.api.reconcile): a supervisor that died is noticed
+# and the jobs still waiting get a new one, without anyone running `zbench jobs`.
+RECONCILE_S = 5.0
 LOG_LINES = 15
 
 
@@ -70,7 +73,11 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
     try:
         with Progress(*columns, console=console) as progress:
             tasks = {i: progress.add_task(f"#{i}", total=None, rate="", steps="") for i in job_ids}
+            last_reconcile = time.monotonic()
             while True:
+                if time.monotonic() - last_reconcile >= RECONCILE_S:
+                    last_reconcile = time.monotonic()
+                    _reconcile(db)
                 try:
                     infos = [api.get_job(i, db) for i in job_ids]
                 except StoreError as exc:
@@ -104,9 +111,23 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
         return None
 
 
-def _report_failure(info: JobInfo, db: Db) -> None:
+def _reconcile(db: Db) -> None:
+    """:func:`jobs.api.reconcile`; a database busy for now is looked at again next time."""
+    try:
+        api.reconcile(db)
+    except StoreError as exc:
+        if exc.exit_code != 1:
+            raise
+
+
+def _report_failure(info: JobInfo, db: Db) -> int:
+    """Say why a job did not end ``done``; the exit status: 2 when its runner refused the input
+    (one line: the reason is the runner's own), else 1 (with the log's last lines)."""
     _err(f"job {info.id} {info.state}: {info.reason or 'no reason recorded'}")
+    if info.refused:
+        return 2
     tail = api.log_tail(info.id, db, LOG_LINES)
     if tail:
         print(f"--- last lines of {info.log_path} ---", file=sys.stderr)
         print("\n".join(tail), file=sys.stderr)
+    return 1

@@ -171,8 +171,7 @@ def run_job(
         _print_results([info.run_id], db, console)
         _print_verdict(info.id, db, console)
     if info.state != JobState.DONE:
-        _report_failure(info, db)
-        return 1
+        return _report_failure(info, db)
     return 0
 
 

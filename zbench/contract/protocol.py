@@ -24,6 +24,9 @@ from pathlib import Path
 from typing import IO, Any, ClassVar, Literal, Protocol
 
 SCHEMA_VERSION = 1
+# A folder of the job's own for a runner's scratch files (the launcher's rendezvous store), set by
+# the supervisor and removed once the job has ended, however the runner ended (even by SIGKILL).
+ENV_JOB_TMP = "ZBENCH_JOB_TMP"
 
 EventType = Literal["start", "phase", "progress", "result", "frame", "error", "log"]
 EVENT_TYPES: tuple[str, ...] = ("start", "phase", "progress", "result", "frame", "error", "log")

@@ -22,7 +22,7 @@ from zbench.contract.config import RunConfig
 from zbench.contract.probe import ProbeConfig
 from zbench.errors import ZbenchError
 from zbench.jobs import liveness
-from zbench.jobs.states import ACTIVE, JobState
+from zbench.jobs.states import ACTIVE, REFUSED_PREFIX, JobState
 from zbench.store import JobRow, Store
 
 if TYPE_CHECKING:
@@ -73,6 +73,11 @@ class JobInfo:
     def finished(self) -> bool:
         return JobState(self.state).finished
 
+    @property
+    def refused(self) -> bool:
+        """Failed on input its runner refused (a dataset it could not read, a bad option)."""
+        return self.state == JobState.FAILED and (self.reason or "").startswith(REFUSED_PREFIX)
+
     def quiet_s(self, now: float | None = None) -> float | None:
         """Seconds since a running job's runner last wrote an event (None when not running)."""
         if self.state != JobState.RUNNING or not self.events_path:
@@ -117,6 +122,11 @@ def check_config(config: RunConfig | DemoConfig | ProbeConfig) -> str | None:
 
 def _store(db: str | os.PathLike[str] | None) -> Store:
     return Store(paths.db_path(db))
+
+
+def _reader(db: str | os.PathLike[str] | None) -> Store:
+    """For calls that only read: a few seconds' wait at most for a busy database."""
+    return Store.reader(paths.db_path(db))
 
 
 def _info(row: JobRow) -> JobInfo:
@@ -208,13 +218,13 @@ def list_jobs(
     db: str | os.PathLike[str] | None = None, *, include_finished: bool = True
 ) -> list[JobInfo]:
     """The jobs as stored (no side effects: see :func:`reconcile`)."""
-    store = _store(db)
+    store = _reader(db)
     states = () if include_finished else ACTIVE
     return [_info(r) for r in store.job_rows(states)]
 
 
 def get_job(job_id: int, db: str | os.PathLike[str] | None = None) -> JobInfo:
-    return _info(_row(_store(db), job_id))
+    return _info(_row(_reader(db), job_id))
 
 
 def _row(store: Store, job_id: int) -> JobRow:
@@ -254,7 +264,7 @@ def cancel(job_id: int, db: str | os.PathLike[str] | None = None, grace: float =
 
 def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int = 50) -> list[str]:
     """The last ``lines`` lines of the job's runner log (the stored tail when the file is gone)."""
-    row = _row(_store(db), job_id)
+    row = _row(_reader(db), job_id)
     if row.log_path and Path(row.log_path).exists():
         return liveness.tail_lines(Path(row.log_path), lines)
     return (row.log_tail or "").splitlines()[-lines:]
@@ -263,5 +273,5 @@ def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int =
 def runner_pids(db: str | os.PathLike[str] | None = None) -> dict[int, int]:
     """Runner pid -> job id of the running jobs (each runner leads its own process group), so a
     GPU process can be named as one of ours."""
-    rows = _store(db).job_rows(states=(JobState.RUNNING,))
+    rows = _reader(db).job_rows(states=(JobState.RUNNING,))
     return {int(r.pid): r.id for r in rows if r.pid}

@@ -33,7 +33,11 @@ LOST_GRACE_S = 5.0  # SIGTERM to a lost job's runner, then SIGKILL after this lo
 
 
 def lock_path(db_path: Path) -> Path:
-    return db_path.with_name(db_path.name + ".supervisor.lock")
+    """``<db>.supervisor.lock`` beside the real file: a symlink to the database, or a path through
+    a symlinked folder, names the same lock, so the database gets one supervisor (a second hard
+    link is refused by the store: SQLite cannot keep one database under two names)."""
+    real = db_path.resolve()
+    return real.with_name(real.name + ".supervisor.lock")
 
 
 def try_lock(db_path: Path) -> IO[str] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
@@ -19,10 +20,11 @@ import psutil
 from zbench import paths
 from zbench.contract import kinds
 from zbench.contract.events import Error, Event, PhaseEvent, Progress
+from zbench.contract.protocol import ENV_JOB_TMP
 from zbench.jobs import records
 from zbench.jobs.events import EventStream, fresh_file
 from zbench.jobs.liveness import child_env, tail_lines
-from zbench.jobs.states import JobState
+from zbench.jobs.states import REFUSED_PREFIX, JobState
 from zbench.results.aggregate import Sample, compact_sample
 from zbench.telemetry.snapshot import Snapshot
 
@@ -68,7 +70,7 @@ class RunningJob:
     proc: subprocess.Popen[bytes]
     log_path: Path
     events_path: Path
-    started: float
+    started: float  # time.monotonic() at launch: for its timeout, never shown
     tail: EventStream
     log_reader: Any = None  # the log, opened at launch: still readable if its folder is deleted
     phase: str = "setup"
@@ -81,7 +83,10 @@ class RunningJob:
     result_events: list[Event] = field(default_factory=list)  # a probe writes several
     error_event: Error | None = None
     stop_kind: str | None = None  # "cancelled" | "timeout" | "stalled" | "shutdown"
-    kill_at: float | None = None
+    # Every duration here (the timeout, the stall watchdog, the grace before SIGKILL) is measured
+    # on the monotonic clock: a step of the wall clock (NTP, a user's `date -s`) must neither
+    # kill a job nor let a hung one run on.
+    kill_at: float | None = None  # monotonic
     gpu_names: tuple[str, ...] = ()
     samples: list[Sample] = field(default_factory=list)
     phase_marks: list[tuple[float, str]] = field(default_factory=list)  # (event time, phase)
@@ -91,8 +96,8 @@ class RunningJob:
     # session of its own, out of reach of a signal to the runner's process group, and a dead
     # runner's children can no longer be found from it.
     descendants: dict[int, psutil.Process] = field(default_factory=dict)
-    reap_deadline: float | None = None
-    last_event: float = 0.0  # when the runner last wrote an event (the stall watchdog reads it)
+    reap_deadline: float | None = None  # monotonic
+    last_event: float = 0.0  # monotonic: when the runner last wrote an event (the stall watchdog)
     stalled_after: float | None = None  # the idle time after which the watchdog stopped it
     recorded: bool = False  # its pid and paths are in the store
     dirty: bool = False  # progress not yet written to the store
@@ -110,15 +115,16 @@ class RunningJob:
     def launch(
         cls, row: dict[str, Any], gpu_ids: tuple[int, ...], store_id: str | None = None
     ) -> RunningJob:
-        """Start the runner for ``row`` with a fresh events file and log in the job's folder
-        (keyed by the database's ``store_id``: job ids belong to one database)."""
-        folder = paths.jobs_dir(store_id) / str(row["id"])
-        paths.make_dir(folder)
+        """Start the runner for ``row`` with a fresh events file and log in a folder of this
+        start's own (under the database's ``store_id``: job ids belong to one database)."""
+        folder = paths.new_job_dir(store_id, int(row["id"]))
         log_path, events_path = folder / "runner.log", folder / "events.jsonl"
+        scratch = paths.make_dir(folder / "tmp")
         fresh_file(events_path)
         tail = EventStream(events_path)
         cmd = command_for(row["kind"], row["config"], events_path)
         env = child_env()
+        env[ENV_JOB_TMP] = str(scratch)
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpu_ids)
         env.setdefault("PYTHONUNBUFFERED", "1")
         fresh_file(log_path)
@@ -133,7 +139,7 @@ class RunningJob:
                 start_new_session=True,  # its own process group: signals reach every worker
                 env=env,
             )
-        now = time.time()
+        now = time.monotonic()
         return cls(
             row=row,
             gpu_ids=gpu_ids,
@@ -145,6 +151,11 @@ class RunningJob:
             log_reader=open(log_path, "rb"),  # closed by close()
             last_event=now,
         )
+
+    def remove_scratch(self) -> None:
+        """Remove the runner's scratch folder (``ENV_JOB_TMP``) once it has ended: what a killed
+        launcher could not clean up itself."""
+        shutil.rmtree(self.events_path.parent / "tmp", ignore_errors=True)
 
     def close(self) -> None:
         self.tail.close()
@@ -197,7 +208,7 @@ class RunningJob:
         """Apply new events; True when something the job row shows changed."""
         changed = False
         for ev in self.tail.poll():
-            self.last_event = time.time()
+            self.last_event = time.monotonic()
             if isinstance(ev, PhaseEvent):
                 self.phase = ev.phase
                 self.phase_marks.append((ev.t, ev.phase))
@@ -251,11 +262,11 @@ class RunningJob:
         seconds."""
         if self.stop_kind is None:
             self.stop_kind = kind
-        self.kill_at = time.time() + grace
+        self.kill_at = time.monotonic() + grace
         self._signal(signal.SIGTERM)
 
     def escalate(self) -> None:
-        if self.kill_at is not None and time.time() >= self.kill_at:
+        if self.kill_at is not None and time.monotonic() >= self.kill_at:
             self._signal(signal.SIGKILL)
             self.kill_at = None
 
@@ -264,7 +275,7 @@ class RunningJob:
         SIGKILL them after ``grace`` seconds (a job's GPUs are not free while they run). Gives up
         5 s after the SIGKILL (a process stuck in the kernel)."""
         left = self.leftovers()
-        now = time.time()
+        now = time.monotonic()
         if not left or (self.reap_deadline is not None and now >= self.reap_deadline + 5.0):
             return True
         if self.reap_deadline is None:
@@ -312,8 +323,10 @@ class RunningJob:
             return Outcome(JobState.CRASHED, f"killed by {signal_name(-rc)}")
         if rc == 0:
             return Outcome(JobState.FAILED, "the runner exited without a result")
-        if err and err.kind in ("config", "unavailable"):
-            return Outcome(JobState.FAILED, f"{err.kind}: {message}")
+        if err and err.kind == "config":
+            return Outcome(JobState.FAILED, f"{REFUSED_PREFIX}{message}")
+        if err and err.kind == "unavailable":
+            return Outcome(JobState.FAILED, f"unavailable: {message}")
         if self._host_oom(message):
             return Outcome(JobState.OOM, f"out of host memory: {BATCH_HINT}")
         detail = f": {err.kind}: {message}" if err else ""

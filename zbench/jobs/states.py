@@ -32,3 +32,7 @@ class JobState(str, Enum):
 
 ACTIVE: tuple[JobState, ...] = (JobState.QUEUED, JobState.RUNNING)
 FINISHED: tuple[JobState, ...] = tuple(s for s in JobState if s.finished)
+
+# The reason of a job that failed on input its runner refused (a `config` error event: a dataset
+# it could not read, an option it rejected) starts with this: bad input, exit status 2.
+REFUSED_PREFIX = "config: "

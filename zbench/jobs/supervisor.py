@@ -19,7 +19,6 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,6 +27,7 @@ from zbench.contract import kinds
 from zbench.errors import ZbenchError
 from zbench.jobs import liveness, records
 from zbench.jobs.gpus import allocate, visible_gpus
+from zbench.jobs.guard import StoreGuard
 from zbench.jobs.runjob import RunningJob
 from zbench.jobs.sampling import JobSampler, open_sampler
 from zbench.jobs.states import JobState
@@ -47,26 +47,22 @@ SAMPLE_INTERVAL_S = float(os.environ.get("ZBENCH_SAMPLE_INTERVAL_S", "0.5"))
 STALL_S = float(os.environ.get("ZBENCH_STALL_TIMEOUT_S", "3600"))
 STORE_RETRY_S = 1.0  # the tick while the database fails
 STORE_BUSY_S = 0.5  # how long one write of the supervisor waits for another writer
-# With nothing running, a database that keeps failing this long ends the supervisor (one line).
-STORE_GIVE_UP_S = float(os.environ.get("ZBENCH_STORE_GIVE_UP_S", "120"))
 
 
-class Supervisor:
+class Supervisor(StoreGuard):
     def __init__(self, db: Path, sampler: JobSampler, gpus: list[int]) -> None:
         self.db = db
         # Short waits for a busy database: a write blocked for long would stall timeouts and
         # cancellations too; a failed write is simply tried again on the next tick.
-        self.store = Store(db, busy_s=STORE_BUSY_S, retries=1)
+        self.store = Store(db, busy_s=STORE_BUSY_S, retries=1, strict=True)
         self.store_id = self.store.store_id()
         self.sampler = sampler
         self.gpus = gpus
         self.running: dict[int, RunningJob] = {}
         self._lock = threading.Lock()
         self.stopping = False
-        self._last_flush = time.time()
-        self.trouble_since: float | None = None  # the store has failed since then (None: fine)
-        self._trouble_text = ""
-        self._tick_failed = False
+        self._last_flush = time.monotonic()  # durations on the monotonic clock (RunningJob)
+        self._init_guard()
         self._machine_record: dict[str, Any] | None = None
         sampler.subscribe(self._on_snapshot)
 
@@ -77,33 +73,6 @@ class Supervisor:
             jobs = list(self.running.values())
         for job in jobs:
             job.on_snapshot(snap)
-
-    # --- the store may fail: jobs keep running, writes are tried again ------------------------
-
-    def _guard(self, fn: Callable[..., object], *args: Any) -> bool:
-        """``fn(*args)``; a :class:`StoreError` (locked, disk full, I/O error, damaged file) is
-        logged once in one line and ``fn`` is tried again on a later tick. True when it worked."""
-        try:
-            fn(*args)
-        except StoreError as exc:
-            now = time.time()
-            self._tick_failed = True
-            if self.trouble_since is None:
-                self.trouble_since = now
-            if str(exc) != self._trouble_text:
-                self._trouble_text = str(exc)
-                log.warning("the database failed (%s); running jobs go on, retrying", exc)
-            if not self.running and now - self.trouble_since >= STORE_GIVE_UP_S:
-                raise  # nothing is running, so nothing is lost by stopping
-            return False
-        return True
-
-    def _tick_done(self) -> None:
-        """The database counts as working again after a whole tick without a failure."""
-        if self.trouble_since is not None and not self._tick_failed:
-            log.info("the database works again after %.0f s", time.time() - self.trouble_since)
-            self.trouble_since, self._trouble_text = None, ""
-        self._tick_failed = False
 
     # --- the loop -----------------------------------------------------------------------------
 
@@ -116,9 +85,9 @@ class Supervisor:
         idle_since: float | None = None
         try:
             while True:
-                now = time.time()
+                now = time.monotonic()
                 if now - last_beat >= HEARTBEAT_S:
-                    self._guard(self.store.heartbeat, os.getpid(), socket.gethostname())
+                    self._guard(self._beat)
                     last_beat = now
                 if self.stopping:
                     for job in self.running.values():
@@ -127,6 +96,8 @@ class Supervisor:
                 self._tend_running()
                 if not self.stopping and self.trouble_since is None:
                     self._guard(self._start_queued)
+                if self.broken is not None and not self.running:
+                    raise self.broken  # every job has ended; nothing more may be written
                 if self.running:
                     idle_since = None
                 elif self.store.replaced():
@@ -144,6 +115,12 @@ class Supervisor:
             for job in self.running.values():
                 job.close()
 
+    def _beat(self) -> None:
+        """The heartbeat, after a look at the file itself (emptied or overwritten in place, its
+        -wal or -shm gone: see ``jobs.guard``)."""
+        self.store.check_file()
+        self.store.heartbeat(os.getpid(), socket.gethostname())
+
     def _nothing_queued(self) -> bool:
         queued: list[object] = []
         if not self._guard(lambda: queued.extend(self.store.jobs((JobState.QUEUED,)))):
@@ -154,7 +131,7 @@ class Supervisor:
         found: list[dict[str, Any]] = []
         known = self._guard(lambda: found.extend(self.store.jobs((JobState.RUNNING,))))
         rows = {r["id"]: r for r in found}
-        now = time.time()
+        now = time.monotonic()
         for job in list(self.running.values()):
             if job.read_events():
                 job.dirty = True
@@ -181,6 +158,11 @@ class Supervisor:
             rc = job.proc.poll()
             if rc is not None and job.reaped(TIMEOUT_GRACE_S):
                 self._guard(self._finish, job, rc)
+                stuck = self.trouble_since is not None and now - self.trouble_since >= 5.0
+                if job.id in self.running and (
+                    self.broken is not None or (self.stopping and stuck)
+                ):
+                    self._abandon(job, rc)  # stopped or broken: not waiting for the database
         if now - self._last_flush >= FLUSH_S:
             for job in self.running.values():
                 pending = job.take_unsaved()
@@ -261,6 +243,7 @@ class Supervisor:
             log_path=str(job.log_path),
             events_path=str(job.events_path),
         )
+        self.store.checkpoint()  # into the main file: a deleted -wal cannot make it queued again
 
     def _machine(self) -> dict[str, Any]:
         """The machine's description (``zbench doctor`` without the frameworks), read once per
@@ -312,7 +295,9 @@ class Supervisor:
         if job.run_id is not None:
             # A job already marked lost keeps that state, but its measured run is linked.
             self.store.update_job(job.id, run_id=job.run_id)
+        self.store.checkpoint()  # its result into the main file (see _record_start)
         log.info("job %d: %s (%s), exit status %d", job.id, outcome.state, outcome.reason, rc)
+        job.remove_scratch()
         self.sampler.unwatch_tree(job.pid)
         with self._lock:
             self.running.pop(job.id, None)
@@ -345,9 +330,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(db: Path, lock: IO[str] | None) -> int:
+    sup: Supervisor | None = None
     while lock is not None:
         try:
             store = Store(db)
+            if sup is not None and sup.broken is not None:
+                store.clear_supervisor(os.getpid())  # our row from the view that was lost
             liveness.detect_lost(store, ignore_lock=True)  # we hold it: "running" jobs are orphans
             store.set_supervisor(os.getpid(), socket.gethostname(), time.time())
             sup = Supervisor(db, open_sampler(SAMPLE_INTERVAL_S), visible_gpus())
@@ -359,21 +347,47 @@ def _serve(db: Path, lock: IO[str] | None) -> int:
         try:
             sup.run()
         except StoreError:
-            raise
+            if sup.broken is None:
+                raise
+            # Broken: every job has ended, its events kept. The file at this path, opened
+            # afresh (a new -wal, or a new file), is looked at again below: what it says is
+            # running is recovered from the events files as for a dead supervisor's jobs.
         except Exception:
             log.exception("failed; its running jobs are left for the next supervisor")
             return 1
         finally:
-            with contextlib.suppress(StoreError):
-                store.clear_supervisor(os.getpid())
+            if sup.broken is None:  # a broken file gets no more writes, not even this one
+                with contextlib.suppress(StoreError):
+                    store.clear_supervisor(os.getpid())
             lock.close()
             lock = None
+        if sup.stopping:
+            break
         # A job queued after our last look saw the lock held and started no supervisor: look again
         # (in a fresh Store: the file at this path may have been replaced meanwhile).
-        if not sup.stopping and db.exists() and Store(db).jobs((JobState.QUEUED,)):
+        if db.exists() and (sup.broken is not None or Store(db).jobs((JobState.QUEUED,))):
             lock = liveness.try_lock(db)
-    log.info("exiting: nothing left to run")
+            if lock is None:
+                log.info("exiting: another supervisor runs the queued jobs")
+                return 0
+    log.info("exiting: %s", _why_exit(db, sup))
     return 0
+
+
+def _why_exit(db: Path, sup: Supervisor | None) -> str:
+    """Why the supervisor ends, as its last line: stopped with jobs still queued is not "nothing
+    left to run"."""
+    if sup is None or not sup.stopping:
+        return "nothing left to run"
+    try:
+        queued = len(Store.reader(db).jobs((JobState.QUEUED,))) if db.exists() else 0
+    except StoreError:
+        return "stopped (SIGTERM)"
+    if not queued:
+        return "stopped (SIGTERM); nothing was queued"
+    return (
+        f"stopped (SIGTERM); {queued} queued job(s) wait for the next `zbench jobs` or submission"
+    )
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from zbench.store.file import StoreError
+from zbench.store.file import StoreBroken, StoreError
 from zbench.store.jobs import JOB_COLUMNS, JobRow, JobsTable
 from zbench.store.migrations import MIGRATIONS
 from zbench.store.runs import RunFilter, RunRow, RunsTable
@@ -19,6 +19,7 @@ __all__ = [
     "RunFilter",
     "RunRow",
     "Store",
+    "StoreBroken",
     "StoreError",
 ]
 

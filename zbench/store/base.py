@@ -21,12 +21,30 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from zbench.store.file import StoreError, create_private, is_busy, read_only, store_error
+from zbench.store.file import (
+    FileId,
+    StoreBroken,
+    StoreError,
+    create_database,
+    empty_at_rest,
+    file_id,
+    header_problem,
+    held_unlinked,
+    is_busy,
+    read_only,
+    side_ids,
+    store_error,
+)
 from zbench.store.migrations import MIGRATIONS
 
 T = TypeVar("T")
+_S = TypeVar("_S", bound="StoreBase")
 
 BUSY_RETRIES = 8
+# What a command that only reads waits for a busy database, at most about READ_BUSY_S * READ_RETRIES
+# (`zbench jobs` must answer, not queue behind a wedged writer for minutes).
+READ_BUSY_S = 2.0
+READ_RETRIES = 3
 _JSON_COLUMNS = {"config", "requested_gpus", "gpu_ids", "env", "result", "metrics", "data"}
 
 
@@ -43,22 +61,32 @@ class StoreBase:
     (``zbench.store``) adds the tables' methods."""
 
     def __init__(
-        self, path: str | os.PathLike[str], *, busy_s: float = 10.0, retries: int | None = None
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_s: float = 10.0,
+        retries: int | None = None,
+        strict: bool = False,
     ) -> None:
         """``busy_s``, ``retries``: how long one statement waits for another writer, and how
         often a busy one is tried again (default ``BUSY_RETRIES``) before :class:`StoreError`
-        says the database is locked. The supervisor waits briefly: it tries again on its own."""
+        says the database is locked. The supervisor waits briefly: it tries again on its own.
+        ``strict``: once the ``-wal``/``-shm`` under this object's connection are deleted or
+        replaced, every call raises :class:`StoreBroken` (the supervisor must not go on from a
+        view that is gone); otherwise a later call quietly reconnects to what is there now."""
         self.path = Path(path)
         self.busy_s = busy_s
         self.retries = retries
+        self.strict = strict
         self._local = threading.local()
         self.readonly = read_only(self.path)
         try:
-            if not self.readonly:
+            self._refuse_empty()
+            if not self.readonly and not self.path.exists():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                create_private(self.path)
+                create_database(self.path)
+            self._file_id = file_id(self.path)
             self._retry(self._migrate_if_behind)
-            self._file_id = _file_id(self.path)
         except StoreError:
             self.close()
             raise
@@ -66,10 +94,47 @@ class StoreBase:
             self.close()
             raise store_error(self.path, exc) from None
 
+    @classmethod
+    def reader(cls: type[_S], path: str | os.PathLike[str]) -> _S:
+        """The database for a command that only reads: it waits a few seconds at most."""
+        return cls(path, busy_s=READ_BUSY_S, retries=READ_RETRIES)
+
+    def _refuse_empty(self) -> None:
+        """A 0-byte file at rest is not a database zbench made (a new one is made whole): say so
+        rather than quietly starting a new database in it. A second hard link is refused too:
+        SQLite keeps the write-ahead log beside each name, so two names for one file give two
+        logs and a corrupt database (sqlite.org/howtocorrupt.html). A new file is linked into
+        place (two links, or empty without hard links, for a moment): hence the second looks."""
+        for _ in range(10):
+            problem = self._file_problem()
+            if problem is None:
+                return
+            time.sleep(0.1)
+        raise StoreError(f"{self.path}: {problem}")
+
+    def _file_problem(self) -> str | None:
+        try:
+            links = os.stat(self.path).st_nlink
+        except FileNotFoundError:
+            return None
+        if empty_at_rest(self.path):
+            return (
+                "the file is empty (0 bytes), not a zbench database; delete it to start a new one"
+            )
+        if links > 1 and not self.readonly:
+            return (
+                f"the file has {links} hard links: SQLite keeps its log beside each name, so "
+                "two names for one database corrupt it; keep one (a symlink is fine)"
+            )
+        return None
+
     # --- plumbing ----------------------------------------------------------------------------
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and not self.readonly:
+            self._check_sides(conn)
+            conn = getattr(self._local, "conn", None)
         if conn is None:
             if self.readonly:
                 # immutable: no -wal/-shm files are needed (none can be made on a read-only mount)
@@ -82,8 +147,50 @@ class StoreBase:
             if not self.readonly:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
+                # A first read opens the -wal and -shm: remember which files they are.
+                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+                self._local.sides = side_ids(self.path)
             self._local.conn = conn
         return conn
+
+    def _check_sides(self, conn: sqlite3.Connection) -> None:
+        """Whether the ``-wal``/``-shm`` this connection opened are still the ones at the path
+        (SQLite never removes them under an open connection; a person or a tool can): strict,
+        :class:`StoreBroken`; else drop the connection, the next one sees what is there now."""
+        before: tuple[FileId | None, FileId | None] = getattr(self._local, "sides", (None, None))
+        now = side_ids(self.path)
+        changed = {
+            name: was
+            for name, was, is_ in zip(("-wal", "-shm"), before, now, strict=True)
+            if was is not None and is_ != was
+        }
+        if not changed:
+            return
+        if not held_unlinked(set(changed.values())):
+            self._local.sides = now  # not the files this connection uses: nothing was lost
+            return
+        self._reset()
+        if self.strict:
+            raise StoreBroken(
+                f"{self.path}{next(iter(changed))}: deleted or replaced while the database was "
+                "in use; "
+                "stopping writes (what it held since the last checkpoint is not in the file)",
+                exit_code=1,
+            )
+
+    def check_file(self) -> None:
+        """:class:`StoreBroken` when the file at ``path``, still the one opened, was emptied or
+        overwritten, or its ``-wal``/``-shm`` were deleted or replaced (a moved file is fine:
+        this object goes on with it; see :meth:`replaced`)."""
+        if self.readonly or file_id(self.path) != self._file_id:
+            return
+        problem = header_problem(self.path)
+        if problem:
+            self._reset()
+            raise StoreBroken(f"{self.path}: {problem} while in use; stopping writes", exit_code=1)
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            self._check_sides(conn)
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -104,6 +211,8 @@ class StoreBase:
                 conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+        if not self.readonly and self.strict:
+            self._check_sides(conn)  # committed into a log that was just deleted: say so
 
     def _retry(self, fn: Callable[[], T]) -> T:
         """``fn``, tried again while the database is busy; any other database or OS error (and
@@ -172,6 +281,12 @@ class StoreBase:
             elif version != len(MIGRATIONS):
                 conn.execute("UPDATE schema_version SET version = ?", (len(MIGRATIONS),))
 
+    def checkpoint(self) -> None:
+        """Copy what the write-ahead log holds into the main file now, without waiting for
+        readers (SQLite does it every 1000 pages): a job's start and end, once there, survive
+        the ``-wal`` being deleted."""
+        self._retry(lambda: self._conn().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall())
+
     def schema_version(self) -> int:
         return int(self._read("SELECT version FROM schema_version")[0]["version"])
 
@@ -180,45 +295,43 @@ class StoreBase:
     def replaced(self) -> bool:
         """Whether the file at ``path`` is no longer the one opened (moved away or swapped: this
         object still works on the old one)."""
-        return _file_id(self.path) != self._file_id
+        return file_id(self.path) != self._file_id
 
     def store_id(self) -> str:
-        """A random id made once per database and kept in it: job ids belong to one database,
-        so job folders are keyed by this too (a copied or renamed file keeps it, a new file at
-        the old path gets a new one). Kept in its own table, apart from ``MIGRATIONS``."""
+        """A random id made once per database file and kept in it: job ids belong to one
+        database, so job folders are keyed by this too. The file's identity (device and inode)
+        is kept beside it: a copy (``cp zbench.db b.db``) or a restored backup is another file,
+        and gets an id of its own the first time it is used; a renamed file keeps its id. Kept
+        in its own table, apart from ``MIGRATIONS``."""
+        me = ":".join(map(str, self._file_id)) if self._file_id else None
 
-        def read() -> str | None:
+        def read() -> dict[str, str]:
             conn = self._conn()
             if not conn.execute(
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'"
             ).fetchone():
-                return None
-            row = conn.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()
-            return str(row[0]) if row else None
+                return {}
+            return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM store_meta")}
 
         found = self._retry(read)
-        if found:
-            return found
+        if found.get("store_id") and (self.readonly or found.get("file_id") == me or me is None):
+            return found["store_id"]
 
         def make(conn: sqlite3.Connection) -> str:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
             )
-            conn.execute(
-                "INSERT OR IGNORE INTO store_meta VALUES ('store_id', ?)", (uuid.uuid4().hex[:12],)
+            meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM store_meta")}
+            sid = meta.get("store_id")
+            if sid is None or meta.get("file_id", me) != me:  # none yet, or a copy
+                sid = uuid.uuid4().hex[:12]
+            conn.executemany(
+                "INSERT OR REPLACE INTO store_meta VALUES (?, ?)",
+                [("store_id", sid), ("file_id", me)],
             )
-            row = conn.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()
-            return str(row[0])
+            return sid
 
         return self._write(make)
-
-
-def _file_id(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def encode(column: str, value: Any) -> Any:

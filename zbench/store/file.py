@@ -1,10 +1,12 @@
 """The database file as the OS sees it: what its errors mean in one line, whether it can be
-written here, and creating it owner-only. The rest of ``zbench.store`` holds the SQL."""
+written here, creating it whole and owner-only, and whether it is still the file that was opened
+(not emptied, overwritten, or stripped of its ``-wal``/``-shm`` under an open connection)."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import uuid
 from pathlib import Path
 
 from zbench.errors import ZbenchError
@@ -24,6 +26,11 @@ class StoreError(ZbenchError):
     def __init__(self, message: str, *, exit_code: int = 2) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class StoreBroken(StoreError):
+    """The file under an open connection was emptied, overwritten, or lost its ``-wal``/``-shm``:
+    what this process writes could vanish, so it stops writing; never tried again."""
 
 
 def store_error(path: Path, exc: BaseException) -> StoreError:
@@ -68,3 +75,97 @@ def create_private(path: Path) -> None:
     except FileExistsError:
         return
     os.close(fd)
+
+
+# --- what identifies the file, and whether it is still the file that was opened ------------------
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+FileId = tuple[int, int]
+
+
+def file_id(path: Path) -> FileId | None:
+    """(device, inode) of ``path``, None when it is missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def side_ids(path: Path) -> tuple[FileId | None, FileId | None]:
+    """The identities of the database's ``-wal`` and ``-shm`` files. While a connection is open
+    SQLite never removes them, so a change means someone deleted or replaced them under it."""
+    return file_id(Path(f"{path}-wal")), file_id(Path(f"{path}-shm"))
+
+
+def held_unlinked(ids: set[FileId]) -> bool:
+    """Whether this process holds one of the files ``ids`` open although it has no name any more
+    (deleted under it). Linux's ``/proc/self/fd`` tells; elsewhere assume so."""
+    try:
+        fds = os.listdir("/proc/self/fd")
+    except OSError:
+        return True
+    for fd in fds:
+        try:
+            st = os.stat(f"/proc/self/fd/{fd}")  # the open file itself, named or not
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in ids and st.st_nlink == 0:
+            return True
+    return False
+
+
+def header_problem(path: Path) -> str | None:
+    """Why the file at ``path`` is no longer an SQLite database (emptied, truncated, overwritten),
+    or None (also when it is missing: a moved file is not damaged)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror or exc})"
+    if not head:
+        return "the file was emptied (0 bytes)"
+    if head != SQLITE_MAGIC:
+        return "the file was overwritten: it is no longer SQLite"
+    return None
+
+
+def empty_at_rest(path: Path) -> bool:
+    """A 0-byte file with no write-ahead log beside it: not a database that zbench made (a new
+    one is created whole, :func:`create_database`). A 0-byte main file with a non-empty ``-wal``
+    is a database in use whose pages are all still in its log."""
+    try:
+        if os.stat(path).st_size:
+            return False
+        return not os.stat(f"{path}-wal").st_size
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def create_database(path: Path) -> None:
+    """Create a new, valid (WAL-mode, still schema-less) database at ``path``, owner-only, made
+    whole under another name and linked into place: another process never sees it half made (a
+    0-byte file is refused as not a database). Someone else's file already there is kept."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.new")
+    create_private(tmp)
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        finally:
+            conn.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        except OSError:  # no hard links on this file system: the old way, a short empty window
+            if not path.exists():
+                create_private(path)
+                with open(path, "r+b") as out:
+                    out.write(tmp.read_bytes())
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from zbench.contract.config import RunConfig
-from zbench.contract.protocol import EventTail, EventWriter
+from zbench.contract.protocol import ENV_JOB_TMP, EventTail, EventWriter
 
 ENV_RANK = "LOCAL_RANK"  # set in every child, by torchrun or by the local launcher
 ENV_INIT = "ZBENCH_DIST_INIT"  # the local launcher's rendezvous (a file:// store) for the ranks
@@ -141,7 +141,12 @@ def stop_torchrun(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE_S) ->
 
 
 def launch(cfg: RunConfig, writer: EventWriter) -> int:
-    with tempfile.TemporaryDirectory(prefix="zbench-ddp-") as tmp:
+    # In the job's own scratch folder when the supervisor gives one: it removes that folder
+    # however the launcher ended, so a `kill -9` leaves nothing in the system's temporary folder.
+    scratch = os.environ.get(ENV_JOB_TMP) or None
+    with tempfile.TemporaryDirectory(
+        prefix="zbench-ddp-", dir=scratch if scratch and os.path.isdir(scratch) else None
+    ) as tmp:
         events = Path(tmp) / "events.jsonl"
         events.touch()
         tail = EventTail(events)
