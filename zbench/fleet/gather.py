@@ -4,8 +4,6 @@ reported, not fatal."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import subprocess
 from collections.abc import Sequence
@@ -13,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from zbench.csvcell import write_rows
 from zbench.errors import ZbenchError
 from zbench.jobs.remote import zbench_remote
 
@@ -75,11 +74,11 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     keys: list[str] = ["host"]
     for r in rows:
         keys += [k for k in r if k not in keys]
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow(
-            {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in r.items()}
-        )
-    return buf.getvalue()
+    return write_rows(
+        keys,
+        ([_flat(r.get(k, "")) for k in keys] for r in rows),
+    )
+
+
+def _flat(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, dict | list) else value

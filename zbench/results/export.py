@@ -7,12 +7,11 @@ contention, on a saturated host, with throttled clocks, or with a spread over 2%
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
 from typing import Any
 
+from zbench.csvcell import write_rows
 from zbench.errors import ZbenchError
 from zbench.results.anchors import Published, published_for
 from zbench.results.api import ResultRow
@@ -168,22 +167,19 @@ def _csv_value(value: Any) -> Any:
 
 
 def render_csv(rows: Sequence[ResultRow]) -> str:
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(
-        [
-            *CSV_KEYS,
-            *PROVENANCE_KEYS,
-            "published_samples_per_s",
-            "published_source",
-            "published_note",
-        ]
-    )
+    header = [
+        *CSV_KEYS,
+        *PROVENANCE_KEYS,
+        "published_samples_per_s",
+        "published_source",
+        "published_note",
+    ]
+    out = []
     for row in rows:
         pub = published_for(row)
         values = ["" if getattr(row, k) is None else getattr(row, k) for k in CSV_KEYS]
         prov = provenance(row)
-        writer.writerow(
+        out.append(
             [
                 *values,
                 *(_csv_value(prov[k]) for k in PROVENANCE_KEYS),
@@ -192,7 +188,7 @@ def render_csv(rows: Sequence[ResultRow]) -> str:
                 pub.reason or "",
             ]
         )
-    return buf.getvalue()
+    return write_rows(header, out)
 
 
 def _published_json(pub: Published) -> dict[str, Any] | None:
