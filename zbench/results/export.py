@@ -8,6 +8,7 @@ contention, on a saturated host, with throttled clocks, or with a spread over 2%
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,9 +43,23 @@ class FormatError(ZbenchError, ValueError):
     """Unknown export format (one line, exit status 2)."""
 
 
+# Stored text (a GPU name, a tag, a runner's message) is data, never Markdown: ``![x](y)`` in a GPU
+# name must not become an image (the HTML report refuses images it does not hold), nor ``[x](y)`` a
+# link or ``<b>`` markup. CommonMark lets a backslash escape any ASCII punctuation; these are the
+# characters that start inline syntax (pipes for tables, ``#`` for a heading). ``_`` is left as it
+# is: inside a word (``hw_thermal``) it is no emphasis, and names are full of it.
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<!~&#|])")
+
+
+def md_text(text: str) -> str:
+    """Stored text for Markdown prose: inline syntax escaped, line breaks as spaces (one line)."""
+    return " ".join(_MD_SPECIAL.sub(r"\\\1", str(text)).split())
+
+
 def md_escape(text: str) -> str:
-    """A Markdown table cell: pipes escaped, line breaks as <br>, so one cell stays one cell."""
-    text = text.replace("\\", "\\\\").replace("|", "\\|")
+    """A Markdown table cell: inline syntax and pipes escaped, line breaks as <br>, so one cell
+    stays one cell of plain text."""
+    text = _MD_SPECIAL.sub(r"\\\1", text)
     return text.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
 
 
@@ -93,7 +108,9 @@ def md_warnings(rows: Sequence[ResultRow]) -> list[str]:
     flagged = [(row, w) for row in rows for w in warnings(row)]
     if not flagged:
         return []
-    return ["**Warnings**", ""] + [f"- ⚠ run {row.run_id}: {text}" for row, (_, text) in flagged]
+    return ["**Warnings**", ""] + [
+        f"- ⚠ run {row.run_id}: {md_text(text)}" for row, (_, text) in flagged
+    ]
 
 
 def md_measured(rows: Sequence[ResultRow]) -> list[str]:
@@ -118,7 +135,10 @@ def md_measured(rows: Sequence[ResultRow]) -> list[str]:
 
 def md_machines(rows: Sequence[ResultRow]) -> list[str]:
     """One bullet per machine and software stack, naming its runs."""
-    return [f"- runs {_runs(ids)}: {line or 'not recorded'}" for line, ids in machines(rows)]
+    return [
+        f"- runs {_runs(ids)}: {md_text(line) if line else 'not recorded'}"
+        for line, ids in machines(rows)
+    ]
 
 
 def render_md(rows: Sequence[ResultRow]) -> str:
