@@ -65,3 +65,14 @@ def test_more_cpu_processes_than_cores_is_refused(cli: CliRunner, jobenv: Path) 
     assert result.exit_code == 2
     assert "--gpus counts GPUs" in _one_line(result.output)
     assert _no_job(cli, jobenv)
+
+
+def test_an_unreachable_node_is_named_in_one_line_and_nothing_is_queued(
+    jobenv: Path,
+) -> None:
+    argv = ["run", "resnet50", "--device", "cpu", "--nodes", "localhost,127.0.0.1:1:"]
+    out = CliRunner().invoke(app, argv)
+    assert out.exit_code == 2
+    lines = out.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("zbench: --nodes: 127.0.0.1:1: ssh failed")
+    assert _no_job(CliRunner(), jobenv)

@@ -234,7 +234,7 @@ def test_a_bad_hosts_option_exits_2() -> None:
     from zbench.cli import app
 
     out = CliRunner().invoke(app, ["--hosts", "a,,b"])
-    assert out.exit_code == 2 and "--hosts wants HOST,HOST" in out.stderr
+    assert out.exit_code == 2 and "--hosts wants HOST[:PORT],HOST" in out.stderr
 
 
 class TestFleetSnapshot:

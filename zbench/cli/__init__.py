@@ -42,7 +42,7 @@ def _root(
     hosts: Annotated[
         str | None,
         typer.Option(
-            help="Open the TUI on several machines over ssh: HOST,HOST... or `all` (the config "
+            help="Open the TUI on several machines over ssh: HOST[:PORT],HOST... or `all` (the config "
             "file's [hosts]). See docs/multinode.md.",
             show_default=False,
         ),

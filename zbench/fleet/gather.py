@@ -13,7 +13,7 @@ from typing import Any
 
 from zbench.csvcell import write_rows
 from zbench.errors import ZbenchError
-from zbench.jobs.remote import zbench_remote
+from zbench.jobs.remote import HostError, split_host, zbench_remote
 
 TIMEOUT_S = 60.0
 
@@ -23,9 +23,14 @@ class HostsError(ZbenchError, ValueError):
 
 
 def parse_hosts(text: str) -> list[str]:
+    """``--hosts HOST[:PORT],...`` as names, each checked by ``remote.split_host`` (the check the
+    config file's ``[hosts]`` gets too). Raises :class:`HostsError`."""
     hosts = [h.strip() for h in text.split(",")]
-    if not hosts or any(not h or h.startswith("-") or " " in h for h in hosts):
-        raise HostsError(f"--hosts wants HOST,HOST..., got {text!r}")
+    for host in hosts:
+        try:
+            split_host(host)
+        except HostError as exc:
+            raise HostsError(f"--hosts wants HOST[:PORT],HOST..., got {text!r}: {exc}") from None
     if len(set(hosts)) != len(hosts):
         raise HostsError(f"--hosts names a host twice: {text!r}")
     return hosts
