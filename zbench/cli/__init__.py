@@ -59,6 +59,7 @@ def _root(
         from zbench.tui import fleet_app
 
         _exit(fleet_app.run(hosts, interval))
+        return  # the fleet view ended (q): not on to the local dashboard
     if ctx.invoked_subcommand is None:
         from zbench.tui.app import run_app
 
