@@ -29,6 +29,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from zbench.errors import ZbenchError
+from zbench.jobs.remote import HostError, split_host
 
 ENV_CONFIG = "ZBENCH_CONFIG"
 ENV_INTERVAL = "ZBENCH_INTERVAL"
@@ -106,6 +107,11 @@ def parse_hosts_table(table: object, where: str) -> tuple[HostEntry, ...]:
         ssh, options = value.get("ssh"), value.get("options", "")
         if (ssh is not None and not isinstance(ssh, str)) or not isinstance(options, str):
             raise SettingsError(f"{where}: [hosts] {name}: ssh and options must be strings")
+        for text in (name, ssh) if ssh else (name,):  # checked as --hosts checks its names
+            try:
+                split_host(text)
+            except HostError as exc:
+                raise SettingsError(f"{where}: [hosts] {name}: {exc}") from None
         out.append(HostEntry(name, ssh or None, options))
     return tuple(out)
 

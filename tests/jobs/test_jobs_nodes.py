@@ -162,7 +162,7 @@ def test_nodes_slurm_runs_one_srun_for_every_node(
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("a,,b", "HOST[:GPUS]"),
+        ("a,,b", "HOST[:GPUS] or HOST:PORT:[GPUS]"),
         ("a:x", "numbers joined by +"),
         ("a:0+0", "distinct"),
         ("slurm", "Slurm allocation"),

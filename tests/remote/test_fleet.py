@@ -54,7 +54,7 @@ def test_an_unreachable_host_is_reported_and_the_others_still_answer(sshd: Sshd)
 
 def test_bad_hosts_is_a_usage_error() -> None:
     out = CliRunner().invoke(app, ["jobs", "--hosts", "a,,b"])
-    assert out.exit_code == 2 and "--hosts wants HOST,HOST" in out.stderr
+    assert out.exit_code == 2 and "--hosts wants HOST[:PORT],HOST" in out.stderr
 
 
 def test_a_host_cut_mid_stream_shows_lost_then_comes_back(sshd: Sshd) -> None:

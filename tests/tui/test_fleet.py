@@ -234,7 +234,7 @@ def test_a_bad_hosts_option_exits_2() -> None:
     from zbench.cli import app
 
     out = CliRunner().invoke(app, ["--hosts", "a,,b"])
-    assert out.exit_code == 2 and "--hosts wants HOST,HOST" in out.stderr
+    assert out.exit_code == 2 and "--hosts wants HOST[:PORT],HOST" in out.stderr
 
 
 class TestFleetSnapshot:
@@ -282,3 +282,26 @@ async def test_a_snapshot_before_the_section_is_composed_is_drawn_once_it_is() -
         await settle(pilot)
         assert section.telemetry.latest is snaps[-1]
         assert "live" in str(section.query_one("#status", Static).render())
+
+
+async def test_q_ends_the_fleet_view_and_zbench_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`q` quits the fleet app (exit 0), and `zbench --hosts` then returns instead of opening the
+    local dashboard (issue 28, case 13)."""
+    from typer.testing import CliRunner
+
+    import zbench.tui.app
+    from zbench.cli import app as cli_app
+    from zbench.tui import fleet_app
+
+    app = FleetApp(["alpha"], FakeTransport(), stream_factory=CannedStream, jobs_interval=None)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        await press(pilot, "q")
+        assert app._exit  # the app is on its way out
+    assert (app.return_code or 0) == 0
+
+    opened: list[str] = []
+    monkeypatch.setattr(fleet_app, "run", lambda hosts, interval: 0)  # the user pressed q
+    monkeypatch.setattr(zbench.tui.app, "run_app", lambda **_: opened.append("dashboard") or 0)
+    out = CliRunner().invoke(cli_app, ["--hosts", "alpha"])
+    assert out.exit_code == 0 and opened == []

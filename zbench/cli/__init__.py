@@ -42,8 +42,8 @@ def _root(
     hosts: Annotated[
         str | None,
         typer.Option(
-            help="Open the TUI on several machines over ssh: HOST,HOST... or `all` (the config "
-            "file's \\[hosts]). See docs/multinode.md.",
+            help="Open the TUI on several machines over ssh: HOST[:PORT],HOST... or `all` (the "
+            r"config file's \[hosts]). See docs/multinode.md.",
             show_default=False,
         ),
     ] = None,
@@ -59,6 +59,7 @@ def _root(
         from zbench.tui import fleet_app
 
         _exit(fleet_app.run(hosts, interval))
+        return  # the fleet view ended (q): not on to the local dashboard
     if ctx.invoked_subcommand is None:
         from zbench.tui.app import run_app
 

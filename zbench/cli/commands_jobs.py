@@ -131,8 +131,8 @@ def run(
     nodes: Annotated[
         str | None,
         typer.Option(
-            help="Run across machines: HOST[:GPUS],... (ssh; GPUS like 0+1) or `slurm` in an "
-            "allocation; --gpus is per node. See docs/multinode.md.",
+            help="Run across machines: HOST[:GPUS],... (ssh; GPUS like 0+1; HOST:PORT:GPUS for an ssh "
+            "port) or `slurm` in an allocation; --gpus is per node. See docs/multinode.md.",
             show_default=False,
         ),
     ] = None,

@@ -57,6 +57,10 @@ class WorkloadInfo:
     graphs_in_max: bool = True  # whether --preset max captures the step in a CUDA graph
     graphs_note: str = ""  # why not, when it does not
     loss: str = "cross-entropy"  # segmentation: "cross-entropy" or "cross-entropy + dice"
+    # Training needs two samples per GPU: ResNet-50's batch norm fails on one sample once its last
+    # feature map is 1x1 (a small --image-size), and at any size has no batch to normalize over.
+    # (Faster R-CNN trains on one image per GPU, as its reference does.)
+    batch_norm: bool = False
 
 
 WORKLOADS: dict[str, WorkloadInfo] = {
@@ -67,6 +71,7 @@ WORKLOADS: dict[str, WorkloadInfo] = {
         WorkloadInfo(
             "resnet50", "ResNet-50", "classification", "images", "flowers102 | imagenet", 128,
             max_batch=256, max_train_batches=(256, 384), max_infer_batches=(512, 1024),
+            batch_norm=True,
         ),
         WorkloadInfo(
             "vgg16", "VGG16", "classification", "images", "imagenet | flowers102", 128,
@@ -195,6 +200,19 @@ class RunConfig:
         d = dataclasses.asdict(self)
         d["extra"] = list(self.extra)
         return d
+
+
+def check_batch(cfg: RunConfig) -> str | None:
+    """A one-line reason when the batch cannot train the model, else None: a batch-norm model
+    trained on one sample per GPU (``--batch-size`` is per GPU, so per rank) fails in its first
+    steps, or normalizes with meaningless statistics."""
+    if cfg.mode == "train" and cfg.batch_size == 1 and WORKLOADS[cfg.workload].batch_norm:
+        per = " per GPU (each rank normalizes its own batch)" if cfg.gpus > 1 else ""
+        return (
+            f"{cfg.workload} training needs --batch-size 2 or more{per}: its batch norm cannot "
+            "learn from one sample"
+        )
+    return None
 
 
 class UsageError(ValueError):

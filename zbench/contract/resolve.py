@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from zbench.contract.config import CUDAGRAPH_COMPILE_MODES, WORKLOADS, RunConfig
+from zbench.contract.config import CUDAGRAPH_COMPILE_MODES, WORKLOADS, RunConfig, check_batch
 
 DEFAULT_WARMUP = 10
 DEFAULT_STEPS = 50
@@ -142,7 +142,11 @@ def check_options(cfg: RunConfig) -> str | None:
 
 
 def check_shape(cfg: RunConfig) -> str | None:
-    """A one-line reason when the image size cannot go through the model, else None."""
+    """A one-line reason when the input's shape (batch, image size) cannot go through the model,
+    else None."""
+    batch = check_batch(cfg)
+    if batch:
+        return batch
     info = WORKLOADS[cfg.workload]
     size = cfg.image_size or info.image_size
     multiple, least = info.size_multiple, info.min_size

@@ -4,8 +4,6 @@ reported, not fatal."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import subprocess
 from collections.abc import Sequence
@@ -13,8 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from zbench.csvcell import write_rows
 from zbench.errors import ZbenchError
-from zbench.jobs.remote import zbench_remote
+from zbench.jobs.remote import HostError, split_host, zbench_remote
 
 TIMEOUT_S = 60.0
 
@@ -24,9 +23,14 @@ class HostsError(ZbenchError, ValueError):
 
 
 def parse_hosts(text: str) -> list[str]:
+    """``--hosts HOST[:PORT],...`` as names, each checked by ``remote.split_host`` (the check the
+    config file's ``[hosts]`` gets too). Raises :class:`HostsError`."""
     hosts = [h.strip() for h in text.split(",")]
-    if not hosts or any(not h or h.startswith("-") or " " in h for h in hosts):
-        raise HostsError(f"--hosts wants HOST,HOST..., got {text!r}")
+    for host in hosts:
+        try:
+            split_host(host)
+        except HostError as exc:
+            raise HostsError(f"--hosts wants HOST[:PORT],HOST..., got {text!r}: {exc}") from None
     if len(set(hosts)) != len(hosts):
         raise HostsError(f"--hosts names a host twice: {text!r}")
     return hosts
@@ -75,11 +79,11 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     keys: list[str] = ["host"]
     for r in rows:
         keys += [k for k in r if k not in keys]
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=keys, lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow(
-            {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in r.items()}
-        )
-    return buf.getvalue()
+    return write_rows(
+        keys,
+        ([_flat(r.get(k, "")) for k in keys] for r in rows),
+    )
+
+
+def _flat(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, dict | list) else value

@@ -117,6 +117,12 @@ def check_config(config: RunConfig | DemoConfig | ProbeConfig) -> str | None:
             return f"--{name} {value}: at most {MAX_STEPS:,}"
     if config.data is not None and not os.path.exists(config.data):
         return f"--data {config.data}: no such file or folder"
+    cores = os.cpu_count() or 1
+    if config.device == "cpu" and config.gpus > cores:  # --gpus N on the CPU: N gloo processes
+        return (
+            f"--gpus {config.gpus} with --device cpu starts {config.gpus} CPU processes on "
+            f"{cores} core(s): --gpus counts GPUs; on the CPU use {cores} or fewer"
+        )
     return check_shape(config)
 
 

@@ -111,6 +111,23 @@ def _gpu_ids(text: str, host: str) -> tuple[int, ...]:
     return ids
 
 
+def _node_part(part: str, text: str) -> tuple[str, str]:
+    """One ``--nodes`` entry: ``HOST``, ``HOST:GPUS`` or ``HOST:PORT:GPUS`` (an ssh port; GPUS may
+    be empty, ``HOST:PORT:``, for the first ``--gpus`` GPUs) as (``HOST`` or ``HOST:PORT``, GPUS).
+    The host gets the one host check (``remote.split_host``)."""
+    fields = part.split(":")
+    host = ":".join(fields[:2]) if len(fields) == 3 else fields[0]
+    try:
+        if len(fields) > 3:
+            raise remote.HostError(f"{part!r} has more than HOST:PORT:GPUS")
+        remote.split_host(host)
+    except remote.HostError as exc:
+        raise UsageError(
+            f"--nodes wants HOST[:GPUS] or HOST:PORT:[GPUS],..., got {text!r}: {exc}"
+        ) from None
+    return host, fields[-1] if len(fields) > 1 else ""
+
+
 def parse_nodes(text: str, run: RunConfig, environ: dict[str, str] | None = None) -> NodesConfig:
     """``--nodes`` as given: ``slurm``, or hosts joined by commas, each with optional GPU ids
     (``host:0+1``). A host named more than once without ids gets the next ``--gpus`` GPUs each time
@@ -130,10 +147,9 @@ def parse_nodes(text: str, run: RunConfig, environ: dict[str, str] | None = None
         return NodesConfig(run, tuple(Node(i, h) for i, h in enumerate(hosts)), "srun")
     nodes: list[Node] = []
     seen: dict[str, int] = {}
-    for i, part in enumerate(p.strip() for p in text.split(",")):
-        host, _, ids_text = part.partition(":")
-        if not host or any(c.isspace() for c in host) or host.startswith("-"):
-            raise UsageError(f"--nodes wants HOST[:GPUS],HOST..., got {text!r}")
+    parts = [_node_part(p.strip(), text) for p in text.split(",")]
+    for i, (host, ids_text) in enumerate(parts):
+        part = f"{host}:{ids_text}" if ids_text else host
         ids = _gpu_ids(ids_text, host) if ids_text else None
         if ids is not None and run.device == "cuda" and len(ids) != run.gpus:
             raise UsageError(
@@ -141,7 +157,7 @@ def parse_nodes(text: str, run: RunConfig, environ: dict[str, str] | None = None
             )
         count = seen.get(host, 0)
         seen[host] = count + 1
-        repeated = sum(1 for p in text.split(",") if p.strip().partition(":")[0] == host) > 1
+        repeated = sum(1 for h, _ in parts if h == host) > 1
         if ids is None and repeated and run.device == "cuda":
             ids = tuple(range(count * run.gpus, (count + 1) * run.gpus))
         nodes.append(Node(i, host, ids if run.device == "cuda" else None))
@@ -252,5 +268,9 @@ def nodes_spec(
     if gpu_ids is not None:
         raise UsageError("--gpu-ids is for one machine: with --nodes name GPUs as HOST:0+1")
     cfg = parse_nodes(text, run)
+    if cfg.launcher != "srun":  # every ssh node answers now, or nothing is queued
+        bad = remote.unreachable([n.host for n in cfg.nodes if not remote.is_local(n.host)])
+        if bad:
+            raise UsageError("--nodes: " + "; ".join(f"{host}: {why}" for host, why in bad.items()))
     local = cfg.local_gpu_ids()
     return JobSpec(cfg, local or None, timeout)  # type: ignore[arg-type]

@@ -28,13 +28,36 @@ LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "local"})
 
 
 def is_local(host: str) -> bool:
-    """Hosts run as local processes, not over ssh (an ssh-config alias of this machine is remote)."""
+    """Hosts run as local processes, not over ssh (an ssh-config alias of this machine is remote;
+    so is ``localhost:PORT``, which names an sshd)."""
     return host in LOCAL_NAMES
+
+
+class HostError(ValueError):
+    """A host that must not reach ssh; the message says why (callers add where it came from)."""
+
+
+def split_host(text: str) -> tuple[str, int | None]:
+    """``[USER@]HOST`` or ``[USER@]HOST:PORT`` as (destination, port or None). The one check of a
+    host name wherever it comes from (``--hosts``, ``--nodes``, the config file's ``[hosts]``):
+    a name starting with ``-`` would reach ssh as an option, so it is refused, as are blanks and
+    control characters. Raises :class:`HostError`."""
+    if not text or text.startswith("-") or any(c.isspace() or not c.isprintable() for c in text):
+        raise HostError(f"{text!r} is not a host name (HOST, USER@HOST or HOST:PORT)")
+    if text in LOCAL_NAMES or text.count(":") != 1:  # an IPv6 address has several colons
+        return text, None
+    name, _, port = text.partition(":")
+    if not name or name.startswith("-") or not port.isdigit() or not 0 < int(port) < 65536:
+        raise HostError(f"{text!r}: HOST:PORT wants a port from 1 to 65535")
+    return name, int(port)
 
 
 def ssh_base(host: str, *, connect_timeout: int = 10) -> list[str]:
     """``ssh`` with no prompts (a missing key fails at once instead of waiting for a password),
-    keep-alives (a dead peer is noticed in ~30 s), and the user's options."""
+    keep-alives (a dead peer is noticed in ~30 s), the user's options, and ``-p`` for a
+    ``HOST:PORT``. The host is checked again here (:func:`split_host`): nothing that starts with
+    ``-`` reaches ssh as its destination."""
+    name, port = split_host(host)
     argv = ["ssh"]
     config = os.environ.get(ENV_SSH_CONFIG)
     if config:
@@ -50,7 +73,9 @@ def ssh_base(host: str, *, connect_timeout: int = 10) -> list[str]:
         "ServerAliveCountMax=3",
     ]
     argv += shlex.split(os.environ.get(ENV_SSH_OPTS, ""))
-    return [*argv, host]
+    if port is not None:
+        argv += ["-p", str(port)]
+    return [*argv, name]
 
 
 def remote_python() -> list[str]:
@@ -74,15 +99,52 @@ def zbench_remote(host: str, args: Sequence[str], ssh_opts: Sequence[str] = ()) 
     return [argv[0], *ssh_opts, *argv[1:]]
 
 
+CHECK_CONNECT_S = 5  # ssh's ConnectTimeout when checking hosts before a job is queued
+CHECK_TIMEOUT_S = 30.0  # the whole check: connect, log in, start the remote zbench
+
+
+def unreachable(hosts: Sequence[str], timeout: float = CHECK_TIMEOUT_S) -> dict[str, str]:
+    """Of ``hosts`` (ssh names, each at most once), those where ``zbench --version`` does not run
+    over ssh (no prompts, a short connect timeout), each with a one-line reason; all in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def why(host: str) -> str | None:
+        remote = shlex.join([*remote_python(), "-m", "zbench", "--version"])
+        argv = [*ssh_base(host, connect_timeout=CHECK_CONNECT_S), "--", remote]
+        try:
+            proc = subprocess.run(
+                argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                timeout=timeout, check=False,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return f"no answer over ssh within {timeout:g} s"
+        except OSError as exc:
+            return f"cannot run ssh: {exc.strerror or exc}"
+        if proc.returncode == 0:
+            return None
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        if proc.returncode == 255:  # ssh's own failure: it never ran the command
+            return f"ssh failed: {last}"
+        return f"zbench does not start there ({shlex.join(remote_python())} -m zbench): {last}"
+
+    unique = list(dict.fromkeys(hosts))
+    if not unique:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(16, len(unique))) as pool:
+        reasons = dict(zip(unique, pool.map(why, unique), strict=True))
+    return {h: r for h, r in reasons.items() if r is not None}
+
+
 def address_of(host: str) -> str:
     """The address other nodes reach ``host`` at: 127.0.0.1 for this machine, else the HostName
     that ssh's own config resolution gives the alias (``ssh -G``), else the name itself."""
     if is_local(host):
         return "127.0.0.1"
     if shutil.which("ssh"):
+        base = ssh_base(host)
         try:
             out = subprocess.run(
-                [*ssh_base(host)[:-1], "-G", host],
+                [*base[:-1], "-G", base[-1]],
                 capture_output=True,
                 text=True,
                 timeout=10,
@@ -94,7 +156,7 @@ def address_of(host: str) -> str:
             key, _, value = line.partition(" ")
             if key.lower() == "hostname" and value.strip():
                 return value.strip()
-    return host
+    return split_host(host)[0].rpartition("@")[2]
 
 
 def is_loopback(address: str) -> bool:

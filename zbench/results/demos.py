@@ -6,8 +6,6 @@ motion's frames per second and L1 against its baselines), after the columns ever
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from collections.abc import Sequence
@@ -17,6 +15,7 @@ from typing import Any
 from zbench import paths
 from zbench.contract.demos import figure, known
 from zbench.contract.kinds import DEMO
+from zbench.csvcell import write_rows
 from zbench.store import RunFilter, Store
 
 COMMON: tuple[tuple[str, str], ...] = (("Demo", "demo"), ("Mode", "mode"), ("GPU", "gpu_name"),
@@ -123,12 +122,10 @@ def render(rows: Sequence[DemoResult], fmt: str) -> str:
         return json.dumps({"demo_results": [r.as_dict() for r in rows]}, indent=2)
     if fmt == "csv":
         cols = _columns(rows)
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow([t for t, _ in cols])
-        for r in rows:
-            writer.writerow(["" if r.cell(t, k) is None else r.cell(t, k) for t, k in cols])
-        return buf.getvalue()
+        return write_rows(
+            [t for t, _ in cols],
+            (["" if r.cell(t, k) is None else r.cell(t, k) for t, k in cols] for r in rows),
+        )
     if fmt == "md":
         demos = list(dict.fromkeys(r.demo for r in rows)) or [""]
         out: list[str] = []

@@ -7,12 +7,12 @@ contention, on a saturated host, with throttled clocks, or with a spread over 2%
 
 from __future__ import annotations
 
-import csv
-import io
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from zbench.csvcell import write_rows
 from zbench.errors import ZbenchError
 from zbench.results.anchors import Published, published_for
 from zbench.results.api import ResultRow
@@ -44,9 +44,23 @@ class FormatError(ZbenchError, ValueError):
     """Unknown export format (one line, exit status 2)."""
 
 
+# Stored text (a GPU name, a tag, a runner's message) is data, never Markdown: ``![x](y)`` in a GPU
+# name must not become an image (the HTML report refuses images it does not hold), nor ``[x](y)`` a
+# link or ``<b>`` markup. CommonMark lets a backslash escape any ASCII punctuation; these are the
+# characters that start inline syntax (pipes for tables, ``#`` for a heading). ``_`` is left as it
+# is: inside a word (``hw_thermal``) it is no emphasis, and names are full of it.
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<!~&#|])")
+
+
+def md_text(text: str) -> str:
+    """Stored text for Markdown prose: inline syntax escaped, line breaks as spaces (one line)."""
+    return " ".join(_MD_SPECIAL.sub(r"\\\1", str(text)).split())
+
+
 def md_escape(text: str) -> str:
-    """A Markdown table cell: pipes escaped, line breaks as <br>, so one cell stays one cell."""
-    text = text.replace("\\", "\\\\").replace("|", "\\|")
+    """A Markdown table cell: inline syntax and pipes escaped, line breaks as <br>, so one cell
+    stays one cell of plain text."""
+    text = _MD_SPECIAL.sub(r"\\\1", text)
     return text.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
 
 
@@ -98,7 +112,9 @@ def md_warnings(rows: Sequence[ResultRow]) -> list[str]:
     flagged = [(row, w) for row in rows for w in warnings(row)]
     if not flagged:
         return []
-    return ["**Warnings**", ""] + [f"- ⚠ run {row.run_id}: {text}" for row, (_, text) in flagged]
+    return ["**Warnings**", ""] + [
+        f"- ⚠ run {row.run_id}: {md_text(text)}" for row, (_, text) in flagged
+    ]
 
 
 def md_measured(rows: Sequence[ResultRow]) -> list[str]:
@@ -123,7 +139,10 @@ def md_measured(rows: Sequence[ResultRow]) -> list[str]:
 
 def md_machines(rows: Sequence[ResultRow]) -> list[str]:
     """One bullet per machine and software stack, naming its runs."""
-    return [f"- runs {_runs(ids)}: {line or 'not recorded'}" for line, ids in machines(rows)]
+    return [
+        f"- runs {_runs(ids)}: {md_text(line) if line else 'not recorded'}"
+        for line, ids in machines(rows)
+    ]
 
 
 def render_md(rows: Sequence[ResultRow]) -> str:
@@ -174,25 +193,22 @@ def _csv_value(value: Any) -> Any:
 def render_csv(rows: Sequence[ResultRow]) -> str:
     """One line per row: the review's figures, then every setup field on which the rows differ
     (``image_size``, ``env.torch``, ...), its provenance and its published figure."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
     setup = differing(rows)
-    writer.writerow(
-        [
-            *CSV_KEYS,
-            *setup,
-            *PROVENANCE_KEYS,
-            "published_samples_per_s",
-            "published_source",
-            "published_note",
-        ]
-    )
+    header = [
+        *CSV_KEYS,
+        *setup,
+        *PROVENANCE_KEYS,
+        "published_samples_per_s",
+        "published_source",
+        "published_note",
+    ]
+    out = []
     for row in rows:
         pub = published_for(row)
         values = ["" if getattr(row, k) is None else getattr(row, k) for k in CSV_KEYS]
         prov = provenance(row)
         own = fields(row)
-        writer.writerow(
+        out.append(
             [
                 *values,
                 *(_csv_value(own.get(k)) for k in setup),
@@ -202,7 +218,7 @@ def render_csv(rows: Sequence[ResultRow]) -> str:
                 pub.reason or "",
             ]
         )
-    return buf.getvalue()
+    return write_rows(header, out)
 
 
 def _published_json(pub: Published) -> dict[str, Any] | None:

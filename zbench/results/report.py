@@ -16,6 +16,7 @@ from zbench import paths
 from zbench.errors import ZbenchError
 from zbench.results.api import Filters, ResultRow
 from zbench.results.charts import not_drawn, write_charts
+from zbench.results.export import md_text
 from zbench.results.format import FRAMEWORK_NAMES, model_name
 from zbench.results.report_demos import demo_section
 from zbench.results.report_html import render_html
@@ -60,7 +61,7 @@ def _intro(sel: Selection, flt: Filters) -> list[str]:
         kinds.append(f"{len(sel.demos)} demo run(s)")
     span = f"{_day(min(created))} to {_day(max(created))}" if created else "unknown dates"
     return [f"# {TITLE}", "",
-            f"{', '.join(kinds)}, recorded {span} (UTC). Selection: {flt.describe()}. "
+            f"{', '.join(kinds)}, recorded {span} (UTC). Selection: {md_text(flt.describe())}. "
             "Every figure below comes from the results database; nothing was measured while "
             "writing this report.", ""]  # fmt: skip
 
@@ -72,8 +73,9 @@ def _charts(rows: list[ResultRow], figures: Path, root: Path, out: list[Path]) -
     lines = ["## The charts", ""]
     for chart in charts:
         out.append(chart.path)
-        lines += [f"![{chart.description}]({_rel(chart.path, root)})", "",
-                  f"*{chart.description[0].upper()}{chart.description[1:]}.*", ""]  # fmt: skip
+        text = md_text(chart.description)
+        lines += [f"![{text}]({_rel(chart.path, root)})", "",
+                  f"*{text[0].upper()}{text[1:]}.*", ""]  # fmt: skip
     scaling = scaling_lines(rows)
     if scaling:
         lines += ["Scaling, same setup apart from the GPU count:", "", *scaling, ""]
@@ -99,7 +101,8 @@ def _timeseries(
         path.parent.mkdir(parents=True, exist_ok=True)
         if draw_run(samples, title, path):
             out.append(path)
-            lines += [f"### {title}", "", f"![{title}]({_rel(path, root)})", ""]
+            text = md_text(title)
+            lines += [f"### {text}", "", f"![{text}]({_rel(path, root)})", ""]
     if not lines:
         return []
     return ["## Over time", "",

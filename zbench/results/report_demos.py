@@ -16,7 +16,7 @@ from typing import Any
 
 from zbench.results.api import ResultRow
 from zbench.results.demos import from_result_rows, render
-from zbench.results.export import md_table
+from zbench.results.export import md_table, md_text
 
 # (runs of one demo kind, folder for figures, the report's folder) -> Markdown lines
 Renderer = Callable[[Sequence[ResultRow], Path, Path], list[str]]
@@ -52,7 +52,8 @@ def generic(runs: Sequence[ResultRow], figures: Path, root: Path) -> list[str]:
     out: list[str] = []
     for run in runs:
         res = run.result
-        out += [f"### {str(res.get('title') or res['demo']).capitalize()} (run {run.run_id})", ""]
+        title = md_text(str(res.get("title") or res["demo"]).capitalize())
+        out += [f"### {title} (run {run.run_id})", ""]
         summary = res.get("summary") or {}
         if isinstance(summary, dict) and summary:
             out += md_table(["", "Value"], [[str(k), str(v)] for k, v in summary.items()], set())
@@ -61,7 +62,7 @@ def generic(runs: Sequence[ResultRow], figures: Path, root: Path) -> list[str]:
         for i, (name, spec) in enumerate(series.items() if isinstance(series, dict) else ()):
             path = figures / f"demo-{run.run_id}-{i}.png"
             if isinstance(spec, dict) and _line_chart(str(name), spec, path):
-                out += [f"![{name}]({path.relative_to(root).as_posix()})", ""]
+                out += [f"![{md_text(str(name))}]({path.relative_to(root).as_posix()})", ""]
     return out
 
 

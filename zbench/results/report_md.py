@@ -13,7 +13,14 @@ from typing import Any
 
 from zbench.contract.config import RunConfig
 from zbench.results.api import ResultRow
-from zbench.results.export import md_machines, md_measured, md_results, md_table, md_warnings
+from zbench.results.export import (
+    md_machines,
+    md_measured,
+    md_results,
+    md_table,
+    md_text,
+    md_warnings,
+)
 from zbench.results.format import FRAMEWORK_NAMES, GIB, NA_TEXT, model_name
 from zbench.results.identity import scaling_groups
 
@@ -166,14 +173,15 @@ def experiment_section(rows: Sequence[ResultRow], left_out: Sequence[ResultRow])
         by_workload.setdefault(r.workload, []).append(r)
     for n, (workload, group) in enumerate(by_workload.items(), start=1):
         gpu_names = _distinct(r.gpu_name for r in group)
-        out += [f"### Experiment {n}: {model_name(workload)}", "", f"On {gpu_names}.", ""]
+        title = md_text(model_name(workload))
+        out += [f"### Experiment {n}: {title}", "", f"On {md_text(gpu_names)}.", ""]
         out += md_results(group)
         warned = md_warnings(group)
         out += ["", *warned] if warned else []
         notes = [f"Run {r.run_id}: {note}." for r in group
                  for note in notes_for(r, r.run_id not in excluded)]  # fmt: skip
         if notes:
-            out += ["", "**Notes**", "", *(f"- {note}" for note in notes)]
+            out += ["", "**Notes**", "", *(f"- {md_text(note)}" for note in notes)]
         out.append("")
     out += ["### How each row was measured", "", *md_measured(rows), ""]
     return out
@@ -186,9 +194,11 @@ def scaling_lines(rows: Sequence[ResultRow]) -> list[str]:
     for g in scaling_groups(rows):
         one = g.base
         for n, r in g.runs.items():
+            what = (
+                f"{model_name(r.workload)} {FRAMEWORK_NAMES.get(r.framework, r.framework)} {r.mode}"
+            )
             out.append(
-                f"- {model_name(r.workload)} {FRAMEWORK_NAMES.get(r.framework, r.framework)} "
-                f"{r.mode}, batch {r.batch_size}/GPU: {one.samples_per_s:,.1f} -> "
+                f"- {md_text(what)}, batch {r.batch_size}/GPU: {one.samples_per_s:,.1f} -> "
                 f"{r.samples_per_s:,.1f} samples/s on {n} GPUs, {g.speedup(n):.2f}x, "
                 f"{100 * g.efficiency(n):.0f}% efficiency (runs {one.run_id} and {r.run_id})"
             )

@@ -3,13 +3,12 @@ GPU, as CSV or JSON lines (host and process-tree columns repeat on each GPU's ro
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from zbench import paths
+from zbench.csvcell import write_rows
 from zbench.results.api import ResultRow
 from zbench.results.selection import Db
 from zbench.store import Store
@@ -63,9 +62,5 @@ def render_samples(rows: Sequence[ResultRow], fmt: str, db: Db) -> str:
     items = sample_rows(rows, db)
     if fmt == "jsonl":
         return "".join(json.dumps(item) + "\n" for item in items)
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(KEYS), lineterminator="\n")
-    writer.writeheader()
-    for item in items:
-        writer.writerow({k: _cell(v) for k, v in item.items()})
-    return buf.getvalue()
+    keys = list(KEYS)
+    return write_rows(keys, ([_cell(item.get(k)) for k in keys] for item in items))
