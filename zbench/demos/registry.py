@@ -211,8 +211,26 @@ TRACKING = Demo(
     ),
     view="boxes",
     mode=lambda o: str(o.get("tracker", "deepsort")),
-    summary=(("Frames/s", "fps"), ("MOTA", "mota"), ("IDF1", "idf1")),
-    table=(("FPS", "fps"), ("MOTA", "mota"), ("IDF1", "idf1")),
+    summary=(
+        ("Frames/s (end to end)", "fps.end_to_end"),
+        ("Frames/s (detector)", "fps.detector"),
+        ("Frames/s (embedder)", "fps.embedder"),
+        ("Frames/s (tracker)", "fps.tracker"),
+        ("HOTA", "metrics.HOTA"),
+        ("MOTA", "metrics.MOTA"),
+        ("IDF1", "metrics.IDF1"),
+        ("ID switches", "metrics.IDSW"),
+        ("Frames", "frames"),
+        ("Results", "results"),
+    ),
+    table=(
+        ("Frames", "frames"),
+        ("FPS", "fps.end_to_end"),
+        ("Tracker FPS", "fps.tracker"),
+        ("HOTA", "metrics.HOTA"),
+        ("MOTA", "metrics.MOTA"),
+        ("IDF1", "metrics.IDF1"),
+    ),
 )
 
 _ALL: tuple[Demo, ...] = (SNAKE, MOTION, TRACKING)
