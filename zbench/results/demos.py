@@ -132,9 +132,18 @@ def tables(rows: Sequence[DemoResult]) -> list[tuple[str, list[Column], list[lis
     for demo in dict.fromkeys(r.demo for r in rows):
         mine = [r for r in rows if r.demo == demo]
         cols = [*COMMON, *demo_columns(demo)]
+
+        def priority(i: int, title: str) -> int:
+            return 0 if i < 2 else 99 if title == "Min" else i
+
         columns = [
-            Column(t, right=t not in TEXT_COLUMNS, flex=t == "GPU", min_width=6,
-                   priority=0 if i < 2 else 99 if t == "Min" else i)  # fmt: skip
+            Column(
+                t,
+                right=t not in TEXT_COLUMNS,
+                flex=t == "GPU",
+                min_width=6,
+                priority=priority(i, t),
+            )
             for i, (t, _) in enumerate(cols)
         ]
         cells = [[one_line(cell(r.cell(t, k))) for t, k in cols] for r in mine]
