@@ -157,7 +157,8 @@ MOTION = Demo(
     mode=lambda o: str(o.get("mode", "train")),
     summary=(
         ("Frames/s (device, batch 1)", "fps"),
-        ("Frames/s (demo loop)", "stream_fps"),
+        ("Frames/s (demo loop, after warm-up)", "stream_fps"),
+        ("First call (compile + warm-up), s", "first_call_s"),
         ("L1, model", "quality.model.l1"),
         ("L1, affine baseline (estimated)", "quality.affine.l1"),
         ("L1, source baseline", "quality.source.l1"),

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from zbench.demos.progress import PhaseProgress
 from zbench.demos.tracking import detector as det
 from zbench.demos.tracking import mot_io, pipeline, train
 from zbench.demos.tracking.bytetrack import ByteTrackParams
@@ -111,15 +111,13 @@ def pick_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def _progress(emit: Emit, phase: str) -> train.Callback:
-    last = [0.0]
+def _progress(emit: Emit, phase: str, o: TrackingOptions, share: float) -> PhaseProgress:
+    return PhaseProgress(emit, phase, o.steps, _budget(o, share)["seconds"])
 
+
+def _callback(progress: PhaseProgress) -> train.Callback:
     def cb(st: train.TrainStatus) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 0.5 or st.step == st.total:
-            last[0] = now
-            emit("progress", phase=phase, step=st.step, total=st.total,
-                 elapsed_s=round(st.elapsed, 2), loss=round(st.loss, 5))  # fmt: skip
+        progress(st.step, loss=round(st.loss, 5))
 
     return cb
 
@@ -144,9 +142,11 @@ def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
     if o.minutes <= 0 and not o.steps:
         raise ValueError(f"no detector checkpoint in {o.checkpoint_dir} and no training budget")
     emit("phase", phase="train_detector", detail="rendered scenes")
+    progress = _progress(emit, "train_detector", o, 2 / 3)
     losses = train.train_detector(model, **_budget(o, 2 / 3), batch=1 if o.smoke else 8,
                                   size=o.train_size(), bf16=o.bf16, seed=o.seed,
-                                  callback=_progress(emit, "train_detector"))  # fmt: skip
+                                  callback=_callback(progress))  # fmt: skip
+    progress.done()
     train.save(ckpt, model, steps=len(losses))
     frames = train.held_out(2 if o.smoke else 50, o.train_size(), device, 5 if o.smoke else 40)
     ap = train.detector_ap(model, frames, o.bf16)
@@ -175,9 +175,11 @@ def load_or_train_embedder(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
         raise ValueError(f"no embedder checkpoint in {o.checkpoint_dir} and no training budget")
     model = ReidNet(train.NUM_IDENTITIES).to(device)
     emit("phase", phase="train_embedder", detail="rendered scenes")
+    progress = _progress(emit, "train_embedder", o, 1 / 3)
     losses = train.train_embedder(model, **_budget(o, 1 / 3), batch=1 if o.smoke else 6,
                                   size=o.train_size(), bf16=o.bf16, seed=o.seed,
-                                  callback=_progress(emit, "train_embedder"))  # fmt: skip
+                                  callback=_callback(progress))  # fmt: skip
+    progress.done()
     train.save(ckpt, model, steps=len(losses))
     emit("phase", phase="saved", detail=str(ckpt), steps=len(losses))
     return model, {"source": str(ckpt), "steps": len(losses)}
@@ -253,6 +255,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     preview = FramePreview(emit)
     gt_rows: list[np.ndarray] = []
     emit("phase", phase="track", sequence=name)
+    progress = PhaseProgress(emit, "track", total)
     last: tuple[pipeline.Frame, list] | None = None
     try:
         for frame in src.frames:
@@ -264,11 +267,13 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
             if writer is not None and rgb is not None:
                 writer.write(rgb, tracks)
             preview(frame.index, total, rgb, tracks, pipe.times)
+            progress(pipe.times.frames)
             last = (frame, tracks)
     finally:
         video_path = writer.close() if writer is not None else None
     if last is None:
         raise ValueError(f"no frames in {o.input}")
+    progress.done()
     img = to_hwc(last[0].image) if last[0].image is not None else None
     preview(last[0].index, total, img, last[1], pipe.times, final=True)
     results_path = mot_io.write_results(out / f"{name}.txt", np.array(pipe.results).reshape(-1, 6))
