@@ -91,7 +91,7 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
                     if info.finished and not total:  # ended before it reported progress
                         total, step = 1, int(info.state == JobState.DONE)
                     elif info.state == JobState.DONE:
-                        step = total  # done: its last phase ran to the end
+                        step = total or step  # done: its last phase ran to the end
                     left = clocks.left(info)
                     when = clock(clocks.elapsed(info))
                     if left is not None:

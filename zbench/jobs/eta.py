@@ -14,12 +14,18 @@ from typing import Protocol
 
 
 class _Job(Protocol):
-    id: int
-    phase: str | None
-    step: int | None
-    total: int | None
-    started: float | None
-    ended: float | None
+    @property
+    def id(self) -> int: ...
+    @property
+    def phase(self) -> str | None: ...
+    @property
+    def step(self) -> int | None: ...
+    @property
+    def total(self) -> int | None: ...
+    @property
+    def started(self) -> float | None: ...
+    @property
+    def ended(self) -> float | None: ...
 
 
 @dataclass
