@@ -143,7 +143,15 @@ MOTION = Demo(
         ),
         _DEVICE,
         _SEED,
-        Opt("frames", "int", 150, "driving frames to animate", low=1, high=100_000),
+        Opt(
+            "frames",
+            "int",
+            None,
+            "driving frames to animate (default: 150 scripted, a whole video, a webcam until "
+            "stopped)",
+            low=1,
+            high=10_000_000,
+        ),
         Opt(
             "compile",
             "bool",

@@ -126,7 +126,7 @@ def test_benchmark_smoke_writes_json(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads(out.read_text())
-    assert set(res["end_to_end"]) == {"deepsort", "bytetrack"}
+    assert set(res["end_to_end"]) == {"deepsort", "bytetrack", "fused"}
     assert res["tracker_alone"]["deepsort"] > 0
     assert "HOTA" in res["association"]["deepsort"]
 

@@ -22,7 +22,7 @@ def motion_options(options: Mapping[str, Any], home: Path) -> dict[str, Any]:
         "drive": "script" if drive == "scripted" else drive,
         "device": str(options.get("device", "cuda")),
         "seed": int(options.get("seed", 0)),
-        "frames": int(options.get("frames", 150)),
+        "frames": options.get("frames"),  # None: the whole drive (a webcam: until stopped)
         "smoke": bool(options.get("smoke", False)),
         # Compiled, batch-1 animation is what reaches 120 frames/s and more on an H200; eager is
         # bound by the host's kernel launches. A CPU (the smoke path) runs eager.
