@@ -43,6 +43,7 @@ from zbench.demos.tracking import metrics, mot_io, pipeline, reference, train  #
 from zbench.demos.tracking.bytetrack import ByteTracker, ByteTrackParams  # noqa: E402
 from zbench.demos.tracking.deepsort import DeepSortParams, DeepSortTracker  # noqa: E402
 from zbench.demos.tracking.embedder import Embedder, ReidNet  # noqa: E402
+from zbench.demos.tracking.fused import FusedTracker  # noqa: E402
 from zbench.demos.tracking.scene import Scene, SceneConfig  # noqa: E402
 
 
@@ -152,7 +153,7 @@ def tracker_alone(a, targets: int) -> dict:
         "targets": targets,
         "detections_per_frame": round(float(np.mean([len(x[0]) for x in seq])), 1),
     }
-    makers = {"deepsort": DeepSortTracker, "bytetrack": ByteTracker}
+    makers = {"deepsort": DeepSortTracker, "bytetrack": ByteTracker, "fused": FusedTracker}
     if reference.available():
         makers["deep_sort_realtime"] = reference.ReferenceDeepSort  # type: ignore[assignment]
     for name, make in makers.items():
@@ -171,7 +172,7 @@ def association(a, device, emodel) -> dict:
     """Identical detections and features for every tracker, several sequences, TrackEval combined."""
     emb = Embedder(emodel)
     w, h = (320, 192) if a.smoke else (1920, 1080)
-    trackers = {"deepsort": DeepSortTracker, "bytetrack": ByteTracker}
+    trackers = {"deepsort": DeepSortTracker, "bytetrack": ByteTracker, "fused": FusedTracker}
     if reference.available():
         trackers["deep_sort_realtime"] = reference.ReferenceDeepSort  # type: ignore[assignment]
     per: dict[str, list] = {k: [] for k in trackers}
@@ -235,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     res["render_fps"] = round(len(frames) / (time.perf_counter() - t0), 1)
     res["end_to_end"] = {
         name: end_to_end(a, device, dmodel, emodel, name, frames)
-        for name in ("deepsort", "bytetrack")
+        for name in ("deepsort", "bytetrack", "fused")
     }
     del frames
     log(f"[3/4] tracker alone on the CPU, {a.targets} targets")

@@ -78,3 +78,29 @@ def test_report_renders_demo_rows(tmp_path: Path) -> None:
     assert figures == ["demo-1-0.png", "demo-2-0.png"]  # snake's learning curve, motion's loss
     assert "![mean score](figures/demos/demo-1-0.png)" in demos
     assert (out / "report.html").is_file()
+
+
+TRACKING = {"frames": 300, "tracker": "deepsort", "results": "/data/generated-0.txt",
+            "fps": {"detector": 111.0, "embedder": 194.0, "tracker": 522.0, "end_to_end": 62.0},
+            "metrics": {"HOTA": 0.585, "MOTA": 0.78, "IDF1": 0.671, "IDSW": 40}}  # fmt: skip
+
+
+def test_demo_results_are_tables_of_figures_never_python_objects(tmp_path: Path) -> None:
+    """Tracking's per-stage frames/s (a dict) reads as its end-to-end figure; the terminal view is
+    a table per demo fitted to 80 columns."""
+    from typer.testing import CliRunner
+
+    from zbench.cli import app
+
+    db = demo_db(tmp_path / "d.db")
+    tracking = build_demo_result("tracking", "Multi-object tracking", TRACKING)
+    _add(Store(db), 2, "tracking", "deepsort", tracking)
+    md = render(demo_results(db), "md")
+    assert "{" not in md and "| deepsort | NVIDIA H200 |" in md
+    assert "| 300 | 62.00 | 522.00 | 0.585 | 0.78 | 0.671 |" in md
+    out = CliRunner().invoke(app, ["demo", "results", "--db", str(db)], env={"COLUMNS": "80"})
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert "Multi-object tracking" in lines and "{" not in out.output
+    assert "|" not in out.output and max(len(line) for line in lines) <= 80
+    assert any(line.split()[:2] == ["tracking", "deepsort"] for line in lines)

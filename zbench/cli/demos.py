@@ -46,17 +46,28 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
     info = infos[0]
     if info.state != JobState.DONE:
         return _report_failure(info, db)
-    from zbench.results.demos import demo_results, render
+    from zbench.results.demos import demo_results
 
     rows = [r for r in demo_results(db) if r.job_id == job_id]
     if rows:
-        print(render(rows, "md"), end="")
+        print_tables(console, rows)
     return 0
 
 
+def print_tables(console, rows) -> None:
+    """Each demo's rows as a table fitted to the terminal (``--format md`` gives Markdown)."""
+    from zbench.cli.tableview import print_table
+    from zbench.results.demos import tables
+
+    for i, (title, columns, cells) in enumerate(tables(rows)):
+        if i:
+            console.print()
+        print_table(console, columns, cells, title=title)
+
+
 def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> int:
-    """The demo results table (Markdown, which reads well in a terminal too), or CSV/JSON, of the
-    demo runs ``filters`` select (``workload``: the demo's name)."""
+    """The demo results as tables fitted to the terminal, or Markdown, CSV or JSON (``fmt``), of
+    the demo runs ``filters`` select (``workload``: the demo's name)."""
     from zbench.results.demos import from_result_rows, render
 
     try:
@@ -67,6 +78,9 @@ def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> 
     rows = from_result_rows(chosen)
     if not rows and fmt is None:
         print("No demo results yet. Run `zbench demo snake`.")
+        return 0
+    if fmt is None:
+        print_tables(_console(), rows)
         return 0
     try:
         print(render(rows, fmt or "md"), end="")

@@ -9,11 +9,12 @@ import time
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 
 from zbench.glyphs import glyphs
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo
+from zbench.jobs.eta import PhaseClock, clock
 from zbench.jobs.states import JobState
 from zbench.store import StoreError
 
@@ -68,11 +69,17 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
         BarColumn(),
         TextColumn("{task.fields[steps]}"),
         TextColumn("{task.fields[rate]}", markup=False),
-        TimeElapsedColumn(),
+        # The job's own clock, not Rich's (which stops when a phase's bar is full while the
+        # next phase has not reported yet), and the current phase's time left at its rate.
+        TextColumn("{task.fields[clock]}", markup=False),
     )
+    clocks = PhaseClock()
     try:
         with Progress(*columns, console=console) as progress:
-            tasks = {i: progress.add_task(f"#{i}", total=None, rate="", steps="") for i in job_ids}
+            tasks = {
+                i: progress.add_task(f"#{i}", total=None, rate="", steps="", clock="")
+                for i in job_ids
+            }
             last_reconcile = time.monotonic()
             while True:
                 if time.monotonic() - last_reconcile >= RECONCILE_S:
@@ -90,6 +97,12 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
                     total, step = info.total, info.step or 0
                     if info.finished and not total:  # ended before it reported progress
                         total, step = 1, int(info.state == JobState.DONE)
+                    elif info.state == JobState.DONE:
+                        step = total or step  # done: its last phase ran to the end
+                    left = clocks.left(info)
+                    when = clock(clocks.elapsed(info))
+                    if left is not None:
+                        when += f" ~{clock(left)} left"
                     progress.update(
                         tasks[info.id],
                         description=f"{label(info)} [{doing(info)}]",
@@ -97,7 +110,8 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
                         total=total,
                         rate=rate,
                         # No "0/?" while it sets up or warms up: the phase says what it does.
-                        steps=f"{step}/{total}" if total else "",
+                        steps=f"{step:,}/{total:,}" if total else "",
+                        clock=when,
                     )
                 if all(i.finished for i in infos):
                     return infos

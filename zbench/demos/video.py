@@ -34,3 +34,14 @@ def capture_frames(source: str | int | Path, limit: int | None = None) -> Iterat
             yield cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)
     finally:
         cap.release()
+
+
+def video_length(source: str | Path) -> int | None:
+    """A video file's frame count as its container states it, None when it does not."""
+    cv2 = cv2_module()
+    cap = cv2.VideoCapture(str(source))
+    try:
+        n = int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) if cap.isOpened() else 0
+    finally:
+        cap.release()
+    return n if n > 0 else None

@@ -17,6 +17,7 @@ from zbench.contract.demos import figure, known
 from zbench.contract.kinds import DEMO
 from zbench.csvcell import write_rows
 from zbench.store import RunFilter, Store
+from zbench.textfit import Column, one_line
 
 COMMON: tuple[tuple[str, str], ...] = (("Demo", "demo"), ("Mode", "mode"), ("GPU", "gpu_name"),
                                        ("Min", "minutes"))  # fmt: skip
@@ -86,8 +87,16 @@ def demo_results(
 
 
 def cell(value: Any) -> str:
+    """One table cell: numbers to a few digits, a mapping as ``key value`` pairs (never a Python
+    object's repr: a figure stored as a dict by an older demo still reads as a table cell)."""
     if value is None:
         return "-"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {cell(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, list | tuple):
+        return ", ".join(cell(v) for v in value) or "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return (
             f"{value:,.0f}"
@@ -114,6 +123,33 @@ def _md(rows: Sequence[DemoResult]) -> list[str]:
     lines.append("|" + "|".join("---" if t in TEXT_COLUMNS else "---:" for t, _ in cols) + "|")
     lines += ["| " + " | ".join(cell(r.cell(t, k)) for t, k in cols) + " |" for r in rows]
     return lines
+
+
+def tables(rows: Sequence[DemoResult]) -> list[tuple[str, list[Column], list[list[str]]]]:
+    """One fitted table per demo (title, columns, cells) for a terminal: the GPU name is cut
+    first, then the demo's own columns are dropped from the last (the registry's order)."""
+    out = []
+    for demo in dict.fromkeys(r.demo for r in rows):
+        mine = [r for r in rows if r.demo == demo]
+        cols = [*COMMON, *demo_columns(demo)]
+
+        def priority(i: int, title: str) -> int:
+            return 0 if i < 2 else 99 if title == "Min" else i
+
+        columns = [
+            Column(
+                t,
+                right=t not in TEXT_COLUMNS,
+                flex=t == "GPU",
+                min_width=6,
+                priority=priority(i, t),
+            )
+            for i, (t, _) in enumerate(cols)
+        ]
+        cells = [[one_line(cell(r.cell(t, k))) for t, k in cols] for r in mine]
+        entry = known(demo)
+        out.append((entry.title if entry else demo, columns, cells))
+    return out
 
 
 def render(rows: Sequence[DemoResult], fmt: str) -> str:

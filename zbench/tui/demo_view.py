@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from zbench.jobs.eta import clock
+
 from .format import escape
 
 
@@ -29,11 +31,17 @@ class DemoView:
     frames: int = 0
     fps: float | None = None  # frames the view received per second of the demo's clock
     _first_t: float | None = None
+    progress: dict[str, Any] = field(default_factory=dict)  # the latest progress event
+    started_t: float | None = None  # the start event's clock
+    last_t: float | None = None  # the latest event's clock
 
     def apply(self, events: list[dict[str, Any]]) -> None:
         for ev in events:
             kind = ev.get("type")
+            if isinstance(ev.get("t"), int | float):
+                self.last_t = float(ev["t"])
             if kind == "start":
+                self.started_t = self.last_t
                 self.title = str(ev.get("title") or ev.get("demo") or "demo")
                 self.demo = str(ev.get("demo") or "")
                 self.config = dict(ev.get("config") or {})
@@ -44,6 +52,7 @@ class DemoView:
             elif kind == "frame":
                 self._frame(ev)
             elif kind == "progress":
+                self.progress = ev
                 point = {k: ev.get(k) for k in ("t_s", "env_steps", "mean_score", "best_score")}
                 point.update(steps_per_s=ev.get("samples_per_s"), step=ev.get("step"),
                              loss=ev.get("loss"))  # fmt: skip
@@ -74,6 +83,27 @@ class DemoView:
             return self._snake_figures()
         return self._pixel_figures()
 
+    def progress_line(self) -> str:
+        """Phase, steps done of the total, time since the start and the phase's time left."""
+        p = self.progress
+        step, total = p.get("step"), p.get("total")
+        done = self.result is not None
+        if done and isinstance(total, int | float):
+            step = total  # a finished demo reads done of total
+        steps = f"{num(step)}/{num(total)}" if total else num(step) if step is not None else ""
+        since = self.last_t - self.started_t if self.last_t and self.started_t else None
+        line = f"phase [b]{escape(self.phase)}[/b] {steps}  elapsed {clock(since)}"
+        spent = p.get("elapsed_s")
+        if (
+            not done
+            and total
+            and step
+            and isinstance(spent, int | float)
+            and p.get("phase", self.phase) == self.phase
+        ):
+            line += f"  ~{clock(spent * (total - step) / step)} left"
+        return line
+
     def _snake_figures(self) -> str:
         c, f = self.config, self.latest
         faithful = " faithful" if c.get("faithful") else ""
@@ -81,7 +111,7 @@ class DemoView:
             f"[b]{escape(self.title)}[/b]",
             f"{c.get('algo', '?')}{faithful}  board {c.get('board', '?')}  "
             f"envs {c.get('envs') or 'default'}  {c.get('device', '')}",
-            f"phase [b]{self.phase}[/b]  t {num(f.get('t_s'))} s",
+            self.progress_line(),
             f"score now {num((self.board or {}).get('score'))}  "
             f"mean {num(f.get('mean_score'))}  best [b]{num(f.get('best_score'))}[/b]",
             f"env steps {num(f.get('env_steps'))}  steps/s {num(f.get('steps_per_s'))}",
@@ -101,8 +131,7 @@ class DemoView:
                 for k in ("mode", "size", "drive", "tracker", "device", "smoke")
                 if c.get(k) not in (None, False)
             ),
-            f"phase [b]{escape(self.phase)}[/b]  {escape(str(fr.get('stage') or ''))} "
-            f"step {num(fr.get('step'))}",
+            self.progress_line(),
             f"loss {num(f.get('loss'), 4)}  preview frames/s {num(self.fps)}",
         ]
         if fr.get("boxes") is not None:

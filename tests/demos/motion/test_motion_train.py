@@ -48,7 +48,11 @@ def test_run_emits_events_and_writes_video_and_checkpoint(tmp_path):
     assert len(frame["panels"]["source"]) == frame["width"] * frame["height"] * 3
     assert (tmp_path / "o.gif").stat().st_size > 0 and (tmp_path / "ck" / "motion.pt").exists()
     assert set(result["quality"]) == {"source", "affine", "affine_oracle", "model"}
-    assert result["fps"] > 0
+    assert result["fps"] > 0 and result["first_call_s"] > 0 and result["stream_fps"] > 0
+    # Every phase ends done of its total: training, the animated frames, the evaluation.
+    ends = {f["phase"]: (f["step"], f["total"]) for k, f in events if k == "progress"}
+    assert set(ends) == {"train", "animate", "evaluate"}
+    assert all(step == total > 0 for step, total in ends.values())
     # A second run resumes from the checkpoint and trains on.
     again = run({"smoke": True, "device": "cpu", "checkpoint_dir": str(tmp_path / "ck"),
                  "out": str(tmp_path / "o.mp4")}, lambda kind, **f: None)  # fmt: skip

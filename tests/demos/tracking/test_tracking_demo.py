@@ -107,7 +107,9 @@ def test_smoke_run_trains_detects_tracks_and_measures(tmp_path):
     assert len(frame["image"]) == frame["width"] * frame["height"] * 3 and frame["width"] == 96
     phases = [e["phase"] for e in rec.of("phase")]
     assert phases.index("train_detector") < phases.index("train_embedder") < phases.index("track")
-    assert {p["phase"] for p in rec.of("progress")} == {"train_detector", "train_embedder"}
+    assert {p["phase"] for p in rec.of("progress")} == {"train_detector", "train_embedder", "track"}
+    last = rec.of("progress")[-1]
+    assert last["phase"] == "track" and last["step"] == last["total"] == 8
     # A second run loads the checkpoints instead of training.
     again = run({"smoke": True, "detector": "truth", "video": False, "out_dir": str(tmp_path / "o2"),
                  "checkpoint_dir": str(tmp_path / "ck")}, Recorder())  # fmt: skip
@@ -124,7 +126,7 @@ def test_benchmark_smoke_writes_json(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads(out.read_text())
-    assert set(res["end_to_end"]) == {"deepsort", "bytetrack"}
+    assert set(res["end_to_end"]) == {"deepsort", "bytetrack", "fused"}
     assert res["tracker_alone"]["deepsort"] > 0
     assert "HOTA" in res["association"]["deepsort"]
 

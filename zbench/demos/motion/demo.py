@@ -6,8 +6,9 @@
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,15 @@ import numpy as np
 import torch
 
 from zbench.contract.demos import MOTION
-from zbench.demos.motion import evaluate, renderer, train, video
+from zbench.demos.motion import evaluate, live, renderer, train, video
 from zbench.demos.motion.infer import Animator
 from zbench.demos.motion.model import MotionConfig, MotionModel
 from zbench.demos.motion.preview import downscale
+from zbench.demos.progress import PhaseProgress
 
 Emit = Callable[..., None]
 PREVIEW_PX = 48
+SCRIPT_FRAMES = 150  # the scripted performance's length unless `frames` says
 SMOKE_CONFIG = MotionConfig(
     num_kp=5, kp_expansion=8, kp_max=32, kp_blocks=3, dm_expansion=8, dm_max=32, dm_blocks=3,
     gen_expansion=8, gen_max=32, gen_res=2,
@@ -47,7 +50,9 @@ class MotionOptions:
     batch: int = 16
     drive: str = _JOB["drive"]  # "scripted", a video file or image folder, or "webcam:N"
     source: str | None = None  # an image file; default: a rendered head
-    frames: int = _JOB["frames"]
+    frames: int | None = _JOB[
+        "frames"
+    ]  # scripted: 150; a video: all of it; a webcam: until stopped
     out: str = "motion.mp4"  # side-by-side video, .mp4 or .gif
     device: str = _JOB["device"]  # or "auto": the GPU when there is one
     bf16: bool = True
@@ -63,7 +68,7 @@ class MotionOptions:
             raise ValueError(f"unknown motion option(s): {', '.join(bad)}")
         opts = cls(**dict(options))
         if opts.smoke:
-            opts.size, opts.batch, opts.frames = 64, 4, min(opts.frames, 12)
+            opts.size, opts.batch, opts.frames = 64, 4, min(opts.frames or 12, 12)
             opts.steps = opts.steps or 6
         if opts.size % 32 or opts.size < 64:
             raise ValueError(f"size must be a multiple of 32 and at least 64, got {opts.size}")
@@ -134,14 +139,11 @@ def _train(model, state, opts: MotionOptions, device, emit: Emit, frames: FrameT
         opt.load_state_dict(state["optimizer"])
     base = int(state["step"])
     seconds = opts.minutes * 60 if opts.minutes > 0 else None
-    last = [0.0]
+    # Steps of this run (the checkpoint's earlier steps are not this phase's work).
+    progress = PhaseProgress(emit, "train", opts.steps, seconds)
 
     def on_step(st: train.TrainStatus) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 0.5 or st.step == st.total:
-            last[0] = now
-            emit("progress", phase="train", step=base + st.step, total=st.total and base + st.total,
-                 elapsed_s=round(st.elapsed, 2), loss=round(st.losses["total"], 5),
+        progress(st.step, loss=round(st.losses["total"], 5), first_step=base,
                  losses={k: round(v, 5) for k, v in st.losses.items()})  # fmt: skip
         if st.sample:
             panels = {k: _u8(v) for k, v in st.sample.items()}
@@ -150,32 +152,46 @@ def _train(model, state, opts: MotionOptions, device, emit: Emit, frames: FrameT
     opt, history = train.train(model, pairs, steps=opts.steps, seconds=seconds, bf16=opts.bf16,
                                optimizer=opt, callback=on_step, seed=opts.seed + base,
                                losses=train.recipe_losses(train.DEFAULT_RECIPE, opts.size, device))  # fmt: skip
+    progress.done()
     step = base + (int(history[-1]["step"]) if history else 0)
     path = train.save(model, Path(opts.checkpoint_dir), opt, step)
     emit("phase", phase="saved", detail=str(path), step=step)
     return step
 
 
-def _driving(opts: MotionOptions, device) -> tuple[np.ndarray, np.ndarray]:
-    """Source (H, W, 3) and driving (T, H, W, 3) uint8 frames."""
+def _source_image(opts: MotionOptions, ident, device) -> np.ndarray:
+    if opts.source:
+        return video.read_video(opts.source, opts.size, limit=1)[0]
+    first = {k: v[:1] for k, v in ident.items()}
+    return _u8(renderer.render(first, renderer.neutral_pose(1), opts.size, device).images[0])
+
+
+def _driving(opts: MotionOptions, device) -> tuple[np.ndarray, Iterator[np.ndarray], int | None]:
+    """Source (H, W, 3) uint8, the driving frames (H, W, 3) uint8 as they come, and how many
+    (None: a webcam, until stopped). A video is read as it plays, never whole."""
     g = torch.Generator().manual_seed(opts.seed + 424242)
     ident = renderer.sample_identity(g, 2)
-    if opts.source:
-        src = video.read_video(opts.source, opts.size, limit=1)[0]
-    else:
-        first = {k: v[:1] for k, v in ident.items()}
-        src = _u8(renderer.render(first, renderer.neutral_pose(1), opts.size, device).images[0])
+    src = _source_image(opts, ident, device)
     if opts.drive == "scripted":
-        drv_ident = {k: v[1:].expand(opts.frames) for k, v in ident.items()}
-        imgs = renderer.render(
-            drv_ident, renderer.scripted_poses(opts.frames), opts.size, device
-        ).images
-        drv = np.stack([_u8(i) for i in imgs])
-    elif opts.drive.startswith("webcam:"):
-        drv = video.read_video(int(opts.drive.split(":", 1)[1]), opts.size, limit=opts.frames)
+        n = opts.frames or SCRIPT_FRAMES
+        drv_ident = {k: v[1:].expand(n) for k, v in ident.items()}
+        imgs = renderer.render(drv_ident, renderer.scripted_poses(n), opts.size, device).images
+        return src, (_u8(i) for i in imgs), n
+    if opts.drive.startswith("webcam:"):
+        cam = int(opts.drive.split(":", 1)[1])
+        return src, video.iter_frames(cam, opts.size, opts.frames), opts.frames
+    path = Path(opts.drive)
+    if not path.exists():
+        raise FileNotFoundError(f"no such drive: {opts.drive}")
+    if path.is_dir():
+        n: int | None = sum(1 for p in path.iterdir() if p.suffix.lower() in video.IMAGE_SUFFIXES)
     else:
-        drv = video.read_video(opts.drive, opts.size, limit=opts.frames)
-    return src, drv
+        from zbench.demos.video import video_length
+
+        n = video_length(path)
+    if n is not None and opts.frames is not None:
+        n = min(n, opts.frames)
+    return src, video.iter_frames(path, opts.size, opts.frames), n
 
 
 def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
@@ -190,33 +206,51 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     model.eval()
 
     emit("phase", phase="animate", drive=opts.drive)
-    src, drv = _driving(opts, device)
+    src, drv, total = _driving(opts, device)
     compiled = opts.compile and device.type == "cuda"  # inductor on a CPU: minutes, little gain
     anim = Animator(model, bf16=opts.bf16, compile=compiled)
     anim.set_source(torch.from_numpy(src).to(device))
-    strip = []
+    first = next(drv, None)
+    if first is None:
+        raise ValueError(f"no driving frames in {opts.drive}")
+    # The first call compiles (torch.compile on a GPU: about 25 s) and warms up: timed apart, so
+    # the loop's frames/s is what the user sees from then on. It also sets the reference frame.
     t0 = time.perf_counter()
-    for i, d in enumerate(drv):
-        out = anim(torch.from_numpy(d)[None].to(device))[0].cpu().numpy()
-        strip.append(video.side_by_side(src, d, out))
-        frames("animate", i, {"source": src, "driving": d, "result": out}, force=i == len(drv) - 1)
-    stream_fps = len(drv) / (time.perf_counter() - t0)  # includes host copies and the preview
-    out_path = video.write_video(Path(opts.out), strip)
+    anim(torch.from_numpy(first)[None].to(device)).cpu()
+    first_call_s = time.perf_counter() - t0
+    progress = PhaseProgress(emit, "animate", total)
+
+    def show(i: int, d: np.ndarray, out: np.ndarray, last: bool) -> None:
+        frames("animate", i, {"source": src, "driving": d, "result": out}, force=last)
+        progress(i + 1)
+
+    loop = live.run_live(anim, src, itertools.chain([first], drv), device,
+                         live.VideoSink(Path(opts.out)), show)  # fmt: skip
+    progress.done()
+    if not loop.frames:
+        raise ValueError(f"no driving frames in {opts.drive}")
     emit("phase", phase="evaluate")
+    progress = PhaseProgress(emit, "evaluate", 2)  # quality, then speed
+    progress(0, force=True)
     clips, lms, masks = evaluate.held_out_clips(
         4 if opts.smoke else 16, 8 if opts.smoke else 16, opts.size, device
     )
     quality = evaluate.quality(model, clips, lms, masks, opts.bf16)
+    progress(1, force=True)
     fps = evaluate.measure_fps(model, opts.size, frames=20 if opts.smoke else 300, warmup=3 if opts.smoke else 20,
                                bf16=opts.bf16, compile=compiled)  # fmt: skip
+    progress.done()
     result = {
         "demo": "motion",
         "fps": round(fps["fps"], 1),
-        "stream_fps": round(stream_fps, 1),
+        "stream_fps": round(loop.fps, 1),  # decoded frame in to written frame out
+        "frames": loop.frames,
+        "stopped": loop.stopped,
+        "first_call_s": round(first_call_s, 2),
         "size": opts.size,
         "device": str(device),
         "quality": quality,
-        "video": str(out_path),
+        "video": str(loop.video) if loop.video else None,
         "checkpoint": opts.checkpoint_dir,
         "train_steps": trained,
         "recipe": train.DEFAULT_RECIPE,

@@ -5,9 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+#: The job's option names (the registry's flags) that ``run`` knows by longer names.
+RENAMED = {"out": "out_dir", "checkpoint": "checkpoint_dir"}
+
+
+def job_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``TrackingOptions`` fields from the registry's options (``--out``, ``--checkpoint``); an
+    option left unset (None) takes ``TrackingOptions``' own default."""
+    return {RENAMED.get(k, k): v for k, v in options.items() if v is not None}
+
 
 def run(options: Mapping[str, Any], emit: Callable[..., None]) -> dict[str, Any]:
     """Entry for the demo runner (imports torch only when called)."""
     from zbench.demos.tracking.demo import run as _run
 
-    return _run(options, emit)
+    return _run(job_options(options), emit)

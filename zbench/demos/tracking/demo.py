@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from zbench.demos.progress import PhaseProgress
 from zbench.demos.tracking import detector as det
 from zbench.demos.tracking import mot_io, pipeline, train
 from zbench.demos.tracking.bytetrack import ByteTrackParams
@@ -25,6 +25,7 @@ from zbench.demos.tracking.scene import SceneConfig, to_hwc
 
 Emit = Callable[..., None]
 DETECTOR_FILE, EMBEDDER_FILE = "detector.pt", "embedder.pt"
+GENERATED_FRAMES = 300  # a generated sequence's length unless `frames` says
 
 
 @dataclass
@@ -32,20 +33,20 @@ class TrackingOptions:
     """Everything `run` accepts; unknown keys are a config error."""
 
     input: str = "generated"  # "generated", a MOT folder, a video file, "webcam:N", a .npy file
-    gt: str | None = None  # gt.txt for a video or .npy input
-    frames: int = 300  # generated length, or a cap on other inputs
+    gt: str | None = None  # gt.txt to score against (a MOT folder's own gt/gt.txt otherwise)
+    frames: int | None = None  # generated length (300), or a cap on other inputs (none)
     width: int = 1920
     height: int = 1080
     targets: int = 50
     detector: str = "model"  # "model", "truth" (generated: jittered truth), "public" (det.txt)
-    tracker: str = "deepsort"  # or "bytetrack"
-    checkpoint_dir: str = "tracking-checkpoints"
+    tracker: str = "deepsort"  # or "bytetrack", "fused"
+    checkpoint_dir: str = ""  # "": ZBENCH_HOME/demos/tracking/models (smoke: .../smoke)
     detector_weights: str | None = None  # a state dict for build_detector's model
     embedder_weights: str | None = None  # a state dict for ReidNet
     minutes: float = 3.0  # training budget for both models (2/3 detector); 0: checkpoints only
     steps: int | None = None  # caps each model's training steps
     resume: bool = True  # use checkpoints in checkpoint_dir when they are there
-    out_dir: str = "tracking-out"
+    out_dir: str = ""  # "": ZBENCH_HOME/demos/tracking/out
     video: bool = True  # write an annotated video
     save_detections: bool = False  # write Deep SORT's .npy detection file of this run
     device: str = "auto"
@@ -70,9 +71,11 @@ class TrackingOptions:
         o = cls(**dict(options))
         if o.smoke:
             o.width, o.height, o.targets = 320, 192, min(o.targets, 6)
-            o.frames, o.steps = min(o.frames, 8), o.steps or 1
-        if o.tracker not in ("deepsort", "bytetrack"):
-            raise ValueError(f"unknown tracker {o.tracker!r}: use deepsort or bytetrack")
+            o.frames, o.steps = min(o.frames or 8, 8), o.steps or 1
+        if o.input == "generated" and o.frames is None:
+            o.frames = GENERATED_FRAMES
+        if o.tracker not in pipeline.TRACKERS:
+            raise ValueError(f"unknown tracker {o.tracker!r}: use {', '.join(pipeline.TRACKERS)}")
         if o.detector not in ("model", "truth", "public"):
             raise ValueError(f"unknown detector {o.detector!r}: use model, truth or public")
         if (
@@ -87,8 +90,15 @@ class TrackingOptions:
             raise ValueError("detector='public' needs a MOT folder with det/det.txt")
         if o.gt is not None and not Path(o.gt).is_file():
             raise FileNotFoundError(f"no such ground-truth file: {o.gt}")
-        if o.width < 64 or o.height < 64 or o.frames < 1 or o.targets < 1:
+        if o.width < 64 or o.height < 64 or (o.frames or 1) < 1 or o.targets < 1:
             raise ValueError("width and height must be >= 64, frames and targets >= 1")
+        if not o.out_dir or not o.checkpoint_dir:
+            from zbench import paths  # the data directory, never the working directory
+
+            home = paths.home() / "demos" / "tracking"
+            o.out_dir = o.out_dir or str(home / "out")
+            # Smoke models are tiny: kept apart so that a real run never resumes from them.
+            o.checkpoint_dir = o.checkpoint_dir or str(home / ("smoke" if o.smoke else "models"))
         return o
 
     def train_size(self) -> tuple[int, int]:
@@ -101,15 +111,13 @@ def pick_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def _progress(emit: Emit, phase: str) -> train.Callback:
-    last = [0.0]
+def _progress(emit: Emit, phase: str, o: TrackingOptions, share: float) -> PhaseProgress:
+    return PhaseProgress(emit, phase, o.steps, _budget(o, share)["seconds"])
 
+
+def _callback(progress: PhaseProgress) -> train.Callback:
     def cb(st: train.TrainStatus) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 0.5 or st.step == st.total:
-            last[0] = now
-            emit("progress", phase=phase, step=st.step, total=st.total,
-                 elapsed_s=round(st.elapsed, 2), loss=round(st.loss, 5))  # fmt: skip
+        progress(st.step, loss=round(st.loss, 5))
 
     return cb
 
@@ -134,9 +142,11 @@ def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
     if o.minutes <= 0 and not o.steps:
         raise ValueError(f"no detector checkpoint in {o.checkpoint_dir} and no training budget")
     emit("phase", phase="train_detector", detail="rendered scenes")
+    progress = _progress(emit, "train_detector", o, 2 / 3)
     losses = train.train_detector(model, **_budget(o, 2 / 3), batch=1 if o.smoke else 8,
                                   size=o.train_size(), bf16=o.bf16, seed=o.seed,
-                                  callback=_progress(emit, "train_detector"))  # fmt: skip
+                                  callback=_callback(progress))  # fmt: skip
+    progress.done()
     train.save(ckpt, model, steps=len(losses))
     frames = train.held_out(2 if o.smoke else 50, o.train_size(), device, 5 if o.smoke else 40)
     ap = train.detector_ap(model, frames, o.bf16)
@@ -165,31 +175,56 @@ def load_or_train_embedder(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
         raise ValueError(f"no embedder checkpoint in {o.checkpoint_dir} and no training budget")
     model = ReidNet(train.NUM_IDENTITIES).to(device)
     emit("phase", phase="train_embedder", detail="rendered scenes")
+    progress = _progress(emit, "train_embedder", o, 1 / 3)
     losses = train.train_embedder(model, **_budget(o, 1 / 3), batch=1 if o.smoke else 6,
                                   size=o.train_size(), bf16=o.bf16, seed=o.seed,
-                                  callback=_progress(emit, "train_embedder"))  # fmt: skip
+                                  callback=_callback(progress))  # fmt: skip
+    progress.done()
     train.save(ckpt, model, steps=len(losses))
     emit("phase", phase="saved", detail=str(ckpt), steps=len(losses))
     return model, {"source": str(ckpt), "steps": len(losses)}
 
 
-def _source(o: TrackingOptions, device) -> tuple[Iterator[pipeline.Frame], float, str]:
-    """Frames, frame rate and a name for the sequence."""
+@dataclass
+class Source:
+    """The frames to track, their rate, a name for the sequence and how many (None: unknown)."""
+
+    frames: Iterator[pipeline.Frame]
+    fps: float
+    name: str
+    total: int | None
+
+
+def _cap(n: int | None, limit: int | None) -> int | None:
+    return n if limit is None else limit if n is None else min(n, limit)
+
+
+def _source(o: TrackingOptions, device) -> Source:
+    gt = Path(o.gt) if o.gt else None
     if o.input == "generated":
-        cfg = SceneConfig(o.width, o.height, o.targets, o.frames, o.seed)
-        return pipeline.generated(cfg, device), cfg.fps, f"generated-{o.seed}"
+        cfg = SceneConfig(o.width, o.height, o.targets, o.frames or GENERATED_FRAMES, o.seed)
+        return Source(pipeline.generated(cfg, device), cfg.fps, f"generated-{o.seed}", cfg.frames)
     if o.input.startswith("webcam:"):
-        return pipeline.video(int(o.input.split(":", 1)[1]), device, o.frames), 30.0, "webcam"
+        cam = int(o.input.split(":", 1)[1])
+        return Source(pipeline.video(cam, device, o.frames, gt), 30.0, "webcam", o.frames)
     path = Path(o.input)
     if not path.exists():
         raise FileNotFoundError(f"no such input: {o.input}")
     if path.is_dir():
         info = mot_io.read_seqinfo(path)
-        frames = pipeline.mot_folder(path, device, o.frames, o.detector == "public")
-        return frames, info.frame_rate, info.name
+        frames = pipeline.mot_folder(path, device, o.frames, o.detector == "public", gt)
+        total = _cap(len(mot_io.MotFolder(path)), o.frames)
+        return Source(frames, info.frame_rate, info.name, total)
     if path.suffix == ".npy":
-        return pipeline.deepsort_npy(path, Path(o.gt) if o.gt else None, o.frames), 25.0, path.stem
-    return pipeline.video(str(path), device, o.frames), 25.0, path.stem
+        last = int(np.load(path, mmap_mode="r")[:, 0].max(initial=0))
+        if gt is not None:
+            last = max(last, int(mot_io.read_gt(gt)[:, 0].max(initial=0)))
+        frames = pipeline.deepsort_npy(path, gt, o.frames)
+        return Source(frames, 25.0, path.stem, _cap(last, o.frames))
+    from zbench.demos.video import video_length
+
+    total = _cap(video_length(path), o.frames)
+    return Source(pipeline.video(str(path), device, o.frames, gt), 25.0, path.stem, total)
 
 
 def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
@@ -207,7 +242,8 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     if not npy:
         emb, info["embedder"] = load_or_train_embedder(o, device, emit)
         embedder = Embedder(emb, o.bf16)
-    frames, fps, name = _source(o, device)
+    src = _source(o, device)
+    fps, name, total = src.fps, src.name, src.total
     ds = DeepSortParams(
         o.max_cosine_distance, o.nn_budget, 0.7, o.max_age, o.n_init, o.min_confidence
     )
@@ -219,10 +255,10 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     preview = FramePreview(emit)
     gt_rows: list[np.ndarray] = []
     emit("phase", phase="track", sequence=name)
-    total = o.frames if o.input == "generated" else None
+    progress = PhaseProgress(emit, "track", total)
     last: tuple[pipeline.Frame, list] | None = None
     try:
-        for frame in frames:
+        for frame in src.frames:
             tracks, _, _ = pipe.step(frame)
             if frame.gt is not None:
                 gt_rows.append(frame.gt)
@@ -231,11 +267,13 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
             if writer is not None and rgb is not None:
                 writer.write(rgb, tracks)
             preview(frame.index, total, rgb, tracks, pipe.times)
+            progress(pipe.times.frames)
             last = (frame, tracks)
     finally:
         video_path = writer.close() if writer is not None else None
     if last is None:
         raise ValueError(f"no frames in {o.input}")
+    progress.done()
     img = to_hwc(last[0].image) if last[0].image is not None else None
     preview(last[0].index, total, img, last[1], pipe.times, final=True)
     results_path = mot_io.write_results(out / f"{name}.txt", np.array(pipe.results).reshape(-1, 6))

@@ -93,6 +93,16 @@ def read_mot_txt(path: Path, min_columns: int = 6) -> np.ndarray:
     return arr
 
 
+def read_gt(path: Path) -> np.ndarray:
+    """Ground truth rows ``[M, 9]`` from a file of 6 to 10 columns: a missing consider flag,
+    class or visibility (absent, or -1 as results files write them) counts the box (1)."""
+    rows = read_mot_txt(path)
+    out = np.full((len(rows), 9), -1.0)
+    out[:, : min(9, rows.shape[1])] = rows[:, :9]
+    out[:, 6:9][out[:, 6:9] == -1] = 1.0
+    return out
+
+
 def write_results(path: Path, rows: np.ndarray | list) -> Path:
     """Tracker output in the MOTChallenge result format: frame,id,x,y,w,h,conf,-1,-1,-1."""
     path = Path(path)

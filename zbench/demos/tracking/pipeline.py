@@ -21,6 +21,7 @@ import torch
 from zbench.demos.tracking import mot_io
 from zbench.demos.tracking.bytetrack import ByteTracker, ByteTrackParams
 from zbench.demos.tracking.deepsort import DeepSortParams, DeepSortTracker, TrackOut
+from zbench.demos.tracking.fused import FusedParams, FusedTracker
 from zbench.demos.tracking.scene import FrameTruth, Scene, SceneConfig
 
 
@@ -40,9 +41,22 @@ def generated(cfg: SceneConfig, device) -> Iterator[Frame]:
         yield Frame(t, img, np.array(mot_io.truth_rows(t, truth)).reshape(-1, 9), truth)
 
 
-def mot_folder(folder: Path, device, limit: int | None, public: bool) -> Iterator[Frame]:
+def _gt_by_frame(path: Path | None) -> dict[int, np.ndarray] | None:
+    return mot_io.rows_by_frame(mot_io.read_gt(path)) if path is not None else None
+
+
+def mot_folder(
+    folder: Path, device, limit: int | None, public: bool, gt_path: Path | None = None
+) -> Iterator[Frame]:
+    """A MOT folder's frames; ground truth from ``gt_path``, else the folder's gt/gt.txt."""
     seq = mot_io.MotFolder(folder)
-    gt = mot_io.rows_by_frame(seq.gt) if seq.gt is not None else None
+    gt = (
+        _gt_by_frame(gt_path)
+        if gt_path
+        else mot_io.rows_by_frame(seq.gt)
+        if seq.gt is not None
+        else None
+    )
     if public and seq.det is None:
         raise ValueError(f"{folder}: detector='public' needs det/det.txt")
     dets = mot_io.rows_by_frame(seq.det) if public and seq.det is not None else {}
@@ -56,14 +70,23 @@ def mot_folder(folder: Path, device, limit: int | None, public: bool) -> Iterato
         )
 
 
-def video(source: str | int, device, limit: int | None) -> Iterator[Frame]:
+def video(
+    source: str | int, device, limit: int | None, gt_path: Path | None = None
+) -> Iterator[Frame]:
+    """A video file's or webcam's frames; ground truth by frame number from ``gt_path``."""
+    gt = _gt_by_frame(gt_path)
     for t, rgb in enumerate(mot_io.iter_video(source, limit), start=1):
-        yield Frame(t, torch.from_numpy(rgb).permute(2, 0, 1).to(device))
+        yield Frame(
+            t,
+            torch.from_numpy(rgb).permute(2, 0, 1).to(device),
+            gt.get(t, np.zeros((0, 9))) if gt is not None else None,
+        )
 
 
 def deepsort_npy(path: Path, gt: Path | None, limit: int | None) -> Iterator[Frame]:
+    """A Deep SORT detection file's frames: its boxes, scores and appearance features."""
     frames = mot_io.read_deepsort_npy(path)
-    gt_by = mot_io.rows_by_frame(mot_io.read_mot_txt(gt)) if gt else None
+    gt_by = _gt_by_frame(gt)
     last = max(frames) if frames else 0
     if gt_by:
         last = max(last, max(gt_by))
@@ -93,12 +116,23 @@ def noisy_truth(truth: FrameTruth, rng: np.random.Generator, width: int, height:
     return np.concatenate([box, fp]), np.concatenate([score, rng.uniform(0.1, 0.6, n_fp)]), ids
 
 
+TRACKERS = ("deepsort", "bytetrack", "fused")
+
+
 def make_tracker(name: str, deepsort: DeepSortParams, byte: ByteTrackParams, fps: float = 25.0):
+    """A tracker by name (``TRACKERS``); ``fused`` keeps ByteTrack's thresholds and buffer."""
     if name == "deepsort":
         return DeepSortTracker(deepsort)
     if name == "bytetrack":
         return ByteTracker(byte, frame_rate=fps)
-    raise ValueError(f"unknown tracker {name!r}: use deepsort or bytetrack")
+    if name == "fused":
+        params = FusedParams(
+            high_thresh=byte.track_thresh,
+            match_thresh=byte.match_thresh,
+            track_buffer=byte.track_buffer,
+        )
+        return FusedTracker(params, frame_rate=fps)
+    raise ValueError(f"unknown tracker {name!r}: use {', '.join(TRACKERS)}")
 
 
 @dataclass
@@ -124,7 +158,7 @@ class StageTimes:
 class Pipeline:
     """detector (or given detections) -> embedder (unless given features) -> tracker."""
 
-    tracker: DeepSortTracker | ByteTracker
+    tracker: DeepSortTracker | ByteTracker | FusedTracker
     detector: object | None = None  # detector.Detector
     embedder: object | None = None  # embedder.Embedder
     mode: str = "model"  # "model", "truth" or "public"

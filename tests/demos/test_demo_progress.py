@@ -1,0 +1,64 @@
+"""Progress that tells the truth: each demo phase's steps of a total (projected from a time
+budget), the job's clock and the phase's time left, and a finished demo that reads done of total."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from zbench.demos import progress as progress_mod
+from zbench.demos.progress import PhaseProgress
+from zbench.jobs.eta import PhaseClock, clock
+from zbench.tui.demo_view import DemoView
+
+
+def test_phase_progress_projects_a_budget_and_ends_done_of_total(monkeypatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(progress_mod.time, "monotonic", lambda: now[0])
+    events: list[dict] = []
+    p = PhaseProgress(lambda _t, **f: events.append(f), "train", budget_s=60.0)
+    now[0] = 110.0
+    p(50)  # 50 steps in 10 s of a 60 s budget: about 300 steps in all
+    p(51)  # too soon: not sent
+    now[0] = 130.0
+    p(140)
+    assert [(e["step"], e["total"], e["elapsed_s"]) for e in events] == [(50, 300, 10.0),
+                                                                        (140, 280, 30.0)]  # fmt: skip
+    now[0] = 130.1
+    p(150)
+    p.done()
+    assert events[-1]["step"] == events[-1]["total"] == 150 and events[-1]["phase"] == "train"
+
+
+def test_phase_progress_with_a_total_always_sends_the_last_step(monkeypatch) -> None:
+    monkeypatch.setattr(progress_mod.time, "monotonic", lambda: 5.0)
+    events: list[dict] = []
+    p = PhaseProgress(lambda _t, **f: events.append(f), "track", total=3)
+    for i in (1, 2, 3):
+        p(i)
+    assert [(e["step"], e["total"]) for e in events] == [(1, 3), (3, 3)]
+
+
+def _job(step, total, phase="track", started=1000.0, ended=None):
+    return SimpleNamespace(id=1, phase=phase, step=step, total=total, started=started, ended=ended)
+
+
+def test_phase_clock_estimates_the_time_left_from_the_phase_rate() -> None:
+    c = PhaseClock()
+    assert c.left(_job(10, 110), now=1010.0) is None  # one look: no rate yet
+    assert c.left(_job(30, 110), now=1020.0) == 40.0  # 20 steps in 10 s: 80 left in 40 s
+    assert c.left(_job(5, 50, phase="evaluate"), now=1021.0) is None  # a new phase starts over
+    assert c.elapsed(_job(30, 110), now=1065.0) == 65.0
+    assert c.elapsed(_job(110, 110, ended=1100.0), now=2000.0) == 100.0  # the clock stops at end
+    assert clock(3725.0) == "1:02:05" and clock(None) == "-:--:--"
+
+
+def test_demo_view_reads_phase_steps_clock_estimate_and_done() -> None:
+    v = DemoView()
+    v.apply([{"type": "start", "t": 100.0, "demo": "tracking", "title": "Multi-object tracking"},
+             {"type": "phase", "t": 101.0, "phase": "track"},
+             {"type": "progress", "t": 130.0, "phase": "track", "step": 100, "total": 300,
+              "elapsed_s": 20.0}])  # fmt: skip
+    assert v.progress_line() == "phase [b]track[/b] 100/300  elapsed 0:00:30  ~0:00:40 left"
+    v.apply([{"type": "phase", "t": 190.0, "phase": "evaluate"},
+             {"type": "result", "t": 195.0, "summary": {}}])  # fmt: skip
+    assert v.progress_line() == "phase [b]evaluate[/b] 300/300  elapsed 0:01:35"

@@ -1,0 +1,71 @@
+"""How long a job has run and how long its current phase has left, from the job rows a viewer
+polls (phase, step, total): the CLI's progress bar and the TUI's jobs table read the same figures.
+
+The estimate is the phase's own rate since the viewer first saw it (a phase's steps, such as
+training steps and tracked frames, are not comparable with another's), so it needs two looks at
+the phase with the step advancing; before that there is none.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class _Job(Protocol):
+    @property
+    def id(self) -> int: ...
+    @property
+    def phase(self) -> str | None: ...
+    @property
+    def step(self) -> int | None: ...
+    @property
+    def total(self) -> int | None: ...
+    @property
+    def started(self) -> float | None: ...
+    @property
+    def ended(self) -> float | None: ...
+
+
+@dataclass
+class _Seen:
+    phase: str | None
+    step: int
+    at: float
+
+
+def clock(seconds: float | None) -> str:
+    """``H:MM:SS`` (``-:--:--`` when unknown)."""
+    if seconds is None or seconds < 0:
+        return "-:--:--"
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+class PhaseClock:
+    """Feed each poll's jobs to :meth:`elapsed` and :meth:`left`; one per viewer."""
+
+    def __init__(self) -> None:
+        self._first: dict[int, _Seen] = {}
+
+    def elapsed(self, job: _Job, now: float | None = None) -> float | None:
+        """Seconds since the job started, up to its end once it has ended."""
+        if job.started is None:
+            return None
+        return max(0.0, (job.ended or now or time.time()) - job.started)
+
+    def left(self, job: _Job, now: float | None = None) -> float | None:
+        """Seconds the current phase has left at its rate so far, None when unknown."""
+        now = now or time.time()
+        step, total = job.step or 0, job.total
+        seen = self._first.get(job.id)
+        if seen is None or seen.phase != job.phase or step < seen.step:
+            self._first[job.id] = _Seen(job.phase, step, now)
+            return None
+        if job.ended is not None or not total:
+            return None
+        done, spent = step - seen.step, now - seen.at
+        if done <= 0 or spent <= 0:
+            return None
+        return max(0.0, (total - step) * spent / done)
