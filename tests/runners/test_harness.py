@@ -151,7 +151,7 @@ def test_the_one_result_record_has_every_field() -> None:
     result = build_result(windows, facts, compile_s=None, peak_allocated=5, peak_reserved=7)
     fields = result.to_fields()
     assert set(RESULT_FIELDS) <= fields.keys()
-    assert fields.keys() == {f.name for f in dataclasses.fields(typed.Result)} - {"extra"}
+    assert fields.keys() == {f.name for f in dataclasses.fields(typed.Result)} - {"extra", "t"}
     assert fields["global_batch"] == 16 and fields["samples_per_s_per_gpu"] == pytest.approx(
         fields["samples_per_s"] / 2
     )
