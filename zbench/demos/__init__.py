@@ -1,1 +1,2 @@
-"""Fun GPU demos run as runner-protocol jobs; ``runner`` is the shared part, one package per demo."""
+"""Fun GPU demos run as runner-protocol jobs, one package per demo; their table, options and views
+are in the contract (``zbench.contract.demos``, ``demo_options``, ``demo_views``)."""

@@ -1,7 +1,8 @@
-"""Every registered demo as one harness adapter: ``python -m zbench.demos <demo> ... --events X``.
+"""Every demo of the table as one harness adapter: ``python -m zbench.demos <demo> ... --events X``.
 
-The registry names the entry module (``run(options, emit) -> figures``), the options, the frame
-rate and which figures make the result's summary and series; nothing here is demo-specific.
+The demo table (``zbench.contract.demos``) names the entry module (``run(options, emit) ->
+figures``), the options, the frame rate and which figures make the result's summary and series;
+nothing here is demo-specific.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from zbench.runners.harness_demo import DemoAdapter, Series, run_demo
 
 
 class EntryAdapter(DemoAdapter):
-    """A registry entry under the harness."""
+    """A demo table entry under the harness."""
 
     def __init__(self, config: DemoConfig) -> None:
         self.demo_config = config

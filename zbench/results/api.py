@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import os
@@ -11,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zbench import paths
-from zbench.contract.kinds import result_kinds
+from zbench.contract.kinds import DEMO, result_kinds
 from zbench.store import RunFilter, RunRow, Store
 
 MEASURE = "measure"
@@ -164,7 +163,7 @@ class Filters:
 
     def query_demos(self, db: str | os.PathLike[str] | None) -> list[ResultRow]:
         """The stored demo runs these filters keep, oldest first (``workload``: a demo's name)."""
-        return dataclasses.replace(self, framework="demo").query(db)
+        return query_results(db, **{**self.__dict__, "framework": None}, kinds=(DEMO,))
 
     def keeps(self, row: Any) -> bool:
         """Whether a row (e.g. read from an exported file) passes the row-level filters; ``suite``

@@ -1,6 +1,6 @@
 """Demo results (runs of framework ``demo``): their own table, as Markdown, CSV or JSON.
 
-The columns of each demo come from the demo registry (``zbench.contract.demos``: Snake's scores,
+The columns of each demo come from the demo table (``zbench.contract.demos``: Snake's scores,
 motion's frames per second and L1 against its baselines), after the columns every demo has.
 """
 
@@ -33,7 +33,7 @@ class DemoResult:
     mode: str
     gpu_name: str | None
     minutes: float | None
-    figures: dict[str, Any]  # column title -> value, the demo's own columns (registry order)
+    figures: dict[str, Any]  # column title -> value, the demo's own columns (the table's order)
     curve: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:

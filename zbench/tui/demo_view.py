@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from zbench.contract.events import Error, Frame, PhaseEvent, Progress, typed
 from zbench.jobs.eta import clock
 
 from .format import escape
@@ -26,7 +27,7 @@ class DemoView:
     curve: list[dict[str, Any]] = field(default_factory=list)
     latest: dict[str, Any] = field(default_factory=dict)
     result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    error: Error | None = None
     env_rate: float | None = None
     frames: int = 0
     fps: float | None = None  # frames the view received per second of the demo's clock
@@ -36,32 +37,31 @@ class DemoView:
     last_t: float | None = None  # the latest event's clock
 
     def apply(self, events: list[dict[str, Any]]) -> None:
-        for ev in events:
-            kind = ev.get("type")
-            if isinstance(ev.get("t"), int | float):
-                self.last_t = float(ev["t"])
-            if kind == "start":
+        """Fold parsed events in, each read typed (``contract.events.typed``)."""
+        for ev in filter(None, map(typed, events)):
+            if ev.t:
+                self.last_t = ev.t
+            if isinstance(ev, PhaseEvent):
+                self.phase = ev.phase
+                if ev.get("env_steps_per_s") is not None:
+                    self.env_rate = float(ev.get("env_steps_per_s"))
+            elif isinstance(ev, Frame):
+                self._frame(ev.as_record())
+            elif isinstance(ev, Progress):
+                self.progress = ev.as_record()
+                point = {k: ev.get(k) for k in ("t_s", "env_steps", "mean_score", "best_score")}
+                point.update(steps_per_s=ev.samples_per_s, step=ev.step, loss=ev.get("loss"))
+                self.curve.append(point)
+                self.latest.update(point, games=ev.get("games"))
+            elif isinstance(ev, Error):
+                self.error = ev
+            elif ev.type == "start":
                 self.started_t = self.last_t
                 self.title = str(ev.get("title") or ev.get("demo") or "demo")
                 self.demo = str(ev.get("demo") or "")
                 self.config = dict(ev.get("config") or {})
-            elif kind == "phase":
-                self.phase = str(ev.get("phase"))
-                if ev.get("env_steps_per_s") is not None:
-                    self.env_rate = float(ev["env_steps_per_s"])
-            elif kind == "frame":
-                self._frame(ev)
-            elif kind == "progress":
-                self.progress = ev
-                point = {k: ev.get(k) for k in ("t_s", "env_steps", "mean_score", "best_score")}
-                point.update(steps_per_s=ev.get("samples_per_s"), step=ev.get("step"),
-                             loss=ev.get("loss"))  # fmt: skip
-                self.curve.append(point)
-                self.latest.update(point, games=ev.get("games"))
-            elif kind == "result":
-                self.result = ev
-            elif kind == "error":
-                self.error = ev
+            elif ev.type == "result":
+                self.result = ev.as_record()
 
     def _frame(self, ev: dict[str, Any]) -> None:
         if isinstance(ev.get("board"), dict):
@@ -144,8 +144,7 @@ class DemoView:
     def _error(self) -> list[str]:
         if not self.error:
             return []
-        return [f"[$error]{escape(str(self.error.get('kind')))}: "
-                f"{escape(str(self.error.get('message')))}[/]"]  # fmt: skip
+        return [f"[$error]{escape(self.error.kind)}: {escape(self.error.message)}[/]"]
 
 
 def num(value: Any, digits: int | None = None) -> str:

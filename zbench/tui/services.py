@@ -89,14 +89,14 @@ class LocalServices:
 
     def throughput(self, job: JobInfo) -> list[tuple[float, float]]:
         """(time, samples/s) of every progress event the job's runner wrote so far."""
-        from zbench.contract.protocol import read_events
+        from zbench.contract.events import Progress, read
 
         if not job.events_path:
             return []
         return [
-            (float(e["t"]), float(e["samples_per_s"]))
-            for e in read_events(job.events_path)
-            if e["type"] == "progress" and isinstance(e.get("samples_per_s"), int | float)
+            (e.t, float(e.samples_per_s))
+            for e in read(job.events_path)
+            if isinstance(e, Progress) and isinstance(e.samples_per_s, int | float)
         ]
 
     def verdict(self, job_id: int) -> str | None:

@@ -3,7 +3,7 @@ panels, or tracking's image with boxes; the learning or loss curve; the key figu
 
 The view is rebuilt from the events file on every visit (leaving and coming back, or a new SSH
 session, resumes it): a thread worker tails the file and posts the new events; the handler renders.
-Which widgets it shows is the demo registry's ``view`` (snake, pixels, boxes).
+Which widgets it shows is the demo table's ``view`` (``zbench.contract.demos``) (snake, pixels, boxes).
 """
 
 from __future__ import annotations
