@@ -275,6 +275,10 @@ class Opt:
 
 
 _PRESET = "the preset's"
+# The review's window when the options leave it (``resolve`` fills them in).
+DEFAULT_WARMUP = 10
+DEFAULT_STEPS = 50
+DEFAULT_REPEATS = 3  # measured windows: the median is reported, with the spread
 RUN_OPTIONS: tuple[Opt, ...] = (
     Opt(
         "framework",
@@ -302,26 +306,33 @@ RUN_OPTIONS: tuple[Opt, ...] = (
         "batch_size",
         "int",
         None,
-        "Samples per GPU per step.",
+        f"Samples per GPU per step (ResNet-50: {WORKLOADS['resnet50'].default_batch}).",
         low=1,
-        default_text="the workload's (ResNet-50: 128)",
+        default_text="the workload's",
     ),
-    Opt("steps", "int", None, "Measured steps in each window.", low=1, default_text="50"),
+    Opt(
+        "steps",
+        "int",
+        None,
+        "Measured steps in each window.",
+        low=1,
+        default_text=str(DEFAULT_STEPS),
+    ),
     Opt(
         "warmup",
         "int",
         None,
         "Warm-up steps before the first window (not measured).",
         low=0,
-        default_text="10",
+        default_text=str(DEFAULT_WARMUP),
     ),
     Opt(
         "image_size",
         "int",
         None,
-        "Input side in pixels (voxels for 3D U-Net).",
+        f"Input side in pixels, voxels for 3D U-Net (ResNet-50: {WORKLOADS['resnet50'].image_size}).",
         low=1,
-        default_text="the workload's (ResNet-50: 224)",
+        default_text="the workload's",
     ),
     Opt(
         "repeat",
@@ -329,7 +340,7 @@ RUN_OPTIONS: tuple[Opt, ...] = (
         None,
         "Measured windows: the result has each window's rate, the median and the spread.",
         low=1,
-        default_text="3",
+        default_text=str(DEFAULT_REPEATS),
         aliases=("--repeats",),
     ),
     Opt(
