@@ -28,7 +28,7 @@ def test_markdown_golden(filled: Path) -> None:
 
 
 def test_markdown_golden_filtered(filled: Path) -> None:
-    rows = query_results(filled, workload="resnet50", framework="torch", gpu="h200")
+    rows = query_results(filled, workload="resnet50", framework="torch", device="h200")
     assert len(rows) == 5
     _check_golden("resnet50-torch.md", render(rows, "md"))
 
