@@ -246,16 +246,20 @@ def _non_negative(text: str) -> int:
 
 @dataclass(frozen=True)
 class Opt:
-    """One runner option: the ``RunConfig`` field it sets, its kind (int, str, bool: ``--x/--no-x``,
-    choice), default, help and allowed values. The runner's parser, ``zbench run -h`` and the TUI's
-    launch dialog are all built from :data:`RUN_OPTIONS`."""
+    """One option of a job kind: the config field it sets, its kind (int, float, str, bool:
+    ``--x/--no-x``, choice, or switch: one flag per choice, ``--train`` / ``--animate``, stored
+    under ``name``), default, help and allowed values. The runner's options (:data:`RUN_OPTIONS`)
+    and each demo's (``contract.demos``) are rows of it; their parsers, ``-h`` and the TUI's launch
+    dialog are built from those rows."""
 
     name: str
     kind: str
     default: Any
     help: str
     choices: tuple[str, ...] = ()
-    low: int | None = None  # an int's least value
+    low: float | None = None  # the least value (a demo's float: exclusive)
+    high: float | None = None
+    multiple_of: int | None = None
     default_text: str = ""  # what a None default means, in a few words ("the preset's")
     aliases: tuple[str, ...] = ()
 
@@ -417,7 +421,11 @@ def _argparse_kwargs(opt: Opt) -> dict[str, Any]:
     if opt.kind == "choice":
         return {"choices": opt.choices}
     if opt.kind == "int":
-        return {"type": {None: int, 0: _non_negative, 1: _positive}[opt.low]}
+        return {
+            "type": {None: int, 0: _non_negative, 1: _positive}[
+                None if opt.low is None else int(opt.low)
+            ]
+        }
     return {}
 
 
