@@ -52,7 +52,10 @@ def test_run_help_lists_every_option_with_help_type_and_default() -> None:
         assert opt.flag in text
         assert " ".join(opt.help.split()[:4]) in text, opt.name
     assert "--mode train|infer train: forward, backward" in text
-    assert "--batch-size int >=1 Samples per GPU per step. [default: the workload's" in text
+    assert (
+        "--batch-size int >=1 Samples per GPU per step (ResNet-50: 128). [default: the workload's]"
+        in text
+    )
     assert "--device cuda|cpu Where the workload runs" in text and "[default: cuda]" in text
     assert "python -m zbench.runners --help" not in text
 

@@ -60,3 +60,20 @@ def test_help_has_no_bool_labels(command: list[str]) -> None:
 def test_help_text_is_not_read_as_markup() -> None:
     result = CLI.invoke(app, ["-h"])
     assert "(the config file's [hosts])." in " ".join(result.output.replace("│", " ").split())
+
+
+def test_no_help_text_is_eaten_as_markup() -> None:
+    """Every option's help prints as written: Rich markup finds no tag in it (escaped brackets
+    print as brackets)."""
+    import typer
+    from rich.text import Text
+
+    def commands(cmd: object) -> list[object]:
+        subs = getattr(cmd, "commands", {}).values()
+        return [cmd, *(c for s in subs for c in commands(s))]
+
+    for cmd in commands(typer.main.get_command(app)):
+        for param in getattr(cmd, "params", []):
+            text = getattr(param, "help", None)
+            if text:
+                assert Text.from_markup(text).plain == text.replace("\\[", "["), (param.name, text)

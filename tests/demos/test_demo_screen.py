@@ -65,7 +65,7 @@ async def test_enter_on_a_demo_job_opens_its_live_view() -> None:
 
 def test_launch_dialog_builds_a_demo_job() -> None:
     form = {
-        "gpus": "",
+        "gpu-ids": "",
         "data": "synthetic-device",
         "path": "",
         "framework": "torch",

@@ -22,7 +22,7 @@ async def test_launch_two_workloads_on_two_gpus() -> None:
         await press(pilot, "l")
         assert isinstance(app.screen, LaunchScreen)
         await press(pilot, "down", "space")  # resnet50 is preselected; add vgg16
-        app.screen.query_one("#gpus", Input).focus()
+        app.screen.query_one("#gpu-ids", Input).focus()
         await press(pilot, *"0,1")
         app.screen.query_one("#batch-size", Input).focus()
         await press(pilot, *"64")
@@ -80,7 +80,7 @@ def test_build_request_rules() -> None:
         "steps": "5",
         "data": "dataset",
         "path": "",
-        "gpus": "",
+        "gpu-ids": "",
     }
     assert build_request("", ["unet2d"], form) == (None, "data: give the dataset's path")
     form["data"] = "synthetic-host"
@@ -93,7 +93,9 @@ def test_build_request_rules() -> None:
         "fp16",
         5,
     )
-    assert config.data_source == "synthetic-host" and request.gpu_ids is None
+    assert (
+        config.data_source == "synthetic-host" and config.data is None and request.gpu_ids is None
+    )
     assert build_request("", [], form)[0] is None
     assert parse_gpu_ids(" 0, 2 ") == (0, 2)
 
@@ -156,10 +158,10 @@ async def test_a_host_without_gpus_launches_on_cpu() -> None:
         await settle(pilot)
         await press(pilot, "l")
         assert app.screen.query_one("#device", Select).value == "cpu"
-        app.screen.query_one("#gpus", Input).value = "0"
+        app.screen.query_one("#gpu-ids", Input).value = "0"
         await settle(pilot)
         assert "a cpu run uses no GPU" in str(app.screen.query_one("#error", Static).render())
-        app.screen.query_one("#gpus", Input).value = ""
+        app.screen.query_one("#gpu-ids", Input).value = ""
         await press(pilot, "ctrl+s")
         assert services.submitted[0].configs[0].device == "cpu"
 
@@ -176,3 +178,26 @@ async def test_cancel_of_an_ended_job_says_so() -> None:
         assert not isinstance(app.screen, ConfirmScreen)
         assert seen == ["job 1 already ended (done): nothing to cancel"]
         assert services.cancelled == []
+
+
+async def test_the_launch_fields_come_from_the_option_table() -> None:
+    from zbench.contract.config import RUN_OPTION
+    from zbench.tui.screens.launch import TABLE
+
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        for opt in TABLE:
+            widget = app.screen.query_one(f"#{opt.flag[2:]}")
+            assert str(widget.tooltip) == opt.help
+            if opt.kind == "choice":
+                assert isinstance(widget, Select)
+                assert [v for _, v in widget._options if v != Select.NULL] == list(opt.choices)
+            else:
+                assert isinstance(widget, Input)
+                assert widget.placeholder == f"{opt.shown_default} (default)"
+        steps = app.screen.query_one("#steps", Input)
+        assert (
+            steps.placeholder == f"{RUN_OPTION['steps'].default_text} (default)" == "50 (default)"
+        )

@@ -20,13 +20,13 @@ from zbench.contract.config import Opt
 RUNNER_PANEL = "Workload options (checked by the runner's parser)"
 
 
-def type_label(opt: Any) -> str:
+def type_label(opt: Opt) -> str:
     """What an option takes, as help shows it: ``torch|tf``, ``int >=1``, ``path``."""
     if opt.kind == "choice":
         return "|".join(opt.choices)
     if opt.kind == "switch":
         return ""
-    low, high = getattr(opt, "low", None), getattr(opt, "high", None)
+    low, high = opt.low, opt.high
     if opt.kind in ("int", "float") and low is not None:
         above = ">" if opt.kind == "float" else ">="  # a demo's float bound is exclusive
         return f"{opt.kind} {above}{_n(low)}" + (f" <={_n(high)}" if high is not None else "")
@@ -37,20 +37,10 @@ def _n(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def default_label(opt: Any) -> str:
-    """The default in words ("" when there is none to name)."""
-    shown = getattr(opt, "shown_default", None)
-    if shown is not None:
-        return str(shown)
-    if opt.default is None or opt.default is False:
-        return "off" if opt.kind == "bool" else ""
-    return "on" if opt.default is True else str(opt.default)
-
-
-def help_text(opt: Any) -> str:
+def help_text(opt: Opt) -> str:
     """The option's help with its default, escaped: a table's text is never read as Rich markup."""
     text = opt.help.rstrip(".") + "."
-    default = default_label(opt)
+    default = opt.shown_default
     return escape(f"{text} [default: {default}]" if default else text)
 
 
@@ -105,7 +95,7 @@ def given_argv(options: Iterable[Opt], values: Mapping[str, Any]) -> list[str]:
     return argv
 
 
-def table_lines(options: Iterable[Any], key: Callable[[Any], str]) -> list[str]:
+def table_lines(options: Iterable[Opt], key: Callable[[Opt], str]) -> list[str]:
     """One escaped help line per option (for epilogs): ``KEY TYPE: help [default: x]``."""
     lines = []
     for opt in options:
@@ -124,7 +114,7 @@ def demo_schemas() -> dict[str, tuple[str, tuple[Any, ...]]]:
     return {entry.name: (entry.title, entry.options) for entry in demos().values()}
 
 
-def demo_flag(opt: Any) -> str:
+def demo_flag(opt: Opt) -> str:
     """A demo option as typed: ``--board``, ``--faithful/--no-faithful``, ``--train|--animate``."""
     if opt.kind == "switch":
         return "|".join("--" + c for c in opt.choices)

@@ -246,16 +246,20 @@ def _non_negative(text: str) -> int:
 
 @dataclass(frozen=True)
 class Opt:
-    """One runner option: the ``RunConfig`` field it sets, its kind (int, str, bool: ``--x/--no-x``,
-    choice), default, help and allowed values. The runner's parser, ``zbench run -h`` and the TUI's
-    launch dialog are all built from :data:`RUN_OPTIONS`."""
+    """One option of a job kind: the config field it sets, its kind (int, float, str, bool:
+    ``--x/--no-x``, choice, or switch: one flag per choice, ``--train`` / ``--animate``, stored
+    under ``name``), default, help and allowed values. The runner's options (:data:`RUN_OPTIONS`)
+    and each demo's (``contract.demos``) are rows of it; their parsers, ``-h`` and the TUI's launch
+    dialog are built from those rows."""
 
     name: str
     kind: str
     default: Any
     help: str
     choices: tuple[str, ...] = ()
-    low: int | None = None  # an int's least value
+    low: float | None = None  # the least value (a demo's float: exclusive)
+    high: float | None = None
+    multiple_of: int | None = None
     default_text: str = ""  # what a None default means, in a few words ("the preset's")
     aliases: tuple[str, ...] = ()
 
@@ -275,6 +279,10 @@ class Opt:
 
 
 _PRESET = "the preset's"
+# The review's window when the options leave it (``resolve`` fills them in).
+DEFAULT_WARMUP = 10
+DEFAULT_STEPS = 50
+DEFAULT_REPEATS = 3  # measured windows: the median is reported, with the spread
 RUN_OPTIONS: tuple[Opt, ...] = (
     Opt(
         "framework",
@@ -302,26 +310,33 @@ RUN_OPTIONS: tuple[Opt, ...] = (
         "batch_size",
         "int",
         None,
-        "Samples per GPU per step.",
+        f"Samples per GPU per step (ResNet-50: {WORKLOADS['resnet50'].default_batch}).",
         low=1,
-        default_text="the workload's (ResNet-50: 128)",
+        default_text="the workload's",
     ),
-    Opt("steps", "int", None, "Measured steps in each window.", low=1, default_text="50"),
+    Opt(
+        "steps",
+        "int",
+        None,
+        "Measured steps in each window.",
+        low=1,
+        default_text=str(DEFAULT_STEPS),
+    ),
     Opt(
         "warmup",
         "int",
         None,
         "Warm-up steps before the first window (not measured).",
         low=0,
-        default_text="10",
+        default_text=str(DEFAULT_WARMUP),
     ),
     Opt(
         "image_size",
         "int",
         None,
-        "Input side in pixels (voxels for 3D U-Net).",
+        f"Input side in pixels, voxels for 3D U-Net (ResNet-50: {WORKLOADS['resnet50'].image_size}).",
         low=1,
-        default_text="the workload's (ResNet-50: 224)",
+        default_text="the workload's",
     ),
     Opt(
         "repeat",
@@ -329,7 +344,7 @@ RUN_OPTIONS: tuple[Opt, ...] = (
         None,
         "Measured windows: the result has each window's rate, the median and the spread.",
         low=1,
-        default_text="3",
+        default_text=str(DEFAULT_REPEATS),
         aliases=("--repeats",),
     ),
     Opt(
@@ -406,7 +421,11 @@ def _argparse_kwargs(opt: Opt) -> dict[str, Any]:
     if opt.kind == "choice":
         return {"choices": opt.choices}
     if opt.kind == "int":
-        return {"type": {None: int, 0: _non_negative, 1: _positive}[opt.low]}
+        return {
+            "type": {None: int, 0: _non_negative, 1: _positive}[
+                None if opt.low is None else int(opt.low)
+            ]
+        }
     return {}
 
 

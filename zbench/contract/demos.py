@@ -17,26 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from zbench.contract.config import UsageError
-
-
-@dataclass(frozen=True)
-class Opt:
-    """One demo option. ``kind``: int, float, str, bool (``--x/--no-x``), choice, or switch (one
-    flag per choice, ``--train`` / ``--animate``, stored under ``name``)."""
-
-    name: str
-    kind: str
-    default: Any
-    help: str
-    choices: tuple[str, ...] = ()
-    low: float | None = None
-    high: float | None = None
-    multiple_of: int | None = None
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+from zbench.contract.config import Opt, UsageError
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from zbench.contract.config import CUDAGRAPH_COMPILE_MODES, WORKLOADS, RunConfig, check_batch
+from zbench.contract.config import (
+    CUDAGRAPH_COMPILE_MODES,
+    DEFAULT_REPEATS,
+    DEFAULT_STEPS,
+    DEFAULT_WARMUP,
+    WORKLOADS,
+    RunConfig,
+    check_batch,
+)
 
-DEFAULT_WARMUP = 10
-DEFAULT_STEPS = 50
-DEFAULT_REPEATS = 3  # measured windows: the median is reported, with the spread
 IMAGE_SIZE = {w.name: w.image_size for w in WORKLOADS.values()}
 NUM_CLASSES = {w.name: w.num_classes for w in WORKLOADS.values()}
 MAX_BATCH = {w.name: w.max_batch for w in WORKLOADS.values()}

@@ -14,13 +14,24 @@ from markdown_it import MarkdownIt
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem;
        color: #1d1d1f; line-height: 1.45; }
-table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.85rem; }
+.scroll { overflow-x: auto; max-width: 100%; margin: 0.5rem 0 1rem; }
+table { border-collapse: collapse; font-size: 0.85rem; }
 th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; }
 th { background: #f2f2f2; }
 tr:nth-child(even) td { background: #fafafa; }
 img { max-width: 100%; height: auto; display: block; margin: 0.5rem 0 1rem; }
 code { background: #f2f2f2; padding: 0 0.2rem; }
 """
+
+
+# A wide table (the experiments' with every column) scrolls inside its own box, so the page itself
+# never grows wider than the window.
+def _table_open(self: object, tokens: object, idx: int, options: object, env: object) -> str:
+    return '<div class="scroll"><table>\n'
+
+
+def _table_close(self: object, tokens: object, idx: int, options: object, env: object) -> str:
+    return "</table></div>\n"
 
 
 class ReportImageError(OSError):
@@ -35,6 +46,8 @@ def data_uri(path: Path) -> str:
 def render_html(markdown: str, root: Path, title: str) -> str:
     """``markdown`` as a full HTML page; relative image paths are read from ``root`` and inlined."""
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md.add_render_rule("table_open", _table_open)
+    md.add_render_rule("table_close", _table_close)
     tokens = md.parse(markdown)
     for token in tokens:
         for child in token.children or ():

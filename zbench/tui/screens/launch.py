@@ -1,7 +1,8 @@
 """The launch dialog: workloads and their options, or a suite, validated as you type.
 
-Validation runs the runner's own option parser (``zbench.contract.config.parse_args``, standard
-library only), so the dialog accepts exactly what a runner accepts.
+Its fields are rows of the runner's option table (``zbench.contract.config.RUN_OPTIONS``: label,
+choices, default, help as the tooltip), and validation runs the runner's own option parser
+(``parse_args``, standard library only), so the dialog accepts exactly what a runner accepts.
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
 from zbench.contract.config import (
     DATA_SOURCES,
-    FRAMEWORKS,
-    MODES,
-    PRECISIONS,
-    PRESETS,
+    RUN_OPTION,
     WORKLOADS,
+    Opt,
     RunConfig,
     UsageError,
     parse_args,
@@ -35,11 +34,27 @@ from ..format import escape
 from ..services import LaunchRequest
 
 DATASET = "dataset"
-DEVICES = ("cuda", "cpu")
-# Free-text fields (Input ids) and the runner flag each one sets; blank leaves the runner's default.
-NUMBER_FLAGS = ("batch-size", "steps", "warmup", "image-size", "repeat")
-SELECTS = ("framework", "mode", "precision", "data", "device", "preset")
-INPUTS = ("gpus", *NUMBER_FLAGS, "path")
+# The table's options the dialog offers, as the form lays them out (two a row); a widget's id is
+# the option's flag without its dashes. Choices are Selects, numbers Inputs (blank: the default).
+# The GPU indices ("gpu-ids", the count follows from them) and, after these, the data source or
+# dataset path ("data", "path": --data-source or --data) are the dialog's own fields.
+FORM = (
+    "framework",
+    "mode",
+    "gpu-ids",
+    "precision",
+    "batch_size",
+    "steps",
+    "device",
+    "preset",
+    "warmup",
+    "image_size",
+    "repeat",
+)
+TABLE = tuple(RUN_OPTION[name] for name in FORM if name != "gpu-ids")
+NUMBER_FLAGS = tuple(o.flag[2:] for o in TABLE if o.kind == "int")
+SELECTS = (*(o.flag[2:] for o in TABLE if o.kind == "choice"), "data")
+INPUTS = ("gpu-ids", *NUMBER_FLAGS, "path")
 
 
 def parse_gpu_ids(text: str) -> tuple[int, ...] | None:
@@ -57,10 +72,11 @@ def parse_gpu_ids(text: str) -> tuple[int, ...] | None:
 
 
 def runner_argv(workload: str, form: dict[str, str], gpu_ids: tuple[int, ...] | None) -> list[str]:
-    argv = [workload, "--framework", form["framework"], "--mode", form["mode"]]
-    for flag in ("precision", "preset", "device", *NUMBER_FLAGS):
-        if form.get(flag):
-            argv += [f"--{flag}", form[flag]]
+    """The form as the runner's argv (a blank field leaves the table's default)."""
+    argv = [workload]
+    for opt in TABLE:
+        if form.get(opt.flag[2:]):
+            argv += [opt.flag, form[opt.flag[2:]]]
     if form["data"] == DATASET:
         argv += ["--data", form["path"]]
     else:
@@ -79,7 +95,7 @@ def build_request(
     if not workloads:
         return None, "pick at least one workload (space toggles)"
     try:
-        gpu_ids = parse_gpu_ids(form["gpus"])
+        gpu_ids = parse_gpu_ids(form.get("gpu-ids", ""))
     except ValueError as exc:
         return None, str(exc)
     if form.get("device") == "cpu" and gpu_ids:
@@ -101,6 +117,11 @@ def build_request(
             return None, f"{workload}: {exc}"
         configs.append(config)
     return LaunchRequest(configs=tuple(configs), gpu_ids=gpu_ids), ""
+
+
+def _placeholder(opt: Opt) -> str:
+    """An empty number field says what blank means: the table's default."""
+    return f"{opt.shown_default} (default)"
 
 
 class LaunchScreen(ModalScreen[LaunchRequest | None]):
@@ -143,26 +164,8 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                     id="workloads",
                     compact=True,
                 )
-                yield from self._select("framework", FRAMEWORKS, "torch")
-                yield from self._select("mode", MODES, "train")
-                yield Label("GPUs")
-                yield Input(placeholder="0,1 (first free)", id="gpus", compact=True)
-                yield Label("precision")
-                yield Select(
-                    [(p, p) for p in PRECISIONS], prompt="default", id="precision", compact=True
-                )
-                yield Label("batch size")
-                yield Input(placeholder="per GPU (default)", id="batch-size", compact=True)
-                yield Label("steps")
-                yield Input(placeholder="measured (default)", id="steps", compact=True)
-                yield from self._select("device", DEVICES, "cuda" if self.has_gpus else "cpu")
-                yield from self._select("preset", PRESETS, "review")
-                yield Label("warm-up")
-                yield Input(placeholder="steps (default)", id="warmup", compact=True)
-                yield Label("image size")
-                yield Input(placeholder="pixels (default)", id="image-size", compact=True)
-                yield Label("repeats")
-                yield Input(placeholder="runs of each (1)", id="repeat", compact=True)
+                for name in FORM:
+                    yield from self._field(name)
                 yield from self._select("data", (*DATA_SOURCES, DATASET), DATA_SOURCES[0])
                 yield Label("data path")
                 yield Input(placeholder="for data = dataset", id="path", compact=True)
@@ -171,6 +174,32 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             with Horizontal(id="buttons"):
                 yield Button("Launch (ctrl+s)", variant="success", id="launch", compact=True)
                 yield Button("Close (esc)", id="close", compact=True)
+
+    def _field(self, name: str) -> ComposeResult:
+        """One field of the form: a row of the option table, or the GPU indices."""
+        if name == "gpu-ids":
+            yield Label("GPU ids")
+            yield Input(placeholder="0,1 (first free)", id="gpu-ids", compact=True)
+            return
+        opt = RUN_OPTION[name]
+        yield Label(opt.name.replace("_", " "))
+        widget = opt.flag[2:]
+        if opt.kind == "choice":
+            default = "cpu" if name == "device" and not self.has_gpus else opt.default
+            choices = [(c, c) for c in opt.choices]
+            if default is None:
+                yield Select(choices, prompt="default", id=widget, compact=True, tooltip=opt.help)
+            else:
+                yield Select(
+                    choices,
+                    value=default,
+                    allow_blank=False,
+                    id=widget,
+                    compact=True,
+                    tooltip=opt.help,
+                )
+        else:
+            yield Input(placeholder=_placeholder(opt), id=widget, compact=True, tooltip=opt.help)
 
     @staticmethod
     def _select(name: str, options: tuple[str, ...], value: str) -> ComposeResult:
@@ -206,10 +235,9 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
 
     @staticmethod
     def _options(name: str) -> tuple[str, ...]:
-        return {
-            "framework": FRAMEWORKS, "mode": MODES, "precision": PRECISIONS,
-            "data": (*DATA_SOURCES, DATASET), "device": DEVICES, "preset": PRESETS,
-        }[name]  # fmt: skip
+        if name == "data":
+            return (*DATA_SOURCES, DATASET)
+        return RUN_OPTION[name.replace("-", "_")].choices
 
     def form(self) -> dict[str, str]:
         values = {}
