@@ -5,6 +5,7 @@ end with its events kept, SIGTERM still stops it, and `zbench jobs` answers in s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -67,9 +68,17 @@ def test_a_database_emptied_under_a_running_supervisor_stops_its_writes(home: Pa
     db = home / "zbench.db"
     [jid] = api.submit([fake_spec("hang")], db=db)
     row = _measuring_or_hanging(jid, db)
-    events = Path(row["events_path"])
     sup = Store.reader(db).supervisor()
     assert sup is not None
+    try:
+        _empty_it_and_look(home, db, int(sup["pid"]), row)
+    finally:  # the fixture cannot read the pids from an emptied file
+        for pid in (int(sup["pid"]), int(row["pid"])):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _empty_it_and_look(home: Path, db: Path, sup_pid: int, row: dict) -> None:
     with open(db, "r+b") as fh:
         fh.truncate(0)
     log = home / "supervisor.log"
@@ -83,10 +92,10 @@ def test_a_database_emptied_under_a_running_supervisor_stops_its_writes(home: Pa
     assert time.monotonic() - t0 < 20, "zbench jobs waited on a wedged database"
     assert code in (1, 2) and "Traceback" not in err
     assert all(line.startswith("zbench: ") for line in err.splitlines() if line.strip()), err
-    os.kill(int(sup["pid"]), signal.SIGTERM)
-    assert _gone(int(sup["pid"]), 30), "the supervisor ignored SIGTERM"
+    os.kill(sup_pid, signal.SIGTERM)
+    assert _gone(sup_pid, 30), "the supervisor ignored SIGTERM"
     assert _gone(int(row["pid"]), 5), "its runner was stopped"
-    kinds = [ev["type"] for ev in read_events(events)]
+    kinds = [ev["type"] for ev in read_events(row["events_path"])]
     assert kinds[:2] == ["start", "phase"], "the job's events are kept"
 
 

@@ -268,6 +268,7 @@ class Supervisor(StoreGuard):
 
     def _finish(self, job: RunningJob, rc: int) -> None:
         """Store how ``job`` ended; safe to call again when the store failed part way."""
+        job.remove_scratch()  # its processes are gone (reaped): what a killed launcher left
         job.read_events()
         outcome = job.outcome(rc)
         if job.result_event is not None and job.run_id is None:
@@ -296,7 +297,6 @@ class Supervisor(StoreGuard):
             self.store.update_job(job.id, run_id=job.run_id)
         self.store.checkpoint()  # its result into the main file (see _record_start)
         log.info("job %d: %s (%s), exit status %d", job.id, outcome.state, outcome.reason, rc)
-        job.remove_scratch()
         self.sampler.unwatch_tree(job.pid)
         with self._lock:
             self.running.pop(job.id, None)
