@@ -84,6 +84,13 @@ def main() -> None:
             except OSError as exc:
                 exc.filename = exc.filename or "standard output"
                 raise
+    except SystemExit as exc:
+        # Click turns a closed pipe (`zbench jobs --json | head -1`) into exit status 1 and wraps
+        # stdout in its PacifyFlushWrapper (Typer's copy of Click, or Click's): the reader has
+        # what it wanted, so that is no failure.
+        if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            raise SystemExit(0) from None
+        raise
     except ZbenchError as exc:
         typer.echo(f"zbench: {exc}", err=True)
         raise SystemExit(exc.exit_code) from None

@@ -1,12 +1,13 @@
 """How the supervisor lives with a database that fails.
 
 A database that is busy, full, or fails with an I/O error heals: running jobs go on and each write
-is tried again on a later tick. A file that cannot heal (emptied or overwritten under the
+is tried again on a later tick. A file that cannot heal (emptied or truncated under the
 supervisor, its ``-wal``/``-shm`` deleted, or damaged for ``STORE_GIVE_UP_S``) is another matter:
 what the supervisor writes could vanish, or land in a view of the database that no one else sees
 (a reused job id, a finished job queued again). Then it stops writing at once ("broken"), lets its
-running jobs end, keeps their events files (the next ``zbench jobs`` stores a result found there),
-logs where each one is, and exits.
+running jobs end, keeps their events files, logs where each one is, and exits: the next look (any
+``zbench jobs``, a following ``zbench run``, a submission) finds it dead and stores the result
+found in each events file, as for any dead supervisor's jobs.
 """
 
 from __future__ import annotations
@@ -85,7 +86,6 @@ class StoreGuard:
                 job.id,
                 job.events_path,
             )
-        self.store.close()
 
     def _abandon(self, job: RunningJob, rc: int) -> None:
         """A job that ended but cannot be recorded (the store is broken, or failing while the

@@ -32,7 +32,7 @@ from zbench.jobs.runjob import RunningJob
 from zbench.jobs.sampling import JobSampler, open_sampler
 from zbench.jobs.states import JobState
 from zbench.results.aggregate import aggregate
-from zbench.store import Store, StoreError
+from zbench.store import Store, StoreBroken, StoreError
 from zbench.telemetry.snapshot import Snapshot
 
 log = logging.getLogger("zbench.supervisor")
@@ -54,7 +54,7 @@ class Supervisor(StoreGuard):
         self.db = db
         # Short waits for a busy database: a write blocked for long would stall timeouts and
         # cancellations too; a failed write is simply tried again on the next tick.
-        self.store = Store(db, busy_s=STORE_BUSY_S, retries=1, strict=True)
+        self.store = Store(db, busy_s=STORE_BUSY_S, retries=1)
         self.store_id = self.store.store_id()
         self.sampler = sampler
         self.gpus = gpus
@@ -116,7 +116,7 @@ class Supervisor(StoreGuard):
                 job.close()
 
     def _beat(self) -> None:
-        """The heartbeat, after a look at the file itself (emptied or overwritten in place, its
+        """The heartbeat, after a look at the file itself (emptied or truncated in place, its
         -wal or -shm gone: see ``jobs.guard``)."""
         self.store.check_file()
         self.store.heartbeat(os.getpid(), socket.gethostname())
@@ -269,6 +269,7 @@ class Supervisor(StoreGuard):
 
     def _finish(self, job: RunningJob, rc: int) -> None:
         """Store how ``job`` ended; safe to call again when the store failed part way."""
+        job.remove_scratch()  # its processes are gone (reaped): what a killed launcher left
         job.read_events()
         outcome = job.outcome(rc)
         if job.result_event is not None and job.run_id is None:
@@ -297,7 +298,6 @@ class Supervisor(StoreGuard):
             self.store.update_job(job.id, run_id=job.run_id)
         self.store.checkpoint()  # its result into the main file (see _record_start)
         log.info("job %d: %s (%s), exit status %d", job.id, outcome.state, outcome.reason, rc)
-        job.remove_scratch()
         self.sampler.unwatch_tree(job.pid)
         with self._lock:
             self.running.pop(job.id, None)
@@ -324,6 +324,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         return _serve(db, lock)
+    except StoreBroken as exc:
+        log.error("stopped: %s", exc)
+        logging.shutdown()
+        # No normal exit: closing the connections left open over a deleted -wal or an emptied
+        # file would copy what they hold back into the file (zbench.store.base: _abandon).
+        os._exit(1)
     except ZbenchError as exc:  # the database could not be opened or failed for too long
         log.error("stopped: %s", exc)
         return 1
@@ -334,8 +340,6 @@ def _serve(db: Path, lock: IO[str] | None) -> int:
     while lock is not None:
         try:
             store = Store(db)
-            if sup is not None and sup.broken is not None:
-                store.clear_supervisor(os.getpid())  # our row from the view that was lost
             liveness.detect_lost(store, ignore_lock=True)  # we hold it: "running" jobs are orphans
             store.set_supervisor(os.getpid(), socket.gethostname(), time.time())
             sup = Supervisor(db, open_sampler(SAMPLE_INTERVAL_S), visible_gpus())
@@ -347,11 +351,7 @@ def _serve(db: Path, lock: IO[str] | None) -> int:
         try:
             sup.run()
         except StoreError:
-            if sup.broken is None:
-                raise
-            # Broken: every job has ended, its events kept. The file at this path, opened
-            # afresh (a new -wal, or a new file), is looked at again below: what it says is
-            # running is recovered from the events files as for a dead supervisor's jobs.
+            raise  # broken (every job has ended, its events kept), or failing for too long
         except Exception:
             log.exception("failed; its running jobs are left for the next supervisor")
             return 1
@@ -365,7 +365,7 @@ def _serve(db: Path, lock: IO[str] | None) -> int:
             break
         # A job queued after our last look saw the lock held and started no supervisor: look again
         # (in a fresh Store: the file at this path may have been replaced meanwhile).
-        if db.exists() and (sup.broken is not None or Store(db).jobs((JobState.QUEUED,))):
+        if db.exists() and Store(db).jobs((JobState.QUEUED,)):
             lock = liveness.try_lock(db)
             if lock is None:
                 log.info("exiting: another supervisor runs the queued jobs")

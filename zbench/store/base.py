@@ -10,6 +10,7 @@ the applied version is kept in ``schema_version``. The tables' own methods are i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -28,11 +29,11 @@ from zbench.store.file import (
     create_database,
     empty_at_rest,
     file_id,
-    header_problem,
     held_unlinked,
     is_busy,
     read_only,
     side_ids,
+    size_problem,
     store_error,
 )
 from zbench.store.migrations import MIGRATIONS
@@ -45,6 +46,8 @@ BUSY_RETRIES = 8
 # (`zbench jobs` must answer, not queue behind a wedged writer for minutes).
 READ_BUSY_S = 2.0
 READ_RETRIES = 3
+# Connections over files deleted or emptied under them, kept open on purpose (Store._abandon).
+_ABANDONED: list[sqlite3.Connection] = []
 _JSON_COLUMNS = {"config", "requested_gpus", "gpu_ids", "env", "result", "metrics", "data"}
 
 
@@ -66,18 +69,17 @@ class StoreBase:
         *,
         busy_s: float = 10.0,
         retries: int | None = None,
-        strict: bool = False,
     ) -> None:
         """``busy_s``, ``retries``: how long one statement waits for another writer, and how
         often a busy one is tried again (default ``BUSY_RETRIES``) before :class:`StoreError`
         says the database is locked. The supervisor waits briefly: it tries again on its own.
-        ``strict``: once the ``-wal``/``-shm`` under this object's connection are deleted or
-        replaced, every call raises :class:`StoreBroken` (the supervisor must not go on from a
-        view that is gone); otherwise a later call quietly reconnects to what is there now."""
+        Once the ``-wal``/``-shm`` under this object's connection are deleted or replaced, or
+        the file is emptied, a call raises :class:`StoreBroken`: no one may go on from a view
+        of the database that is gone."""
         self.path = Path(path)
         self.busy_s = busy_s
         self.retries = retries
-        self.strict = strict
+        self._size_seen = 0  # the file's largest size seen by check_file (zbench never vacuums)
         self._local = threading.local()
         self.readonly = read_only(self.path)
         try:
@@ -154,9 +156,9 @@ class StoreBase:
         return conn
 
     def _check_sides(self, conn: sqlite3.Connection) -> None:
-        """Whether the ``-wal``/``-shm`` this connection opened are still the ones at the path
-        (SQLite never removes them under an open connection; a person or a tool can): strict,
-        :class:`StoreBroken`; else drop the connection, the next one sees what is there now."""
+        """:class:`StoreBroken` when the ``-wal``/``-shm`` this connection opened were deleted or
+        replaced under it (SQLite never removes them while a connection is open; a person or a
+        tool can). The connection is abandoned, not closed (see :func:`_abandon`)."""
         before: tuple[FileId | None, FileId | None] = getattr(self._local, "sides", (None, None))
         now = side_ids(self.path)
         changed = {
@@ -169,28 +171,51 @@ class StoreBase:
         if not held_unlinked(set(changed.values())):
             self._local.sides = now  # not the files this connection uses: nothing was lost
             return
-        self._reset()
-        if self.strict:
-            raise StoreBroken(
-                f"{self.path}{next(iter(changed))}: deleted or replaced while the database was "
-                "in use; "
-                "stopping writes (what it held since the last checkpoint is not in the file)",
-                exit_code=1,
-            )
+        self._abandon()
+        raise StoreBroken(
+            f"{self.path}{next(iter(changed))}: deleted or replaced while the database was in "
+            "use; stopping writes (what it held since the last checkpoint is not in the file)",
+            exit_code=1,
+        )
 
     def check_file(self) -> None:
         """:class:`StoreBroken` when the file at ``path``, still the one opened, was emptied or
-        overwritten, or its ``-wal``/``-shm`` were deleted or replaced (a moved file is fine:
+        truncated, or its ``-wal``/``-shm`` were deleted or replaced (a moved file is fine:
         this object goes on with it; see :meth:`replaced`)."""
         if self.readonly or file_id(self.path) != self._file_id:
             return
-        problem = header_problem(self.path)
+        problem = size_problem(self.path, self._size_seen)
+        with contextlib.suppress(OSError):
+            self._size_seen = max(self._size_seen, os.stat(self.path).st_size)
         if problem:
-            self._reset()
+            self._abandon()
             raise StoreBroken(f"{self.path}: {problem} while in use; stopping writes", exit_code=1)
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             self._check_sides(conn)
+
+    def _abandon(self) -> None:
+        """Let go of this thread's connection without closing it: closing the last connection
+        copies its write-ahead log into the main file, and a log that was deleted (or a file
+        that was emptied) must not be written back over what others wrote since. Python 3.12
+        can close without that copy; before, the connection is kept open until the process
+        ends (the supervisor then ends with ``os._exit``)."""
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is None:
+            return
+        no_checkpoint = getattr(sqlite3, "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", None)
+        if no_checkpoint is not None and hasattr(conn, "setconfig"):
+            conn.setconfig(no_checkpoint, True)
+            conn.close()
+        else:
+            _ABANDONED.append(conn)
+
+    def __del__(self) -> None:
+        # A sqlite3 connection refers to itself (its statement cache), so it would stay open,
+        # holding the files, until the cyclic garbage collector ran: close it with its Store.
+        with contextlib.suppress(Exception):
+            self.close()
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -211,7 +236,7 @@ class StoreBase:
                 conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-        if not self.readonly and self.strict:
+        if not self.readonly:
             self._check_sides(conn)  # committed into a log that was just deleted: say so
 
     def _retry(self, fn: Callable[[], T]) -> T:
@@ -233,7 +258,10 @@ class StoreBase:
 
     def _reset(self) -> None:
         """After an error: drop this thread's connection (a fresh one next time, in case the file
-        was replaced or a transaction was left open)."""
+        was replaced or a transaction was left open); abandoned if the file was truncated."""
+        if size_problem(self.path, self._size_seen) and file_id(self.path) == self._file_id:
+            self._abandon()
+            return
         try:
             self.close()
         except sqlite3.Error:

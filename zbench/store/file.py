@@ -1,6 +1,6 @@
 """The database file as the OS sees it: what its errors mean in one line, whether it can be
 written here, creating it whole and owner-only, and whether it is still the file that was opened
-(not emptied, overwritten, or stripped of its ``-wal``/``-shm`` under an open connection)."""
+(not emptied, truncated, or stripped of its ``-wal``/``-shm`` under an open connection)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class StoreError(ZbenchError):
 
 
 class StoreBroken(StoreError):
-    """The file under an open connection was emptied, overwritten, or lost its ``-wal``/``-shm``:
+    """The file under an open connection was emptied, truncated, or lost its ``-wal``/``-shm``:
     what this process writes could vanish, so it stops writing; never tried again."""
 
 
@@ -79,7 +79,6 @@ def create_private(path: Path) -> None:
 
 # --- what identifies the file, and whether it is still the file that was opened ------------------
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 FileId = tuple[int, int]
 
 
@@ -115,20 +114,22 @@ def held_unlinked(ids: set[FileId]) -> bool:
     return False
 
 
-def header_problem(path: Path) -> str | None:
-    """Why the file at ``path`` is no longer an SQLite database (emptied, truncated, overwritten),
-    or None (also when it is missing: a moved file is not damaged)."""
+def size_problem(path: Path, seen: int) -> str | None:
+    """Why the file at ``path`` is no longer the database once ``seen`` bytes long (emptied or
+    truncated under it), or None (also when it is missing: a moved file is not damaged). Only
+    ``stat``: opening and closing the file here would drop SQLite's own locks on it (POSIX locks
+    belong to the process, sqlite.org/howtocorrupt.html), and another process could then delete
+    the -wal in use."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
+        size = os.stat(path).st_size
     except FileNotFoundError:
         return None
     except OSError as exc:
-        return f"cannot read it ({exc.strerror or exc})"
-    if not head:
+        return f"cannot look at it ({exc.strerror or exc})"
+    if size == 0:
         return "the file was emptied (0 bytes)"
-    if head != SQLITE_MAGIC:
-        return "the file was overwritten: it is no longer SQLite"
+    if size < seen:
+        return f"the file shrank from {seen} to {size} bytes (truncated?)"
     return None
 
 
