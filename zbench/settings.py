@@ -29,7 +29,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from zbench.errors import ZbenchError
-from zbench.jobs.remote import HostError, split_host
 
 ENV_CONFIG = "ZBENCH_CONFIG"
 ENV_INTERVAL = "ZBENCH_INTERVAL"
@@ -107,6 +106,9 @@ def parse_hosts_table(table: object, where: str) -> tuple[HostEntry, ...]:
         ssh, options = value.get("ssh"), value.get("options", "")
         if (ssh is not None and not isinstance(ssh, str)) or not isinstance(options, str):
             raise SettingsError(f"{where}: [hosts] {name}: ssh and options must be strings")
+        # Imported here: the TUI's first frame reads this file but needs no ssh code.
+        from zbench.jobs.remote import HostError, split_host
+
         for text in (name, ssh) if ssh else (name,):  # checked as --hosts checks its names
             try:
                 split_host(text)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from zbench.contract.demo_options import DemoConfig, parse_args
 from zbench.contract.protocol import read_events
 from zbench.demos.snake.model import SnakeNet, load_checkpoint, save_checkpoint
 from zbench.jobs.runjob import command_for
+from zbench.runners.harness import BadInput
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,8 +52,9 @@ def test_checkpoint_save_and_safe_load(tmp_path: Path) -> None:
     x = torch.rand(3, 4, 8, 8)
     assert torch.equal(loaded(x)[0], net.eval()(x)[0])
     torch.save({"state_dict": {}, "meta": {"size": 6}, "evil": object()}, tmp_path / "bad.pt")
-    with pytest.raises(pickle.UnpicklingError):  # weights_only refuses arbitrary objects
-        load_checkpoint(tmp_path / "bad.pt")
+    with pytest.raises(BadInput, match="not a checkpoint of tensors") as refused:
+        load_checkpoint(tmp_path / "bad.pt")  # weights_only refuses arbitrary objects ...
+    assert "weights_only" not in str(refused.value)  # ... and its advice is not passed on
 
 
 def test_runner_writes_start_frames_progress_result(tmp_path: Path) -> None:

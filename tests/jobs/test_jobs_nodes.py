@@ -76,8 +76,9 @@ def test_two_local_nodes_run_as_one_job_with_per_node_figures(jobenv: Path) -> N
     assert sum(f["samples_per_s"] for f in figures) == pytest.approx(rate)
     assert all(f["telemetry"] for f in figures)  # each node's own samples, per phase
     log = Path(info.log_path or "").read_text()
-    assert "--nnodes 2 --node-rank 1 --rdzv-backend c10d" in log
-    assert "is_host=1" in log and "is_host=0" in log
+    # Both nodes are this machine: they meet through a file store, nothing listens (case 8).
+    assert "--nnodes 2 --node-rank 1 --rdzv-backend file --rdzv-endpoint" in log
+    assert "c10d" not in log and "is_host" not in log
     samples = Path(info.events_path or "").with_name("node-samples.jsonl").read_text().splitlines()
     assert {json.loads(s)["node"] for s in samples} == {0, 1}
 
@@ -229,3 +230,47 @@ def test_the_torch_launcher_knows_a_multi_node_run(extra: tuple[str, ...], multi
     from zbench.runners.torch.launch import multi_node
 
     assert multi_node(RunConfig("resnet50", extra=extra)) is multi
+
+
+def test_nodes_all_on_this_machine_meet_through_a_file_not_a_tcp_store(tmp_path: Path) -> None:
+    """torchrun's c10d store listens on every interface: `--nodes localhost,localhost` must not
+    start it (issue 28, case 8); a remote node still gets torchrun's rendezvous."""
+    store = tmp_path / "rendezvous.store"
+    cfg = nodes.parse_nodes("localhost,127.0.0.1", CPU_RUN)
+    launches = nodes.plan(cfg, "run-1", environ={}, store=store)
+    for rank, launch in enumerate(launches):
+        argv = " ".join(launch.argv)
+        assert launch.via == "local" and "c10d" not in argv and "is_host" not in argv
+        assert f"--node-rank {rank} --rdzv-backend file --rdzv-endpoint {store}" in argv
+    mixed = nodes.parse_nodes("localhost,gpu2", CPU_RUN)
+    [_, remote_node] = nodes.plan(
+        mixed, "run-1", environ={"ZBENCH_RDZV_PORT": "29400"}, store=store
+    )
+    assert "--rdzv-backend c10d" in " ".join(remote_node.argv)
+
+
+def test_the_torch_launcher_places_each_nodes_ranks_in_the_world(tmp_path: Path) -> None:
+    from zbench.runners.torch.launch import ENV_INIT, file_rendezvous, rank_env
+
+    store = tmp_path / "s"
+    extra = (
+        "--nnodes",
+        "2",
+        "--node-rank",
+        "1",
+        "--rdzv-backend",
+        "file",
+        "--rdzv-endpoint",
+        str(store),
+    )
+    assert file_rendezvous(RunConfig("resnet50", gpus=2, extra=extra)) == (2, 1, store)
+    assert file_rendezvous(RunConfig("resnet50", extra=("--nnodes", "2"))) is None
+    env = rank_env(3, 4, store, node=1, per_node=2)
+    assert (env["RANK"], env["LOCAL_RANK"], env["WORLD_SIZE"], env["LOCAL_WORLD_SIZE"]) == (
+        "3",
+        "1",
+        "4",
+        "2",
+    )
+    assert env["GROUP_RANK"] == "1" and env[ENV_INIT] == store.resolve().as_uri()
+    assert env["GLOO_SOCKET_IFNAME"] == "lo"

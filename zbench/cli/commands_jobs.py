@@ -202,9 +202,13 @@ def demo(
         if name != "snake":
             typer.echo(f"zbench: --play and --human are for snake, not {name!r}", err=True)
             raise typer.Exit(2)
-        if play is not None and not play.is_file():
-            typer.echo(f"zbench: no checkpoint at {play}", err=True)
-            raise typer.Exit(2)
+        if play is not None:
+            from zbench.contract.inputs import checkpoint_problem
+
+            problem = checkpoint_problem(play, "--play")
+            if problem:
+                typer.echo(f"zbench: {problem}", err=True)
+                raise typer.Exit(2)
         import subprocess
         import sys
 

@@ -9,7 +9,6 @@ import time
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 
 from zbench.glyphs import glyphs
 from zbench.jobs import api
@@ -63,6 +62,9 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
     """A progress bar per job until all have finished; None when the user pressed Ctrl-C (the jobs
     keep running: they belong to the supervisor, not to this process). A database that is busy or
     full for a while only delays the next look."""
+    # Here, not at the top: `zbench jobs` imports this module and never draws a bar (start-up).
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+
     columns = (
         SpinnerColumn("line" if glyphs().ascii else "dots", finished_text=" "),
         TextColumn("{task.description}", markup=False),

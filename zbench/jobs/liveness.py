@@ -20,10 +20,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-import psutil
-
 from zbench import paths
-from zbench.jobs.records import stored_result
 from zbench.jobs.states import JobState
 from zbench.store import Store
 
@@ -68,6 +65,8 @@ def lock_held(db_path: Path) -> bool:
 
 
 def pid_alive(pid: int) -> bool:
+    import psutil  # here: `zbench jobs` with no supervisor never needs it
+
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
@@ -77,6 +76,8 @@ def pid_alive(pid: int) -> bool:
 def looks_like_supervisor(pid: int) -> bool:
     """A live process running ``zbench.jobs.supervisor`` (not some other process that reused the
     pid)."""
+    import psutil
+
     if not pid_alive(pid):
         return False
     try:
@@ -127,6 +128,8 @@ def detect_lost(store: Store, *, ignore_lock: bool = False) -> list[int]:
             )
         # The runner may have reported its result before the supervisor died: keep it, and the
         # job counts as done.
+        from zbench.jobs.records import stored_result  # aggregation: only for a lost job
+
         run_id = stored_result(store, job)
         if run_id is not None:
             reason += "; its result was already written and is stored"
@@ -150,6 +153,8 @@ def stop_tree(pid: int, grace: float) -> bool:
     """SIGTERM to ``pid``'s group and descendants, SIGKILL to whatever of them is left after
     ``grace`` seconds (a runner that ignores SIGTERM must not keep its GPUs while the next job
     starts). True once all of them have gone (waits up to 5 s after the SIGKILL)."""
+    import psutil
+
     try:
         procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
     except psutil.Error:
@@ -170,6 +175,8 @@ def stop_tree(pid: int, grace: float) -> bool:
 def signal_tree(pid: int, sig: int) -> None:
     """``sig`` to the process group led by ``pid`` and to every descendant of ``pid``, including
     those in sessions of their own (torchrun's workers)."""
+    import psutil
+
     try:
         procs = psutil.Process(pid).children(recursive=True)
     except psutil.Error:

@@ -21,6 +21,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from zbench.contract.config import RunConfig, UsageError
@@ -221,8 +222,26 @@ def tf_config(cfg: NodesConfig, rank: str, address: str, port: int) -> str:
     return text if index >= 0 else text.replace('"index": -1', '"index": {rank}')
 
 
+def all_local(cfg: NodesConfig) -> bool:
+    """Whether every node is this machine (``--nodes localhost,localhost``)."""
+    return cfg.launcher != "srun" and all(remote.is_local(n.host) for n in cfg.nodes)
+
+
+def file_rendezvous_options(cfg: NodesConfig, rank: str, store: Path) -> list[str]:
+    """The torch launcher's options when every node is this machine: the ranks meet through a
+    file store (``runners.torch.launch.file_rendezvous``), so nothing listens on the network;
+    torchrun's c10d store would listen on every interface."""
+    return ["--nnodes", str(len(cfg.nodes)), "--node-rank", rank, "--rdzv-backend", "file",
+            "--rdzv-endpoint", str(store)]  # fmt: skip
+
+
 def agent_args(
-    cfg: NodesConfig, node: Node | None, address: str, port: int, run_id: str
+    cfg: NodesConfig,
+    node: Node | None,
+    address: str,
+    port: int,
+    run_id: str,
+    store: Path | None = None,
 ) -> list[str]:
     """``-m zbench.jobs.node ...`` for one node (``node`` None: the srun form, rank filled in by
     each task)."""
@@ -236,11 +255,21 @@ def agent_args(
     if run.framework == "tf":
         args += ["--tf-config", tf_config(cfg, rank, address, port), "--"]
         return [*args, *run.to_argv()]
-    options = torchrun_options(cfg, rank, address, port, run_id)
+    if store is not None and all_local(cfg):
+        options = file_rendezvous_options(cfg, rank, store)
+    else:
+        options = torchrun_options(cfg, rank, address, port, run_id)
     return [*args, "--", *replace(run, extra=tuple(options)).to_argv()]
 
 
-def plan(cfg: NodesConfig, run_id: str, environ: dict[str, str] | None = None) -> list[Launch]:
+def plan(
+    cfg: NodesConfig,
+    run_id: str,
+    environ: dict[str, str] | None = None,
+    store: Path | None = None,
+) -> list[Launch]:
+    """Every node's launch. ``store``: a path on this machine for the file rendezvous of a torch
+    job whose nodes are all this machine (without one, they use torchrun's c10d store)."""
     address, port = rendezvous(cfg, environ)
     if cfg.launcher == "srun":
         k = str(len(cfg.nodes))
@@ -250,7 +279,7 @@ def plan(cfg: NodesConfig, run_id: str, environ: dict[str, str] | None = None) -
         return [Launch(tuple(n.rank for n in cfg.nodes), argv, "srun")]
     launches = []
     for node in cfg.nodes:
-        args = agent_args(cfg, node, address, port, run_id)
+        args = agent_args(cfg, node, address, port, run_id, store)
         if remote.is_local(node.host):
             launches.append(Launch((node.rank,), [sys.executable, *args], "local"))
         else:

@@ -63,6 +63,8 @@ class Manager:
         self.lock = threading.Lock()
         self.procs: list[tuple[Launch, subprocess.Popen[bytes]]] = []
         self.samples_out: IO[str] = open(samples_path, "a", encoding="utf-8")  # noqa: SIM115
+        # The file rendezvous of a torch job whose nodes are all this machine, in the job's folder.
+        self.store = samples_path.with_name("rendezvous.store")
 
     # --- the nodes' streams ---------------------------------------------------------------------
 
@@ -151,7 +153,7 @@ class Manager:
     # --- life -----------------------------------------------------------------------------------
 
     def start(self, run_id: str) -> None:
-        for launch in plan(self.cfg, run_id):
+        for launch in plan(self.cfg, run_id, store=self.store):
             print(f"$ {' '.join(launch.argv)}", flush=True)
             proc = subprocess.Popen(
                 launch.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT

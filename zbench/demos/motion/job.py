@@ -29,15 +29,18 @@ def motion_options(options: Mapping[str, Any], home: Path) -> dict[str, Any]:
 
 
 def check(options: Mapping[str, Any]) -> str | None:
-    """``--animate`` needs a trained checkpoint (before anything starts)."""
+    """Bad input found before anything starts: a ``--drive`` that cannot be read here, and for
+    ``--animate`` a missing or unreadable checkpoint."""
     from zbench import paths
+    from zbench.contract.inputs import checkpoint_problem, video_problem
 
-    if options.get("mode") != "animate":
-        return None
+    drive = video_problem(str(options.get("drive") or "scripted"), "--drive", ("scripted",))
+    if drive or options.get("mode") != "animate":
+        return drive
     folder = Path(motion_options(options, paths.home())["checkpoint_dir"])
     if not (folder / CHECKPOINT).is_file():
         return f"--animate needs a trained model: no {CHECKPOINT} in {folder} (train first)"
-    return None
+    return checkpoint_problem(folder / CHECKPOINT, "--animate")
 
 
 def run(options: Mapping[str, Any], emit: Callable[..., None]) -> dict[str, Any]:

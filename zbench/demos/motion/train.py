@@ -355,7 +355,11 @@ def save(model: MotionModel, directory: Path, opt=None, step: int = 0) -> Path:
 def load(directory: Path, device="cpu") -> tuple[MotionModel, dict]:
     """Model (eval mode, on `device`) and the raw checkpoint dict (optimizer state, step)."""
     path = directory / CHECKPOINT if directory.is_dir() else directory
-    state = torch.load(path, map_location=device, weights_only=True)
+    from zbench.demos.checkpoint import BadInput, load
+
+    state = load(path, device)
+    if not isinstance(state, dict) or "config" not in state or "model" not in state:
+        raise BadInput(f"{path}: not a motion checkpoint zbench wrote")
     model = MotionModel(MotionConfig(**state["config"])).to(device)
     model.load_state_dict(state["model"])
     return model.eval(), state

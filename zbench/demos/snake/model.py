@@ -61,9 +61,11 @@ def save_checkpoint(path: Path, net: SnakeNet, meta: dict[str, Any]) -> Path:
 
 def load_checkpoint(path: str | os.PathLike[str], device: str = "cpu") -> tuple[SnakeNet, dict]:
     """The net and its metadata; ``weights_only=True`` refuses anything but tensors and plain data."""
-    payload = torch.load(path, map_location=device, weights_only=True)
+    from zbench.demos.checkpoint import BadInput, load
+
+    payload = load(path, device)
     if not isinstance(payload, dict) or "state_dict" not in payload:
-        raise ValueError(f"{path} is not a zbench snake checkpoint")
+        raise BadInput(f"{path} is not a zbench snake checkpoint")
     meta = dict(payload.get("meta") or {})
     state = payload["state_dict"]
     has_value = any(k.startswith("value.") for k in state)

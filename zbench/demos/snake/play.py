@@ -112,7 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--board", type=int, default=12)
     p.add_argument("--games", type=int, default=0, help="stop after this many games (0: never)")
     args = p.parse_args(argv)
-    return play(args.checkpoint, board=args.board, games=args.games)
+    from zbench.runners.harness import BadInput
+
+    try:
+        return play(args.checkpoint, board=args.board, games=args.games)
+    except BadInput as exc:  # a file that is not a snake checkpoint: one line, no traceback
+        print(f"zbench: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

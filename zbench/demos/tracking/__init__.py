@@ -15,6 +15,14 @@ def job_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return {RENAMED.get(k, k): v for k, v in options.items() if v is not None}
 
 
+def check(options: Mapping[str, Any]) -> str | None:
+    """An ``--input`` that cannot be read here (missing, or a video without OpenCV), found before
+    a job is queued."""
+    from zbench.contract.inputs import video_problem
+
+    return video_problem(str(options.get("input") or "generated"), "--input", ("generated",))
+
+
 def run(options: Mapping[str, Any], emit: Callable[..., None]) -> dict[str, Any]:
     """Entry for the demo runner (imports torch only when called)."""
     from zbench.demos.tracking.demo import run as _run

@@ -262,5 +262,9 @@ def save(path: Path, model: nn.Module, **meta) -> Path:
 
 def load_state(path: Path, device) -> dict:
     """A checkpoint saved by `save`, or a bare state dict (users' own weights)."""
-    state = torch.load(Path(path), map_location=device, weights_only=True)
+    from zbench.demos.checkpoint import BadInput, load
+
+    state = load(Path(path), device)
+    if not isinstance(state, dict):
+        raise BadInput(f"{path}: not a state dict")
     return state if "model" in state else {"model": state}

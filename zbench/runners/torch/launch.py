@@ -4,7 +4,10 @@ On one node the launcher starts the ranks itself and they meet through a file st
 temporary folder, with NCCL's and Gloo's bootstrap sockets on the loopback interface: nothing of a
 single-node run listens on the network. torchrun cannot do that: its rendezvous store (a TCPStore)
 listens on every interface and has no option to bind one, so it is used only when the user passes
-rendezvous options after ``--`` (several nodes, which must be reachable anyway).
+rendezvous options after ``--`` (several nodes, which must be reachable anyway). Several "nodes"
+that are all this machine (``--nodes localhost,localhost``) pass ``--rdzv-backend file
+--rdzv-endpoint PATH`` instead, which torchrun does not have: each node's launcher then starts its
+ranks itself, with their global ranks, and all meet through that one file store.
 
 The launcher imports no framework. Rank 0 writes the events to a file of the launcher's; the launcher
 forwards them to the caller's target as they come, so an inherited ``fd:N`` (which torchrun's children
@@ -48,6 +51,28 @@ def multi_node(cfg: RunConfig) -> bool:
     return False
 
 
+def _option(extra: list[str], name: str) -> str | None:
+    """The value of a launcher option (``--name V`` or ``--name=V``) in ``extra``, else None."""
+    for i, arg in enumerate(extra):
+        if arg == name and i + 1 < len(extra):
+            return extra[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def file_rendezvous(cfg: RunConfig) -> tuple[int, int, Path] | None:
+    """(nodes, this node's rank, the file store) when the launcher options ask for a rendezvous
+    through a file (every node on this machine: nothing listens), else None."""
+    extra = list(cfg.extra)
+    if _option(extra, "--rdzv-backend") != "file":
+        return None
+    nodes, rank, path = (_option(extra, k) for k in ("--nnodes", "--node-rank", "--rdzv-endpoint"))
+    if not (nodes and nodes.isdigit() and rank and rank.isdigit() and path):
+        raise ValueError("--rdzv-backend file needs --nnodes K --node-rank I --rdzv-endpoint PATH")
+    return int(nodes), int(rank), Path(path)
+
+
 def runner_argv(cfg: RunConfig, events: str) -> list[str]:
     """What each rank runs: ``-m zbench.runners <argv>`` without the launcher options."""
     inner = RunConfig(**{**cfg.as_dict(), "extra": ()}).to_argv(events=events)
@@ -68,15 +93,20 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def rank_env(rank: int, world: int, store: Path) -> dict[str, str]:
-    """The environment of one local rank: torchrun's variables, the file store, loopback sockets."""
+def rank_env(
+    rank: int, world: int, store: Path, *, node: int = 0, per_node: int | None = None
+) -> dict[str, str]:
+    """The environment of one rank started here: torchrun's variables, the file store, loopback
+    sockets. ``node`` and ``per_node`` (ranks on each node, default ``world``) place global rank
+    ``rank`` on one of several nodes of this machine."""
     env = child_env()
+    per_node = world if per_node is None else per_node
     env.update(
         RANK=str(rank),
-        LOCAL_RANK=str(rank),
+        LOCAL_RANK=str(rank - node * per_node),
         WORLD_SIZE=str(world),
-        LOCAL_WORLD_SIZE=str(world),
-        GROUP_RANK="0",
+        LOCAL_WORLD_SIZE=str(per_node),
+        GROUP_RANK=str(node),
         MASTER_ADDR="127.0.0.1",  # read by nothing here; a library that looks finds loopback
     )
     env[ENV_INIT] = store.resolve().as_uri()
@@ -89,10 +119,14 @@ class LocalRanks:
     """The ranks of a single-node run, started by us in our process group (a signal to the group
     reaches them all); the first rank to fail stops the others, as torchrun does."""
 
-    def __init__(self, cfg: RunConfig, events: str, store: Path) -> None:
+    def __init__(
+        self, cfg: RunConfig, events: str, store: Path, *, node: int = 0, nodes: int = 1
+    ) -> None:
         argv = [sys.executable, *runner_argv(cfg, events)]
+        world, first = nodes * cfg.gpus, node * cfg.gpus
         self.procs = [
-            subprocess.Popen(argv, env=rank_env(r, cfg.gpus, store)) for r in range(cfg.gpus)
+            subprocess.Popen(argv, env=rank_env(r, world, store, node=node, per_node=cfg.gpus))
+            for r in range(first, first + cfg.gpus)
         ]
 
     def wait(self) -> int:
@@ -167,7 +201,8 @@ def launch(cfg: RunConfig, writer: EventWriter) -> int:
         thread = threading.Thread(target=forward, name="zbench-events", daemon=True)
         thread.start()
         interrupted = False
-        if cfg.extra:
+        local_nodes = file_rendezvous(cfg)  # several nodes, all on this machine: nothing listens
+        if cfg.extra and local_nodes is None:
             launcher = "torchrun"
             proc = subprocess.Popen(torchrun_argv(cfg, str(events)), env=child_env())
             try:
@@ -177,7 +212,9 @@ def launch(cfg: RunConfig, writer: EventWriter) -> int:
                 rc = stop_torchrun(proc)
         else:
             launcher = "a rank"
-            ranks = LocalRanks(cfg, str(events), Path(tmp) / "store")
+            nodes, node, store = local_nodes or (1, 0, Path(tmp) / "store")
+            store.parent.mkdir(parents=True, exist_ok=True)
+            ranks = LocalRanks(cfg, str(events), store, node=node, nodes=nodes)
             try:
                 rc = ranks.wait()
             except KeyboardInterrupt:

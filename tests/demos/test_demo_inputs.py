@@ -1,0 +1,81 @@
+"""A demo's input files are checked before a job is queued (one line, exit 2), and the runner
+refuses an unreadable checkpoint in one line without PyTorch's weights_only advice (issue 28,
+case 11)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from zbench.cli import app
+from zbench.contract import inputs
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = CliRunner()
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ZBENCH_DB", raising=False)
+    return tmp_path
+
+
+def _refused(argv: list[str], needle: str, home: Path) -> None:
+    out = CLI.invoke(app, argv)
+    assert out.exit_code == 2, out.output
+    lines = out.output.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], out.output
+    db = home / "home" / "zbench.db"
+    assert not db.exists() or json.loads(CLI.invoke(app, ["jobs", "--json"]).output) == []
+
+
+def test_a_garbage_play_checkpoint_is_one_line(home: Path) -> None:
+    junk = home / "junk.pt"
+    junk.write_bytes(b"not a checkpoint at all")
+    _refused(["demo", "snake", "--play", str(junk)], "not a PyTorch checkpoint", home)
+
+
+def test_a_missing_tracking_input_is_refused_before_queueing(home: Path) -> None:
+    argv = ["demo", "tracking", "--input", str(home / "missing.mp4"), "--device", "cpu"]
+    _refused(argv, "no such file or folder", home)
+
+
+def test_a_video_without_opencv_is_refused_before_queueing(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clip = home / "clip.mp4"
+    clip.write_bytes(b"\x00" * 64)
+    monkeypatch.setattr(inputs, "opencv_missing", lambda: True)
+    argv = ["demo", "tracking", "--input", str(clip), "--device", "cpu"]
+    _refused(argv, "reading a video needs OpenCV", home)
+    _refused(["demo", "motion", "--drive", str(clip), "--device", "cpu"], "needs OpenCV", home)
+
+
+def test_a_bad_motion_checkpoint_is_refused_before_queueing(home: Path) -> None:
+    folder = home / "ckpt"
+    folder.mkdir()
+    (folder / "motion.pt").write_text("garbage")
+    argv = ["demo", "motion", "--animate", "--checkpoint", str(folder), "--device", "cpu"]
+    _refused(argv, "not a PyTorch checkpoint", home)
+
+
+def test_the_runner_refuses_a_pickle_in_one_line_without_the_weights_only_advice(
+    tmp_path: Path,
+) -> None:
+    torch = pytest.importorskip("torch")
+    bad = tmp_path / "evil.pt"
+    torch.save({"state_dict": {}, "meta": {"size": 6}, "evil": inputs.OPENCV_HINT.split}, bad)
+    assert inputs.checkpoint_problem(bad, "--play") is None  # a real torch.save zip ...
+    proc = subprocess.run(
+        [sys.executable, "-m", "zbench.demos.snake.play", str(bad)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 2  # ... whose pickle weights_only refuses
+    assert proc.stderr.strip().count("\n") == 0 and "not a checkpoint of tensors" in proc.stderr
+    assert "weights_only" not in proc.stderr and "Traceback" not in proc.stderr
