@@ -256,26 +256,30 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     gt_rows: list[np.ndarray] = []
     emit("phase", phase="track", sequence=name)
     progress = PhaseProgress(emit, "track", total)
-    last: tuple[pipeline.Frame, list] | None = None
+    last: list[tuple[pipeline.Frame, list]] = []
+
+    def show(frame: pipeline.Frame, tracks: list) -> None:
+        if frame.gt is not None:
+            gt_rows.append(frame.gt)
+        shown = frame.image is not None and (writer is not None or preview.due())
+        rgb = to_hwc(frame.image) if shown else None  # type: ignore[arg-type]
+        if writer is not None and rgb is not None:
+            writer.write(rgb, tracks)
+        preview(frame.index, total, rgb, tracks, pipe.times)
+        progress(pipe.times.frames)
+        last[:] = [(frame, tracks)]
+
     try:
-        for frame in src.frames:
-            tracks, _, _ = pipe.step(frame)
-            if frame.gt is not None:
-                gt_rows.append(frame.gt)
-            show = frame.image is not None and (writer is not None or preview.due())
-            rgb = to_hwc(frame.image) if show else None  # type: ignore[arg-type]
-            if writer is not None and rgb is not None:
-                writer.write(rgb, tracks)
-            preview(frame.index, total, rgb, tracks, pipe.times)
-            progress(pipe.times.frames)
-            last = (frame, tracks)
+        # The device detects and embeds frame t+1 while the host tracks, draws and writes frame t.
+        pipe.run_overlapped(src.frames, show)
     finally:
         video_path = writer.close() if writer is not None else None
-    if last is None:
+    if not last:
         raise ValueError(f"no frames in {o.input}")
     progress.done()
-    img = to_hwc(last[0].image) if last[0].image is not None else None
-    preview(last[0].index, total, img, last[1], pipe.times, final=True)
+    frame, tracks = last[0]
+    img = to_hwc(frame.image) if frame.image is not None else None
+    preview(frame.index, total, img, tracks, pipe.times, final=True)
     results_path = mot_io.write_results(out / f"{name}.txt", np.array(pipe.results).reshape(-1, 6))
     result: dict[str, Any] = {
         "demo": "tracking",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -236,12 +236,17 @@ class Pipeline:
         self.times.total += time.perf_counter() - t0
         return tracks, tlwh, scores
 
-    def run_overlapped(self, frames: Iterable[Frame]) -> float:
+    def run_overlapped(
+        self,
+        frames: Iterable[Frame],
+        on_tracks: Callable[[Frame, list[TrackOut]], None] | None = None,
+    ) -> float:
         """Detector and embedder on frame t+1 while a second thread tracks frame t.
 
         The device work of the next frame proceeds while the tracker runs on the host (the CUDA
-        calls release the GIL); tracks come out in frame order. Returns the wall time, which
-        also goes to ``times.total``.
+        calls release the GIL); tracks come out in frame order, each frame's handed to
+        ``on_tracks`` in the tracker's thread (the demo writes its video and live view there).
+        Returns the wall time, which also goes to ``times.total``.
         """
         work: queue.Queue = queue.Queue(maxsize=2)
         failure: list[BaseException] = []
@@ -250,7 +255,10 @@ class Pipeline:
             while (item := work.get()) is not None:
                 if not failure:
                     try:
-                        self.track(*item)
+                        frame, rest = item[0], item[1:]
+                        tracks = self.track(frame.index, *rest)
+                        if on_tracks is not None:
+                            on_tracks(frame, tracks)
                     except BaseException as exc:  # reported in the caller's thread
                         failure.append(exc)
 
@@ -261,7 +269,7 @@ class Pipeline:
             for frame in frames:
                 if failure:
                     break
-                work.put((frame.index, *self.detect(frame)))
+                work.put((frame, *self.detect(frame)))
         finally:
             work.put(None)
             thread.join()
