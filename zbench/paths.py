@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from pathlib import Path
 from typing import IO, Any
 
@@ -45,6 +46,34 @@ def home() -> Path:
 
         path = Path(user_data_dir("zbench", appauthor=False))
     return make_dir(path.absolute())
+
+
+def cache_dir() -> Path:
+    """Compiled kernels and measured choices that later runs reuse (inductor's and Triton's caches,
+    ``--preset max``'s batch search): ``home()/cache``, created on first use; safe to delete."""
+    return make_dir(home() / "cache")
+
+
+def cache_usage() -> dict[str, int]:
+    """Bytes in the cache, per entry of :func:`cache_dir` (a folder counts all its files)."""
+    base = cache_dir()
+    out: dict[str, int] = {}
+    for entry in sorted(base.iterdir()):
+        files = [entry] if entry.is_file() else [f for f in entry.rglob("*") if f.is_file()]
+        out[entry.name] = sum(f.lstat().st_size for f in files)
+    return out
+
+
+def clear_cache() -> int:
+    """Delete everything in :func:`cache_dir` (the next ``--preset max`` run compiles and
+    searches again); the bytes freed."""
+    freed = sum(cache_usage().values())
+    for entry in cache_dir().iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    return freed
 
 
 def db_path(override: str | os.PathLike[str] | None = None) -> Path:

@@ -148,7 +148,10 @@ def batch(workload: str, size: int, n: int, device: torch.device, fmt: torch.mem
         dims = (size,) * (3 if workload == "unet3d" else 2)
         x = torch.randn(n, 1, *dims, device=device, generator=g)
         y = torch.randint(0, classes, (n, *dims), device=device, generator=g)
-    return x.contiguous(memory_format=fmt), y
+    # As PyTorch's channels-last tutorial converts an input: `.to(memory_format=...)` gives a
+    # one-channel batch channels-last strides, where `.contiguous(memory_format=...)` would leave
+    # its NCHW strides (they pass the channels-last check) and the model would read it as NCHW.
+    return x.to(memory_format=fmt), y
 
 
 def dice_loss(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

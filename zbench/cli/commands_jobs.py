@@ -1,5 +1,5 @@
-"""The Typer commands of telemetry and jobs: ``monitor``, ``doctor``, ``probe``, ``run``, ``demo``,
-``suite``, ``jobs``, ``cancel``; each body is a function of ``zbench.cli.<area>``."""
+"""The Typer commands of telemetry and jobs: ``monitor``, ``doctor``, ``cache``, ``probe``, ``run``,
+``demo``, ``suite``, ``jobs``, ``cancel``; each body is a function of ``zbench.cli.<area>``."""
 
 from __future__ import annotations
 
@@ -80,6 +80,20 @@ def doctor(*, json_out: JsonOpt = False, wide: WideOpt = False) -> None:
     from zbench.cli.doctor import run_doctor
 
     _exit(run_doctor(json_out=json_out, wide=wide))
+
+
+@app.command()
+def cache(
+    action: Annotated[
+        str, typer.Argument(help="`show` (the default) or `clear` (delete it all).")
+    ] = "show",
+    *,
+    json_out: JsonOpt = False,
+) -> None:
+    """The compile cache under the data directory: its size, or `clear` to delete it."""
+    from zbench.cli.cache import run_cache
+
+    _exit(run_cache(action, json_out=json_out))
 
 
 @app.command()

@@ -40,6 +40,13 @@ def print_report(
             c.print(f"[bold]{name}[/] {fw['version']}, sees {fw['gpus']} GPU(s)")
         else:
             c.print(f"[bold]{name}[/] {fw['version']}, GPU check failed: {fw.get('error', '?')}")
+    if cache := report.get("cache"):
+        from zbench.cli.cache import human
+
+        size = human(cache["bytes"]) if cache.get("bytes") is not None else cache.get("error")
+        c.print(
+            f"[bold]compile cache[/] {cache.get('path')}: {size} (`zbench cache clear` empties it)"
+        )
     if report.get("notice"):
         c.print(f"[yellow]{report['notice']}[/]")
         return

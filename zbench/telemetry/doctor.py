@@ -92,7 +92,17 @@ def collect(progress: Progress = _quiet) -> dict[str, Any]:
     """Everything the doctor reports, as JSON-ready data."""
     frameworks = framework_status(progress)
     progress("reading the host and the GPUs through NVML")
-    return {**machine(), "frameworks": frameworks}
+    return {**machine(), "frameworks": frameworks, "cache": cache_report()}
+
+
+def cache_report() -> dict[str, Any]:
+    """Where the compile cache is and how many bytes it holds (``zbench cache clear`` empties it)."""
+    from zbench import paths
+
+    try:
+        return {"path": str(paths.cache_dir()), "bytes": sum(paths.cache_usage().values())}
+    except OSError as exc:  # an unreadable data directory is reported, not fatal to the doctor
+        return {"path": None, "bytes": None, "error": str(exc)}
 
 
 def machine() -> dict[str, Any]:

@@ -10,6 +10,7 @@ rank's rate counts). The fastest is kept; a larger batch must beat a smaller one
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ import torch
 import torch.distributed as dist
 
 from zbench import paths
+from zbench.contract.config import RunConfig
 
 ENV_BATCHES = "ZBENCH_MAX_BATCHES"
 ENV_BUCKET_MB = "ZBENCH_DDP_BUCKET_MB"
@@ -33,7 +35,7 @@ def compile_cache() -> dict[str, Any]:
     """Point inductor's and Triton's caches under ``$ZBENCH_HOME/cache`` unless the environment
     already chose (so a second run of the same config loads its kernels instead of compiling), and
     make sure the FX-graph and AOTAutograd caches are on. Call before the first compile."""
-    base = paths.home() / "cache"
+    base = paths.cache_dir()
     chosen: dict[str, Any] = {}
     for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "torchinductor"), ("TRITON_CACHE_DIR", "triton")):
         if not os.environ.get(var):
@@ -122,6 +124,57 @@ def candidates(default: tuple[int, ...]) -> tuple[tuple[int, ...], str]:
     if not found or min(found) < 1:
         raise ValueError(f"{ENV_BATCHES} must be batch sizes like 256,384, got {text!r}")
     return found, f"set by {ENV_BATCHES}"
+
+
+SEARCH_FILE = "batch_search.json"
+
+
+SEARCH_KEYS = ("workload", "mode", "precision", "channels_last", "image_size", "compile",
+               "compile_mode", "device", "data", "data_source", "grad_compression")  # fmt: skip
+
+
+def search_key(cfg: RunConfig, batches: tuple[int, ...], fields: dict[str, Any]) -> str:
+    """What a batch search's answer depends on: the run's settings that change a step's speed
+    (``fields`` adds those resolved at run time: graphs, freezing, GPUs), the candidates, the
+    compile backend, the GPU and the torch version (a new torch measures again)."""
+    key: dict[str, Any] = {name: getattr(cfg, name) for name in SEARCH_KEYS}
+    if cfg.data_source != "synthetic-device":
+        key["workers"] = cfg.workers
+    gpu = torch.cuda.get_device_name() if cfg.device == "cuda" else "cpu"
+    key.update(fields, candidates=list(batches), backend=compile_backend(), gpu=gpu,
+               torch=torch.__version__)  # fmt: skip
+    return json.dumps(key, sort_keys=True)
+
+
+def cached_search(key: str) -> dict[str, Any] | None:
+    """The record of a search made on this machine before under the same key, or None. The
+    record says when (``measured_at``); ``zbench cache clear`` forgets it."""
+    path = paths.cache_dir() / SEARCH_FILE
+    try:
+        found = json.loads(path.read_text()).get(key)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, dict) and isinstance(found.get("chosen"), int) else None
+
+
+def store_search(key: str, record: dict[str, Any]) -> None:
+    """Keep a search's record for later runs of the same key (best effort: a read-only cache
+    folder only costs the next run its search)."""
+    path = paths.cache_dir() / SEARCH_FILE
+    try:
+        known = json.loads(path.read_text()) if path.exists() else {}
+        known = known if isinstance(known, dict) else {}
+        known[key] = {
+            **record,
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "cached": "this search's answer is reused until `zbench cache clear`",
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(known, indent=1))
+        tmp.replace(path)
+    except (OSError, ValueError):
+        pass
 
 
 def search(

@@ -1,0 +1,461 @@
+"""Candidates for ResNet-50 under ``--preset max``, each measured beside the plain compiled reference
+in one run, in interleaved windows (reference, candidate, reference, ...), medians compared.
+
+Training reference: torch.compile (default mode), bf16 autocast, channels-last, cuDNN autotuner,
+fused SGD, batch 256, no CUDA graph: what an expert writes. Candidates change one thing each, or
+several together: the whole step captured in one CUDA graph (what ``--preset max`` does), inductor
+switches (coordinate-descent tuning of the Triton kernels, pointwise autotuning, aggressive fusion),
+the foreach optimizer, larger batches. Inference reference: torch.compile at batch 512; candidates:
+inductor freezing, freezing plus the forward in one CUDA graph. ``--bn`` also times training
+batch-norm + ReLU on ResNet-50's layer shapes: inductor's Triton kernels against cuDNN's NHWC
+kernels (eager), forward and backward.
+
+Each side (the references and every candidate) is its own process, all compiling at once with
+one cold inductor cache made for this run: in one process dynamo would reuse one side's compiled
+code for another's options. Then the windows run one at a time, each process timing its own steps
+when the parent asks. Shapes are static; compile and capture are timed apart (``first_s``).
+
+    python3 benchmarks/peak_candidates.py --out candidates.json
+    python3 benchmarks/peak_candidates.py --only graph,batch384 --modes train
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.args import comma_choices  # noqa: E402
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    name: str
+    mode: str = "train"
+    batch: int = 256
+    graph: bool = False
+    optimizer: str = "fused"
+    inductor: tuple[tuple[str, Any], ...] = ()
+    note: str = ""
+
+
+CDT = (("coordinate_descent_tuning", True),)
+# Most wanted first: a later one is skipped when --budget runs out.
+CANDIDATES = (
+    Candidate("graph", graph=True, note="the whole step in one CUDA graph (--preset max today)"),
+    Candidate("batch384", batch=384, graph=True, note="graph, batch 384"),
+    Candidate("foreach", graph=True, optimizer="foreach", note="graph, foreach SGD"),
+    Candidate("batch512", batch=512, graph=True, note="graph, batch 512"),
+    Candidate("aggressive", graph=True, inductor=(("aggressive_fusion", True),),
+              note="graph + aggressive fusion"),
+    Candidate("cdt", graph=True, inductor=CDT, note="graph + coordinate-descent tuning"),
+    Candidate("pointwise", graph=True, inductor=(*CDT, ("max_autotune_pointwise", True)),
+              note="graph + cdt + pointwise autotuning"),
+    Candidate("cdt384", batch=384, graph=True, inductor=CDT, note="graph + cdt, batch 384"),
+    Candidate("freeze", mode="infer", batch=512, inductor=(("freezing", True),),
+              note="inference: freezing"),
+    Candidate("freeze-graph", mode="infer", batch=512, graph=True,
+              inductor=(("freezing", True),), note="inference: freezing + one CUDA graph"),
+)  # fmt: skip
+NAMES = tuple(c.name for c in CANDIDATES)
+BY_NAME = {c.name: c for c in CANDIDATES}
+REF_BATCH = {"train": 256, "infer": 512}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        print(f"peak_candidates.py: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def parser() -> _Parser:
+    p = _Parser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", type=lambda t: comma_choices(t, NAMES, "candidate"))
+    p.add_argument(
+        "--modes", type=lambda t: comma_choices(t, ("train", "infer"), "mode"),
+        default=("train", "infer"),
+    )  # fmt: skip
+    p.add_argument("--windows", type=int, default=5, help="timed windows per side")
+    p.add_argument("--seconds", type=float, default=1.2, help="target window length")
+    p.add_argument("--budget", type=float, default=420, help="seconds; later candidates skipped")
+    p.add_argument("--bn", action="store_true", help="also time batch-norm + ReLU alone")
+    p.add_argument("--out", type=Path)
+    p.add_argument("--logs", type=Path, help="children's output (default: a temporary folder)")
+    p.add_argument("--serve", help=argparse.SUPPRESS)  # internal: one side in this process
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    return p
+
+
+# --- steps -------------------------------------------------------------------------------------
+
+
+def _bf16(cache: bool = True) -> Any:
+    import torch
+
+    return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=cache)
+
+
+def _model(batch: int) -> tuple[Any, Any, Any]:
+    import torch
+
+    from benchmarks.reference import models
+
+    torch.manual_seed(0)
+    model = models.build("resnet50", 224).cuda().to(memory_format=torch.channels_last)
+    x, y = models.batch("resnet50", 224, batch, torch.device("cuda"), torch.channels_last)
+    return model, x, y
+
+
+def _compile(model: Any, c: Candidate) -> Any:
+    import torch
+
+    return torch.compile(model)  # inductor's options: set by serve() for the whole process
+
+
+def _optimizer(model: Any, kind: str) -> Any:
+    import torch
+
+    from benchmarks.reference import loop
+
+    fused = {"fused": True} if kind == "fused" else {"foreach": True}
+    return torch.optim.SGD(model.parameters(), lr=loop.LR, momentum=loop.MOMENTUM, **fused)
+
+
+def _capture(body: Callable[[], Any], before: Callable[[], None]) -> Callable[[], None]:
+    """PyTorch's whole-network capture recipe: warm-up on a side stream (compiles, autotunes,
+    makes the momentum buffers), ``before`` (gradients to None), capture, two checked replays."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            before()
+            body()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    before()
+    with torch.cuda.graph(graph):
+        out = body()
+    for _ in range(2):
+        graph.replay()
+    if out is not None and out.numel() == 1 and not math.isfinite(float(out)):
+        raise RuntimeError(f"captured step's loss is {float(out)}")
+    return graph.replay
+
+
+def make_step(c: Candidate) -> Callable[[], None]:
+    """The candidate's step, compiled (and captured) by its first calls."""
+    import torch
+    import torch.nn.functional as F
+
+    model, x, y = _model(c.batch)
+    net = _compile(model, c)
+    if c.mode == "infer":
+        model.eval()
+
+        def infer() -> Any:
+            with torch.inference_mode(), _bf16(cache=not c.graph):
+                return net(x)
+
+        if c.graph:
+            return _capture(infer, lambda: None)
+        for _ in range(3):
+            infer()
+
+        def step() -> None:
+            infer()
+
+        return step
+    opt = _optimizer(model, c.optimizer)
+
+    def train() -> Any:
+        with _bf16(cache=not c.graph):
+            out = net(x)
+        loss = F.cross_entropy(out.float(), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    if c.graph:
+        return _capture(train, lambda: opt.zero_grad(set_to_none=True))
+
+    def step() -> None:
+        opt.zero_grad(set_to_none=True)
+        train()
+
+    for _ in range(3):
+        step()
+    return step
+
+
+def _window(step: Callable[[], None], steps: int) -> float:
+    import torch
+
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def serve(name: str) -> int:
+    """One side in this process: build and compile its step, say ``ready <seconds>``, then run a
+    timed window of N steps for each ``N`` read on stdin and answer its seconds; ``q`` ends."""
+    import torch
+    import torch._dynamo
+
+    from benchmarks.reference import loop
+
+    loop.set_precision("bf16")
+    torch._dynamo.config.automatic_dynamic_shapes = False  # static shapes, as --preset max
+    import torch._inductor.config as inductor_config
+
+    mode = name.removeprefix("ref-")
+    c = (
+        Candidate(name, mode=mode, batch=REF_BATCH[mode])
+        if name.startswith("ref-")
+        else BY_NAME[name]
+    )
+    for key, value in c.inductor:  # this process runs one side: its options set globally
+        setattr(inductor_config, key, value)
+    t0 = time.perf_counter()
+    step = make_step(c)
+    _window(step, 3)
+    print(
+        f"ready {time.perf_counter() - t0:.1f} {torch.cuda.max_memory_allocated() / 2**30:.1f}",
+        flush=True,
+    )
+    for line in sys.stdin:
+        if line.strip() == "q":
+            break
+        print(f"{_window(step, int(line)):.6f}", flush=True)
+    return 0
+
+
+BN_SHAPES = ((256, 64, 112, 112), (256, 256, 56, 56), (256, 512, 28, 28), (256, 1024, 14, 14))
+
+
+def bn_micro() -> list[dict[str, Any]]:
+    """Training batch-norm (+ ReLU) forward and backward on one activation: inductor's fused Triton
+    kernels (compiled) against cuDNN's NHWC batch-norm (eager), median of 20 CUDA-event timings."""
+    import torch
+    from torch import nn
+
+    rows = []
+    for shape in BN_SHAPES:
+        x = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+        x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
+        g = torch.randn_like(x)
+        row: dict[str, Any] = {"shape": "x".join(map(str, shape))}
+        for label, relu, compiled in (("triton bn+relu", True, True), ("cudnn bn+relu", True, False),
+                                      ("cudnn bn", False, False)):  # fmt: skip
+            bn = nn.BatchNorm2d(shape[1]).cuda().train()
+
+            def f(bn: nn.Module = bn, relu: bool = relu, x: torch.Tensor = x) -> torch.Tensor:
+                out = bn(x)
+                return torch.relu(out) if relu else out
+
+            fn = torch.compile(f) if compiled else f
+
+            def fb(fn: Callable[[], torch.Tensor] = fn, x: torch.Tensor = x,
+                   g: torch.Tensor = g) -> None:  # fmt: skip
+                x.grad = None
+                fn().backward(g)
+
+            for _ in range(3):
+                fb()
+            times = []
+            for _ in range(20):
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                fb()
+                e.record()
+                e.synchronize()
+                times.append(s.elapsed_time(e))
+            row[label] = round(statistics.median(times), 3)
+        rows.append(row)
+    return rows
+
+
+# --- main --------------------------------------------------------------------------------------
+
+
+class Side:
+    """A serving process (``--serve NAME``) and its answers."""
+
+    def __init__(self, name: str, env: dict[str, str], log: Path) -> None:
+        self.name, self.log = name, log.open("w")
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", name]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.log, text=True, env=env, cwd=REPO)  # fmt: skip
+        self.first_s: float | None = None
+        self.peak_gib: float | None = None
+        self.error: str | None = None
+
+    def wait_ready(self, deadline: float) -> bool:
+        """Until its ``ready`` line, or the deadline (then it is stopped)."""
+        assert self.proc.stdout is not None
+        ready: list[str] = []
+
+        def read() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:  # skip anything a library printed first
+                if line.startswith("ready"):
+                    ready.append(line)
+                    return
+            ready.append("")  # it ended
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(max(0.0, deadline - time.perf_counter()))
+        if ready and ready[0]:
+            _, first, peak = ready[0].split()
+            self.first_s, self.peak_gib = float(first), float(peak)
+            return True
+        self.error = "not ready by the budget" if not ready else f"exit {self.proc.wait()}"
+        self.stop()
+        return False
+
+    def window(self, steps: int) -> float:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{steps}\n")
+        self.proc.stdin.flush()
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{self.name} ended (see {self.log.name})")
+            try:
+                return float(line)
+            except ValueError:
+                continue  # a library's line
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write("q\n")
+                self.proc.stdin.flush()
+                self.proc.wait(10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def measure(ref: Side, cand: Side, c: Candidate, a: argparse.Namespace) -> dict[str, Any]:
+    """Windows alternated between the reference and the candidate (one runs at a time)."""
+    rate = 7000 if c.mode == "train" else 25000
+    n_ref = max(10, round(a.seconds * rate / ref_batch(c.mode)))
+    n_cand = max(10, round(a.seconds * rate / c.batch))
+    refs, cands = [], []
+    for _ in range(a.windows):
+        refs.append(ref_batch(c.mode) * n_ref / ref.window(n_ref))
+        cands.append(c.batch * n_cand / cand.window(n_cand))
+    r, k = statistics.median(refs), statistics.median(cands)
+    return {"candidate": c.name, "mode": c.mode, "batch": c.batch, "note": c.note,
+            "first_s": cand.first_s, "ref_first_s": ref.first_s, "ref": round(r, 1),
+            "cand": round(k, 1), "ratio": round(k / r, 4), "ref_windows": [round(x) for x in refs],
+            "cand_windows": [round(x) for x in cands], "peak_gib": cand.peak_gib}  # fmt: skip
+
+
+def ref_batch(mode: str) -> int:
+    return REF_BATCH[mode]
+
+
+def main(argv: list[str]) -> int:
+    a = parser().parse_args(argv)
+    if a.serve:
+        return serve(a.serve)
+    if a.child == "bn":  # internal: the batch-norm timings, printed as JSON
+        print(json.dumps(bn_micro()))
+        return 0
+    cache = Path(tempfile.mkdtemp(prefix="zbench-candidates-inductor-"))
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache), "TRITON_CACHE_DIR": str(cache / "triton"),
+           "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(REPO)}  # fmt: skip
+    env.pop("TORCH_LOGS", None)
+    logs = a.logs or Path(tempfile.mkdtemp(prefix="zbench-candidates-"))
+    logs.mkdir(parents=True, exist_ok=True)
+    t_start = time.perf_counter()
+    deadline = t_start + a.budget
+    chosen = [c for c in CANDIDATES if (not a.only or c.name in a.only) and c.mode in a.modes]
+    out: dict[str, Any] = {"rows": [], "budget_s": a.budget}
+    # Every side compiles at once, each in its own process (so dynamo never reuses one side's code
+    # for another's options); then the windows run one at a time.
+    sides = {f"ref-{m}": Side(f"ref-{m}", env, logs / f"ref-{m}.log") for m in a.modes}
+    sides.update({c.name: Side(c.name, env, logs / f"{c.name}.log") for c in chosen})
+    ready_by = deadline - 15 * len(chosen) - (45 if a.bn else 0)  # leave time for the windows
+    ready = {n: s.wait_ready(ready_by) for n, s in sides.items()}
+    print(
+        f"compiled: {', '.join(f'{n} {s.first_s} s' for n, s in sides.items() if s.first_s)}",
+        flush=True,
+    )
+    for c in chosen:
+        ref = sides[f"ref-{c.mode}"]
+        if not (ready[c.name] and ready[f"ref-{c.mode}"]):
+            why = sides[c.name].error or ref.error
+            row: dict[str, Any] = {"candidate": c.name, "mode": c.mode, "error": why}
+        else:
+            try:
+                row = measure(ref, sides[c.name], c, a)
+            except (RuntimeError, ValueError, OSError) as exc:  # a side that died mid-window
+                row = {"candidate": c.name, "mode": c.mode, "error": str(exc)[:200]}
+            sides[c.name].stop()
+        out["rows"].append(row)
+        print(f"  {json.dumps(row)}", flush=True)
+    for s in sides.values():
+        s.stop()
+    if a.bn:
+        bn = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "bn"],
+                            capture_output=True, text=True, env=env, cwd=REPO)  # fmt: skip
+        lines = bn.stdout.strip().splitlines()
+        out["bn"] = json.loads(lines[-1]) if bn.returncode == 0 and lines else []
+    out["wall_s"] = round(time.perf_counter() - t_start, 1)
+    import torch
+
+    out.update(
+        torch=torch.__version__,
+        gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else "?",
+    )
+    print(table(out))
+    if a.out:
+        a.out.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+def table(out: dict[str, Any]) -> str:
+    """The Markdown table docs/performance.md keeps."""
+    lines = [f"{out.get('gpu')}, torch {out.get('torch')}; img/s, medians of interleaved windows",
+             "| candidate | mode | batch | reference | candidate | ratio | compile s | note |",
+             "|---|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    for r in out["rows"]:
+        if "cand" in r:
+            lines.append(f"| {r['candidate']} | {r['mode']} | {r['batch']} | {r['ref']:,.0f} | "
+                         f"{r['cand']:,.0f} | {r['ratio']:.3f} | {r['first_s']} | {r['note']} |")  # fmt: skip
+        else:
+            why = r.get("skipped") or r.get("error", "?")
+            lines.append(f"| {r['candidate']} | {r.get('mode', '')} | | | | | | {why} |")
+    for r in out.get("bn", []):
+        lines.append(f"bn {r}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    os.environ.pop("TORCH_LOGS", None)
+    sys.exit(main(sys.argv[1:]))
