@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -136,6 +137,9 @@ WORKLOADS: dict[str, WorkloadInfo] = {
 }  # fmt: skip
 
 
+MAX_STEPS = 10_000_000  # more is a typo (it would run for days), not a benchmark
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """A runner's options as given (``None`` = the workload's/preset's default, resolved by the runner
@@ -166,6 +170,24 @@ class RunConfig:
     extra: tuple[str, ...] = field(default_factory=tuple)  # passed through (torchrun rendezvous...)
 
     kind = "benchmark"  # its row of contract.kinds (a class attribute, not an option)
+
+    def check(self) -> str | None:
+        """What the runner would reject at once, in one line (None: nothing found here)."""
+        from zbench.contract.resolve import check_shape  # resolve imports this module
+
+        for name in ("steps", "warmup"):
+            value = getattr(self, name)
+            if value is not None and value > MAX_STEPS:
+                return f"--{name} {value}: at most {MAX_STEPS:,}"
+        if self.data is not None and not os.path.exists(self.data):
+            return f"--data {self.data}: no such file or folder"
+        cores = os.cpu_count() or 1
+        if self.device == "cpu" and self.gpus > cores:  # --gpus N on the CPU: N gloo processes
+            return (
+                f"--gpus {self.gpus} with --device cpu starts {self.gpus} CPU processes on "
+                f"{cores} core(s): --gpus counts GPUs; on the CPU use {cores} or fewer"
+            )
+        return check_shape(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:

@@ -43,6 +43,10 @@ class DemoConfig:
         values.update(options)
         return cls(demo, tuple(values.items()))
 
+    def check(self) -> str | None:
+        """Nothing more to find: ``of`` and the parser validated every option."""
+        return None
+
     def __getattr__(self, name: str) -> Any:
         for key, value in object.__getattribute__(self, "options"):
             if key == name:

@@ -27,6 +27,11 @@ class ProbeConfig:
     precision = None
     device = "cuda"
 
+    def check(self) -> str | None:
+        """Options out of range, in one line (None: fine)."""
+        ok = self.gpus >= 0 and 0 < self.p2p_seconds <= 3600
+        return None if ok else "probe: --gpus at least 0, p2p seconds in (0, 3600]"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": KIND,

@@ -97,33 +97,11 @@ class JobNotFound(ZbenchError, LookupError):
     """No job with that id (one line, exit 2)."""
 
 
-MAX_STEPS = 10_000_000  # more is a typo (it would run for days), not a benchmark
-
-
 def check_config(config: RunConfig | DemoConfig | ProbeConfig) -> str | None:
     """What the runner would reject at once, found before a job is queued (the runner finds it
     only after a 5-20 s framework import, and leaves a failed job behind): one line, or None.
-    A demo's options are checked by its own parser when it is built; a probe's here."""
-    if isinstance(config, ProbeConfig):
-        ok = config.gpus >= 0 and 0 < config.p2p_seconds <= 3600
-        return None if ok else "probe: --gpus at least 0, p2p seconds in (0, 3600]"
-    if not isinstance(config, RunConfig):
-        return None
-    from zbench.contract.resolve import check_shape  # stdlib-only rules the runners apply
-
-    for name in ("steps", "warmup"):
-        value = getattr(config, name)
-        if value is not None and value > MAX_STEPS:
-            return f"--{name} {value}: at most {MAX_STEPS:,}"
-    if config.data is not None and not os.path.exists(config.data):
-        return f"--data {config.data}: no such file or folder"
-    cores = os.cpu_count() or 1
-    if config.device == "cpu" and config.gpus > cores:  # --gpus N on the CPU: N gloo processes
-        return (
-            f"--gpus {config.gpus} with --device cpu starts {config.gpus} CPU processes on "
-            f"{cores} core(s): --gpus counts GPUs; on the CPU use {cores} or fewer"
-        )
-    return check_shape(config)
+    Each kind's config class checks its own options (a demo's parser already did)."""
+    return config.check()
 
 
 def _store(db: str | os.PathLike[str] | None) -> Store:

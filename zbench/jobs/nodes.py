@@ -84,6 +84,10 @@ class NodesConfig:
         )
         return cls(RunConfig.from_dict(data), nodes, str(data.get("launcher") or "ssh"))
 
+    def check(self) -> str | None:
+        """None: each node's runner checks its options there (paths are the nodes', not ours)."""
+        return None
+
     def to_argv(self, events: str | None = None) -> list[str]:
         """The node manager's argv (``python -m zbench.jobs.nodes_run``): the whole config."""
         head = ["--events", events] if events is not None else []
