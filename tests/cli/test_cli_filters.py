@@ -71,3 +71,36 @@ def test_filters_travel_to_other_hosts_unchanged() -> None:
     root = typer.main.get_command(app)
     with root.make_context("zbench", []) as ctx:
         assert read_filters(filter_argv(given), ctx) == given
+
+
+def test_export_hosts_asks_every_host_with_the_same_filters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from zbench.cli import fleet
+    from zbench.fleet.gather import Gathered
+
+    asked: list[list[str]] = []
+
+    def gather(hosts: list[str], args: list[str]) -> Gathered:
+        asked.append(list(args))
+        return Gathered(rows=[{"host": hosts[0], "workload": "resnet50"}])
+
+    monkeypatch.setattr(fleet, "gather", gather)
+    out = CLI.invoke(
+        app,
+        [
+            "export",
+            "--hosts",
+            "a,b",
+            "-f",
+            "json",
+            "--mode",
+            "infer",
+            "--gpus",
+            "2",
+            "--tag",
+            "bios",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    assert asked == [["results", "--mode", "infer", "--gpus", "2", "--tag", "bios"]]

@@ -191,9 +191,10 @@ async def test_the_launch_fields_come_from_the_option_table() -> None:
         for opt in TABLE:
             widget = app.screen.query_one(f"#{opt.flag[2:]}")
             assert str(widget.tooltip) == opt.help
-            if opt.kind == "choice":
+            if opt.kind in ("choice", "bool"):
                 assert isinstance(widget, Select)
-                assert [v for _, v in widget._options if v != Select.NULL] == list(opt.choices)
+                choices = opt.choices if opt.kind == "choice" else ("on", "off")
+                assert [v for _, v in widget._options if v != Select.NULL] == list(choices)
             else:
                 assert isinstance(widget, Input)
                 assert widget.placeholder == f"{opt.shown_default} (default)"
@@ -201,3 +202,27 @@ async def test_the_launch_fields_come_from_the_option_table() -> None:
         assert (
             steps.placeholder == f"{RUN_OPTION['steps'].default_text} (default)" == "50 (default)"
         )
+
+
+async def test_more_options_reach_the_runner() -> None:
+    from textual.widgets import Collapsible
+
+    from zbench.contract.config import RUN_OPTIONS
+    from zbench.tui.screens.launch import MORE, TABLE
+
+    # Every option of the table is a field, but the GPU count (from the indices) and the data
+    # source (the "data" field): the dialog offers what `zbench run` offers.
+    fields = {o.name for o in TABLE} | {"gpus", "data", "data_source"}
+    assert fields == {o.name for o in RUN_OPTIONS} and "compile" in MORE
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        assert app.screen.query_one("#more", Collapsible).collapsed
+        app.screen.query_one("#compile", Select).value = "off"
+        app.screen.query_one("#channels-last", Select).value = "on"
+        app.screen.query_one("#seed", Input).value = "7"
+        await press(pilot, "ctrl+s")
+    (config,) = services.submitted[0].configs
+    assert (config.compile, config.channels_last, config.xla, config.seed) == (False, True, None, 7)

@@ -15,11 +15,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Select, SelectionList, Static
+from textual.widgets import Button, Collapsible, Input, Label, Select, SelectionList, Static
 
 from zbench.contract.config import (
     DATA_SOURCES,
     RUN_OPTION,
+    RUN_OPTIONS,
     WORKLOADS,
     Opt,
     RunConfig,
@@ -51,9 +52,13 @@ FORM = (
     "image_size",
     "repeat",
 )
-TABLE = tuple(RUN_OPTION[name] for name in FORM if name != "gpu-ids")
+# Every other row of the table, under "more options" (collapsed): the GPU count follows from the
+# indices, and "data" covers --data and --data-source.
+MORE = tuple(o.name for o in RUN_OPTIONS if o.name not in (*FORM, "gpus", "data", "data_source"))
+TABLE = tuple(RUN_OPTION[name] for name in (*FORM, *MORE) if name != "gpu-ids")
 NUMBER_FLAGS = tuple(o.flag[2:] for o in TABLE if o.kind == "int")
-SELECTS = (*(o.flag[2:] for o in TABLE if o.kind == "choice"), "data")
+SELECTS = (*(o.flag[2:] for o in TABLE if o.kind in ("choice", "bool")), "data")
+SWITCH = ("on", "off")  # a bool option's Select: --x or --no-x (blank: the preset decides)
 INPUTS = ("gpu-ids", *NUMBER_FLAGS, "path")
 
 
@@ -75,8 +80,11 @@ def runner_argv(workload: str, form: dict[str, str], gpu_ids: tuple[int, ...] | 
     """The form as the runner's argv (a blank field leaves the table's default)."""
     argv = [workload]
     for opt in TABLE:
-        if form.get(opt.flag[2:]):
-            argv += [opt.flag, form[opt.flag[2:]]]
+        value = form.get(opt.flag[2:])
+        if value and opt.kind == "bool":
+            argv.append(opt.flag if value == "on" else f"--no-{opt.flag[2:]}")
+        elif value:
+            argv += [opt.flag, value]
     if form["data"] == DATASET:
         argv += ["--data", form["path"]]
     else:
@@ -169,6 +177,9 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 yield from self._select("data", (*DATA_SOURCES, DATASET), DATA_SOURCES[0])
                 yield Label("data path")
                 yield Input(placeholder="for data = dataset", id="path", compact=True)
+            with Collapsible(title="more options", collapsed=True, id="more"), Grid(id="more-form"):
+                for name in MORE:
+                    yield from self._field(name)
             yield Static(id="suite-info")
             yield Static(id="error")
             with Horizontal(id="buttons"):
@@ -184,9 +195,9 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         opt = RUN_OPTION[name]
         yield Label(opt.name.replace("_", " "))
         widget = opt.flag[2:]
-        if opt.kind == "choice":
+        if opt.kind in ("choice", "bool"):
             default = "cpu" if name == "device" and not self.has_gpus else opt.default
-            choices = [(c, c) for c in opt.choices]
+            choices = [(c, c) for c in self._options(widget)]
             if default is None:
                 yield Select(choices, prompt="default", id=widget, compact=True, tooltip=opt.help)
             else:
@@ -237,7 +248,8 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
     def _options(name: str) -> tuple[str, ...]:
         if name == "data":
             return (*DATA_SOURCES, DATASET)
-        return RUN_OPTION[name.replace("-", "_")].choices
+        opt = RUN_OPTION[name.replace("-", "_")]
+        return SWITCH if opt.kind == "bool" else opt.choices
 
     def form(self) -> dict[str, str]:
         values = {}
