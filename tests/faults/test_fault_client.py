@@ -120,7 +120,7 @@ def test_the_launcher_puts_its_rendezvous_in_the_jobs_scratch_folder(
     seen: list[Path] = []
 
     class Ranks:
-        def __init__(self, cfg: RunConfig, events: str, store: Path) -> None:
+        def __init__(self, cfg: RunConfig, events: str, store: Path, **_: object) -> None:
             seen.append(store)
 
         def wait(self) -> int:

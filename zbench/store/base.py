@@ -194,6 +194,10 @@ class StoreBase:
         if conn is not None:
             self._check_sides(conn)
 
+    def abandon(self) -> None:
+        """Let go of this thread's connection without closing it (see :meth:`_abandon`)."""
+        self._abandon()
+
     def _abandon(self) -> None:
         """Let go of this thread's connection without closing it: closing the last connection
         copies its write-ahead log into the main file, and a log that was deleted (or a file
@@ -360,6 +364,12 @@ class StoreBase:
             return sid
 
         return self._write(make)
+
+
+def abandoned_connections() -> bool:
+    """Whether this process let go of a connection over a deleted -wal or an emptied file: it
+    must then end with ``os._exit``, as closing those would copy a dead log back."""
+    return bool(_ABANDONED)
 
 
 def encode(column: str, value: Any) -> Any:
