@@ -31,7 +31,10 @@ def test_following_jobs_notices_a_dead_supervisor_and_the_queued_job_runs(
     monkeypatch.setattr(liveness, "LOST_GRACE_S", 1.0)
     db = home / "zbench.db"
     first, second = api.submit([fake_spec("hang"), fake_spec("ok", steps=2)], db=db)
-    wait_for(first, db, ("running",))
+    deadline = time.monotonic() + 20
+    while not (Store.reader(db).get_job(first) or {}).get("pid"):  # its runner is known
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
     sup = Store.reader(db).supervisor()
     assert sup is not None
     os.kill(int(sup["pid"]), signal.SIGKILL)
@@ -120,7 +123,7 @@ def test_the_launcher_puts_its_rendezvous_in_the_jobs_scratch_folder(
     seen: list[Path] = []
 
     class Ranks:
-        def __init__(self, cfg: RunConfig, events: str, store: Path) -> None:
+        def __init__(self, cfg: RunConfig, events: str, store: Path, **_: object) -> None:
             seen.append(store)
 
         def wait(self) -> int:

@@ -32,7 +32,7 @@ from zbench.jobs.runjob import RunningJob
 from zbench.jobs.sampling import JobSampler, open_sampler
 from zbench.jobs.states import JobState
 from zbench.results.aggregate import aggregate
-from zbench.store import Store, StoreBroken, StoreError
+from zbench.store import Store, StoreBroken, StoreError, abandoned_connections
 from zbench.telemetry.snapshot import Snapshot
 
 log = logging.getLogger("zbench.supervisor")
@@ -323,16 +323,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
-        return _serve(db, lock)
-    except StoreBroken as exc:
+        code = _serve(db, lock)
+    except ZbenchError as exc:  # the database could not be opened, failed too long, or broke
         log.error("stopped: %s", exc)
-        logging.shutdown()
+        code = 1
+    if abandoned_connections():
         # No normal exit: closing the connections left open over a deleted -wal or an emptied
         # file would copy what they hold back into the file (zbench.store.base: _abandon).
-        os._exit(1)
-    except ZbenchError as exc:  # the database could not be opened or failed for too long
-        log.error("stopped: %s", exc)
-        return 1
+        logging.shutdown()
+        os._exit(code)
+    return code
 
 
 def _serve(db: Path, lock: IO[str] | None) -> int:
@@ -350,8 +350,13 @@ def _serve(db: Path, lock: IO[str] | None) -> int:
         log.info("started; GPUs %s", sup.gpus or "none (CPU jobs run one at a time)")
         try:
             sup.run()
+        except StoreBroken:
+            if not sup.store.replaced():
+                raise  # every job has ended, its events kept; a fresh look is another process's
+            store.abandon()  # the path names another file, with connections of its own: serve it
+            log.info("%s was replaced; looking at the new file", db)
         except StoreError:
-            raise  # broken (every job has ended, its events kept), or failing for too long
+            raise  # failing for too long
         except Exception:
             log.exception("failed; its running jobs are left for the next supervisor")
             return 1

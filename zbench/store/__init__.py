@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from zbench.store.base import abandoned_connections
 from zbench.store.file import StoreBroken, StoreError
 from zbench.store.jobs import JOB_COLUMNS, JobRow, JobsTable
 from zbench.store.migrations import MIGRATIONS
@@ -21,6 +22,7 @@ __all__ = [
     "Store",
     "StoreBroken",
     "StoreError",
+    "abandoned_connections",
 ]
 
 

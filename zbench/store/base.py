@@ -27,10 +27,10 @@ from zbench.store.file import (
     StoreBroken,
     StoreError,
     create_database,
-    empty_at_rest,
     file_id,
     held_unlinked,
     is_busy,
+    is_empty,
     read_only,
     side_ids,
     size_problem,
@@ -102,8 +102,8 @@ class StoreBase:
         return cls(path, busy_s=READ_BUSY_S, retries=READ_RETRIES)
 
     def _refuse_empty(self) -> None:
-        """A 0-byte file at rest is not a database zbench made (a new one is made whole): say so
-        rather than quietly starting a new database in it. A second hard link is refused too:
+        """A 0-byte file is not a database zbench made (a new one is made whole): say so rather
+        than quietly starting a new database in it (or in a file emptied under a supervisor). A second hard link is refused too:
         SQLite keeps the write-ahead log beside each name, so two names for one file give two
         logs and a corrupt database (sqlite.org/howtocorrupt.html). A new file is linked into
         place (two links, or empty without hard links, for a moment): hence the second looks."""
@@ -119,7 +119,7 @@ class StoreBase:
             links = os.stat(self.path).st_nlink
         except FileNotFoundError:
             return None
-        if empty_at_rest(self.path):
+        if is_empty(self.path):
             return (
                 "the file is empty (0 bytes), not a zbench database; delete it to start a new one"
             )
@@ -193,6 +193,10 @@ class StoreBase:
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             self._check_sides(conn)
+
+    def abandon(self) -> None:
+        """Let go of this thread's connection without closing it (see :meth:`_abandon`)."""
+        self._abandon()
 
     def _abandon(self) -> None:
         """Let go of this thread's connection without closing it: closing the last connection
@@ -360,6 +364,12 @@ class StoreBase:
             return sid
 
         return self._write(make)
+
+
+def abandoned_connections() -> bool:
+    """Whether this process let go of a connection over a deleted -wal or an emptied file: it
+    must then end with ``os._exit``, as closing those would copy a dead log back."""
+    return bool(_ABANDONED)
 
 
 def encode(column: str, value: Any) -> Any:

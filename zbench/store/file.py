@@ -133,16 +133,11 @@ def size_problem(path: Path, seen: int) -> str | None:
     return None
 
 
-def empty_at_rest(path: Path) -> bool:
-    """A 0-byte file with no write-ahead log beside it: not a database that zbench made (a new
-    one is created whole, :func:`create_database`). A 0-byte main file with a non-empty ``-wal``
-    is a database in use whose pages are all still in its log."""
+def is_empty(path: Path) -> bool:
+    """A 0-byte file: never a database zbench made (a new one is made whole,
+    :func:`create_database`, and SQLite never empties a file), whatever ``-wal`` is beside it."""
     try:
-        if os.stat(path).st_size:
-            return False
-        return not os.stat(f"{path}-wal").st_size
-    except FileNotFoundError:
-        return True
+        return os.stat(path).st_size == 0
     except OSError:
         return False
 
