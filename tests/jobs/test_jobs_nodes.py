@@ -222,6 +222,38 @@ def test_real_torchrun_two_nodes_on_gloo(jobenv: Path, monkeypatch: pytest.Monke
     assert len(row["result"]["nodes"]) == 2
 
 
+@pytest.mark.slow
+def test_two_nodes_on_this_machine_listen_on_loopback_only(
+    jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--nodes localhost,localhost` used torchrun's c10d store, which listens on every interface;
+    the nodes now meet through a file. Every process of the job is watched from outside."""
+    psutil = pytest.importorskip("psutil")
+    monkeypatch.delenv("ZBENCH_RUNNER_MODULE")
+    run = RunConfig("resnet50", device="cpu", image_size=32, batch_size=2, steps=60, warmup=1,
+                    repeat=1, workers=0)  # fmt: skip
+    job_id = submit_nodes(jobenv, "localhost,localhost", run, timeout=240)
+    listening: set[tuple[str, int]] = set()
+    deadline = time.monotonic() + 260
+    while api.get_job(job_id, jobenv).state in ("queued", "running"):
+        assert time.monotonic() < deadline, "the job did not end"
+        events = api.get_job(job_id, jobenv).events_path
+        for proc in psutil.process_iter():
+            try:
+                chain = [proc, *proc.parents()]
+                if events and any(events in " ".join(p.cmdline()) for p in chain):
+                    for conn in proc.net_connections(kind="inet"):
+                        if conn.status == psutil.CONN_LISTEN:
+                            listening.add((conn.laddr.ip, conn.laddr.port))
+            except psutil.Error:
+                continue
+        time.sleep(0.05)
+    info = api.get_job(job_id, jobenv)
+    assert info.state == "done", (info.reason, api.log_tail(job_id, jobenv, 40))
+    assert listening, "gloo's ranks listen while they run; the watch saw nothing"
+    assert {ip for ip, _ in listening} <= {"127.0.0.1", "::1"}, listening
+
+
 @pytest.mark.parametrize(
     ("extra", "multi"),
     [((), False), (("--nnodes", "2"), True), (("--nnodes=1",), False), (("--nnodes", "1:4"), True)],

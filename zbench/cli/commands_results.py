@@ -4,13 +4,15 @@ takes the one filter set (``cli/filters.py``) as a ``Filters``."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from zbench.cli.filters import with_filters
 from zbench.cli.options import DbOpt, FormatOpt, JsonOpt, WideOpt, _exit, app
-from zbench.results.api import Filters
+
+if TYPE_CHECKING:  # with_filters leaves it unevaluated: no command's start-up imports the results
+    from zbench.results.api import Filters
 
 # --- results ---------------------------------------------------------------------------------------
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from zbench.results.api import Filters
+if TYPE_CHECKING:  # imported where a command runs: every command's start-up would pay for it
+    from zbench.results.api import Filters
 
 PANEL = "Which runs"
 
@@ -77,6 +78,8 @@ NAMES = tuple(name for name, _ in FILTER_OPTIONS)
 
 def filters_from(values: dict[str, Any]) -> Filters:
     """The typed options as one ``Filters`` (a bad date is found where it is read: one line)."""
+    from zbench.results.api import Filters
+
     return Filters(
         workload=values.get("workload"),
         framework=values.get("framework"),
@@ -94,8 +97,14 @@ def filters_from(values: dict[str, Any]) -> Filters:
 
 def with_filters(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add the filter options to a command whose function takes ``filters: Filters``."""
-    sig = inspect.signature(func, eval_str=True)
-    own = [p for p in sig.parameters.values() if p.name != "filters"]
+    sig = inspect.signature(func)
+    # The command's own annotations are evaluated here; ``filters: Filters`` is not (``Filters`` is
+    # imported only when a command runs, so that no command's start-up pays for the results API).
+    own = [
+        p.replace(annotation=_evaluated(p.annotation, func))
+        for p in sig.parameters.values()
+        if p.name != "filters"
+    ]
     added = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ann)
         for name, ann in FILTER_OPTIONS
@@ -107,9 +116,18 @@ def with_filters(func: Callable[..., Any]) -> Callable[..., Any]:
         return func(**kwargs, filters=filters_from(values))
 
     params = [*own, *added]
-    command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=params, return_annotation=inspect.Signature.empty
+    )
     command.__annotations__ = {p.name: p.annotation for p in params}
     return command
+
+
+def _evaluated(annotation: Any, func: Callable[..., Any]) -> Any:
+    """An annotation written as text (``from __future__ import annotations``) as its object."""
+    if not isinstance(annotation, str):
+        return annotation
+    return eval(annotation, vars(inspect.getmodule(func)))  # the module's own annotation text
 
 
 def filter_argv(filters: Filters) -> list[str]:
@@ -158,6 +176,8 @@ def read_filters(args: list[str], parent: Any) -> Filters:
     """The filter options among ``args`` (``zbench demo results ...``); a bad one is Click's usage
     error (one line, exit 2)."""
     command = typer.main.get_command(_after_demo)
+    from zbench.results.api import Filters
+
     with command.make_context("results", list(args), parent=parent) as ctx:
         filters = command.invoke(ctx)
     assert isinstance(filters, Filters)

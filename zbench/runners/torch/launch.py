@@ -212,9 +212,12 @@ def launch(cfg: RunConfig, writer: EventWriter) -> int:
                 rc = stop_torchrun(proc)
         else:
             launcher = "a rank"
-            nodes, node, store = local_nodes or (1, 0, Path(tmp) / "store")
-            store.parent.mkdir(parents=True, exist_ok=True)
-            ranks = LocalRanks(cfg, str(events), store, node=node, nodes=nodes)
+            if local_nodes is None:
+                ranks = LocalRanks(cfg, str(events), Path(tmp) / "store")
+            else:
+                nodes, node, store = local_nodes
+                store.parent.mkdir(parents=True, exist_ok=True)
+                ranks = LocalRanks(cfg, str(events), store, node=node, nodes=nodes)
             try:
                 rc = ranks.wait()
             except KeyboardInterrupt:
