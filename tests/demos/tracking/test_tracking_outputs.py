@@ -95,3 +95,10 @@ def test_gt_scores_a_mot_folder_and_overrides_its_own(tmp_path):
     np.savetxt(tmp_path / "gt6.txt", only_first, fmt="%.2f", delimiter=",")
     res6 = run({**opts, "gt": str(tmp_path / "gt6.txt")}, lambda *a, **k: None)
     assert res6["metrics"]["FP"] > res["metrics"]["FP"]
+
+
+def test_bad_paths_are_one_line_and_exit_2(tmp_path):
+    from zbench.demos.adapter import main
+
+    assert main(["tracking", "--gt", str(tmp_path / "none.txt"), "--device", "cpu"]) == 2
+    assert main(["tracking", "--input", str(tmp_path / "none.npy"), "--device", "cpu"]) == 2
