@@ -91,6 +91,7 @@ def test_a_demo_run_is_start_setup_frames_result_done(tmp_path: Path) -> None:
     assert 1 <= len(frames) <= 3 and frames[-1]["step"] == 199  # rate-limited, ends on the last
     [result] = [e for e in events if e["type"] == "result"]
     assert result["demo"] == "fake" and result["fps"] == 12.5 and "ignored" not in result
+    assert result["wall_s"] >= 0  # every demo's run time, for the demo table's "Min"
     assert result["summary"] == {"Frames/s": 12.5}
     assert len(result["series"]["loss"]["points"]) == 200
 

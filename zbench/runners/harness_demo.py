@@ -151,7 +151,11 @@ def run_demo(adapter: DemoAdapter, writer: EventWriter) -> int:
             environment=adapter.environment(),
         )
         writer.phase("setup")
+        t0 = time.monotonic()
         figures = adapter.run()
+        # The run's wall time, for every demo (the demo table's "Min" reads it; a demo's own
+        # figure, Snake's measured from launch, wins).
+        figures.setdefault("wall_s", round(time.monotonic() - t0, 2))
         events.frames.flush()
         result = build_demo_result(
             adapter.name,

@@ -95,3 +95,32 @@ def test_gt_scores_a_mot_folder_and_overrides_its_own(tmp_path):
     np.savetxt(tmp_path / "gt6.txt", only_first, fmt="%.2f", delimiter=",")
     res6 = run({**opts, "gt": str(tmp_path / "gt6.txt")}, lambda *a, **k: None)
     assert res6["metrics"]["FP"] > res["metrics"]["FP"]
+
+
+def test_bad_paths_are_one_line_and_exit_2(tmp_path):
+    from zbench.demos.adapter import main
+
+    assert main(["tracking", "--gt", str(tmp_path / "none.txt"), "--device", "cpu"]) == 2
+    assert main(["tracking", "--input", str(tmp_path / "none.npy"), "--device", "cpu"]) == 2
+
+
+def test_stopping_a_run_keeps_the_frames_tracked_so_far(tmp_path, monkeypatch):
+    """Ctrl-C (or SIGTERM through the runner) during tracking: results and scores of the frames
+    done are written, and the result says it was stopped."""
+    from zbench.demos.tracking import demo, pipeline
+
+    npy, gt = _long_npy(tmp_path, 40)
+    real = pipeline.deepsort_npy
+
+    def interrupted(*args, **kwargs):
+        for frame in real(*args, **kwargs):
+            if frame.index == 26:
+                raise KeyboardInterrupt
+            yield frame
+
+    monkeypatch.setattr(pipeline, "deepsort_npy", interrupted)
+    res = demo.run({"input": str(npy), "gt": str(gt), "out_dir": str(tmp_path / "out")},
+                   lambda *a, **k: None)  # fmt: skip
+    assert res["stopped"] and res["frames"] == 25 and res["fps"]["end_to_end"] > 0
+    rows = mot_io.read_mot_txt(Path(res["results"]))
+    assert rows[:, 0].max() == 25 and "HOTA" in res["metrics"]

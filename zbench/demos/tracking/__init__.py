@@ -16,10 +16,15 @@ def job_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def check(options: Mapping[str, Any]) -> str | None:
-    """An ``--input`` that cannot be read here (missing, or a video without OpenCV), found before
-    a job is queued."""
+    """An ``--input`` that cannot be read here (missing, or a video without OpenCV), or a
+    ``--gt`` that is not a file, found before a job is queued."""
+    import os
+
     from zbench.contract.inputs import video_problem
 
+    gt = options.get("gt")
+    if gt is not None and not os.path.isfile(str(gt)):
+        return f"--gt {gt}: no such file"
     return video_problem(str(options.get("input") or "generated"), "--input", ("generated",))
 
 

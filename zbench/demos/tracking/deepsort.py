@@ -94,7 +94,13 @@ class DeepSortTracker:
         keep = scores >= p.min_confidence
         # Boxes in float32, as the reference's detections hold them (`_xyah32`).
         tlwh = np.asarray(tlwh, dtype=np.float32).reshape(-1, 4)[keep]
-        features = np.asarray(features, dtype=np.float32).reshape(-1, self.dim)
+        features = np.asarray(features, dtype=np.float32)
+        if features.ndim == 2 and features.shape[1] != self.dim and not self.slot_used.any():
+            # Features of another size (a detection file's own network): the empty gallery
+            # pool takes their size before any track holds one.
+            self.dim = features.shape[1]
+            self.pool = np.zeros((len(self.pool), self.params.nn_budget, self.dim), np.float32)
+        features = features.reshape(-1, self.dim)
         features = _normalize(features[keep])
         if len(self.rows):
             kalman.predict_rows(self.rows, len(self.rows) - self._fresh)

@@ -269,9 +269,12 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         progress(pipe.times.frames)
         last[:] = [(frame, tracks)]
 
+    stopped = False
     try:
         # The device detects and embeds frame t+1 while the host tracks, draws and writes frame t.
         pipe.run_overlapped(src.frames, show)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a webcam runs until stopped; keep its tracks
+        stopped = True
     finally:
         video_path = writer.close() if writer is not None else None
     if not last:
@@ -294,6 +297,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         "results": str(results_path),
         "video": str(video_path) if video_path else None,
         "models": info,
+        "stopped": stopped,
     }
     if isinstance(detector, det.Detector):  # a setting that changes speed is recorded
         result["detector_cuda_graphs"] = detector.graphed

@@ -270,11 +270,11 @@ class Pipeline:
                 if failure:
                     break
                 work.put((frame, *self.detect(frame)))
-        finally:
+        finally:  # also on Ctrl-C: the frames already detected are tracked and timed
             work.put(None)
             thread.join()
-        wall = time.perf_counter() - t0
-        self.times.total += wall
+            wall = time.perf_counter() - t0
+            self.times.total += wall
         if failure:
             raise failure[0]
         return wall
