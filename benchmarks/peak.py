@@ -136,9 +136,8 @@ def plan(a: argparse.Namespace, gpus: int) -> list[tuple[str, str, int]]:
     firsts = [(m, batches[m][0]) for m in a.modes]
     others = [(m, b) for m in a.modes for b in batches[m][1:]]
     jobs = [(side, m, b) for m, b in firsts for side in ("zbench", *refs(m))]
-    jobs += [("start", m, b) for m, b in firsts]
-    if not cpu:  # benchmarks/peak_candidates.py: each candidate beside the compiled reference
-        jobs += [("candidates", m, b) for m, b in firsts]
+    if not cpu:  # start: the preset's cold and warm start; candidates: peak_candidates.py
+        jobs += [(side, m, b) for m, b in firsts for side in ("start", "candidates")]
     if "train" in a.modes:
         if gpus > 1:
             jobs.append(("zbench-2gpu", "train", a.train_batches[0]))
@@ -203,7 +202,8 @@ def start_times(a: argparse.Namespace, mode: str, log: Path, timeout: float) -> 
     warm = runs.zbench(argv, log, timeout, env)
     for name, res in (("cold", cold), ("warm", warm)):
         got = (
-            f"{res['to_measure_s']:.1f} s to the first measured step"
+            f"{res['to_measure_s']:.1f} s to the first measured step (compile "
+            f"{res.get('compile_s') or 0:.1f} s; seconds from launch: {res.get('marks_s')})"
             if res.get("to_measure_s")
             else res.get("error")
         )
