@@ -56,3 +56,11 @@ def test_doctor_reports_the_cache(home: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(doctor, "framework_status", lambda progress=None: {})
     monkeypatch.setattr(doctor, "machine", lambda: {"host": {}, "gpus": [], "warnings": []})
     assert doctor.collect()["cache"] == {"path": str(home), "bytes": 3002}
+
+
+def test_doctor_creates_no_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zbench.telemetry import doctor
+
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path / "fresh"))
+    assert doctor.cache_report() == {"path": str(tmp_path / "fresh" / "cache"), "bytes": 0}
+    assert not (tmp_path / "fresh").exists()
