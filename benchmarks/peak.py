@@ -9,10 +9,14 @@ zbench's 2-GPU weak scaling against its own 1-GPU run when two GPUs are visible.
 overrun --budget are skipped and listed as such; max-autotune comes last because it compiles longest,
 then, for training, zbench with the same mode (--compile-mode max-autotune-no-cudagraphs, under its
 whole-step CUDA graph), which reuses the kernel choices the reference's search cached.
-``--sides`` runs part of the plan.
+``start`` runs `zbench run resnet50 --preset max` twice with one fresh data directory and prints
+the cold and warm times to the first measured step; ``candidates`` runs benchmarks/peak_candidates.py
+(each candidate beside the plain compiled reference) and prints its table. ``--sides`` runs part of
+the plan.
 
     python3 benchmarks/peak.py --out peak.json
     python3 benchmarks/peak.py --modes train --sides max-autotune,zbench-max-autotune
+    python3 benchmarks/peak.py --modes train --sides start,candidates
     python3 benchmarks/peak.py --device cpu --rounds 1        # smoke test: eager references only
 """
 
@@ -22,6 +26,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -44,6 +49,7 @@ EST_S = {
     ("cudagraph", "infer"): 12, ("compile-freeze", "infer"): 25, ("max-autotune", "train"): 200,
     ("max-autotune", "infer"): 120, ("zbench-2gpu", "train"): 100, ("zbench-graphs-compile", "train"): 75,
     ("zbench-max-autotune", "train"): 220, ("start", "train"): 150, ("start", "infer"): 80,
+    ("candidates", "train"): 200, ("candidates", "infer"): 90,
 }  # fmt: skip
 # zbench's sides: its default max (the whole step in one CUDA graph) and the other named setting,
 # torch.compile's own CUDA graphs (--graphs compile, mode reduce-overhead), and max-autotune's kernel
@@ -53,7 +59,7 @@ ZBENCH_FLAGS = {
     "zbench-max-autotune": ["--compile-mode", "max-autotune-no-cudagraphs"],
 }
 SIDES = ("zbench", "eager", "compile", "cudagraph", "compile-freeze", "max-autotune",
-         "zbench-2gpu", *ZBENCH_FLAGS, "start")  # fmt: skip
+         "zbench-2gpu", *ZBENCH_FLAGS, "start", "candidates")  # fmt: skip
 # "start": `zbench run resnet50 --preset max --mode M` as a user types it (batch search included),
 # twice with one fresh data directory: the first run compiles (cold), the second reuses the cache.
 START_STEPS, START_WARMUP = 20, 5
@@ -130,7 +136,8 @@ def plan(a: argparse.Namespace, gpus: int) -> list[tuple[str, str, int]]:
     firsts = [(m, batches[m][0]) for m in a.modes]
     others = [(m, b) for m in a.modes for b in batches[m][1:]]
     jobs = [(side, m, b) for m, b in firsts for side in ("zbench", *refs(m))]
-    jobs += [("start", m, b) for m, b in firsts]
+    if not cpu:  # start: the preset's cold and warm start; candidates: peak_candidates.py
+        jobs += [(side, m, b) for m, b in firsts for side in ("start", "candidates")]
     if "train" in a.modes:
         if gpus > 1:
             jobs.append(("zbench-2gpu", "train", a.train_batches[0]))
@@ -195,7 +202,8 @@ def start_times(a: argparse.Namespace, mode: str, log: Path, timeout: float) -> 
     warm = runs.zbench(argv, log, timeout, env)
     for name, res in (("cold", cold), ("warm", warm)):
         got = (
-            f"{res['to_measure_s']:.1f} s to the first measured step"
+            f"{res['to_measure_s']:.1f} s to the first measured step (compile "
+            f"{res.get('compile_s') or 0:.1f} s; seconds from launch: {res.get('marks_s')})"
             if res.get("to_measure_s")
             else res.get("error")
         )
@@ -204,6 +212,33 @@ def start_times(a: argparse.Namespace, mode: str, log: Path, timeout: float) -> 
     return {"runs": [cold, warm], "cold_s": cold.get("to_measure_s"), "warm_s": warm.get("to_measure_s"),
             "median": warm.get("samples_per_s") if ok else None,
             "batch": warm.get("config", {}).get("batch_size")}  # fmt: skip
+
+
+def candidates(mode: str, log: Path, budget: float) -> dict[str, Any]:
+    """benchmarks/peak_candidates.py for one mode, in the budget left; its rows and its table."""
+    with tempfile.TemporaryDirectory(prefix="zbench-peak-cand-") as tmp:
+        out = Path(tmp) / "candidates.json"
+        script = str(Path(__file__).resolve().with_name("peak_candidates.py"))
+        cmd = [
+            sys.executable,
+            script,
+            "--modes",
+            mode,
+            "--budget",
+            f"{budget:.0f}",
+            "--out",
+            str(out),
+        ]
+        with log.open("a") as fh:
+            rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=runs.child_env(),
+                                timeout=budget + 60, check=False).returncode  # fmt: skip
+        got = json.loads(out.read_text()) if out.exists() else {}
+    if rc or not got:
+        return {"candidates": [], "runs": [{"error": f"exit {rc}"}]}
+    from benchmarks import peak_candidates
+
+    print(peak_candidates.table(got), file=sys.stderr, flush=True)
+    return {"candidates": got["rows"], "table": peak_candidates.table(got), "runs": []}
 
 
 def execute(
@@ -232,6 +267,9 @@ def execute(
         log = logs / f"{side}-{mode}-{batch}.log"
         if side == "start":
             row.update(start_times(a, mode, log, max(120.0, left)))
+            continue
+        if side == "candidates":
+            row.update(candidates(mode, log, left))
             continue
         cmd = command(a, side, mode, batch, gpus)
         for _ in range(a.rounds):
@@ -295,6 +333,8 @@ def print_table(rows: list[dict[str, Any]], goals: dict[str, Any], wall: float) 
     for col in ("mode", "batch", "side", "img/s", "compile/first s", "zbench / this"):
         t.add_column(col, justify="left" if col in ("mode", "side") else "right")
     for r in rows:
+        if r["side"] == "candidates":  # its own table, printed after this one
+            continue
         med, first, ratio = r.get("median"), r.get("first_s"), r.get("zbench_ratio")
         if r["side"] == "start":
             cold, warm = r.get("cold_s"), r.get("warm_s")
@@ -320,6 +360,8 @@ def print_table(rows: list[dict[str, Any]], goals: dict[str, Any], wall: float) 
         )  # fmt: skip
     console = Console(width=100)
     console.print(t)
+    for r in (r for r in rows if r["side"] == "candidates"):
+        console.print(r.get("table") or f"candidates {r['mode']}: {r.get('skipped') or 'failed'}")
     for name, g in goals.items():
         at = f" at batch {g['batch']}" if "batch" in g else ""
         cold = f" (cold {g['cold_s']:.1f} s)" if g.get("cold_s") else ""

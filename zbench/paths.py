@@ -35,29 +35,36 @@ def make_dir(path: Path) -> Path:
     return path
 
 
+def _home_path() -> Path:
+    env = os.environ.get(ENV_HOME)
+    if env:
+        return Path(env).expanduser().absolute()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("zbench", appauthor=False)).absolute()
+
+
 def home() -> Path:
     """The data directory (absolute: paths stored in the database must not depend on the working
     directory of whoever stored them), created on first use."""
-    env = os.environ.get(ENV_HOME)
-    if env:
-        path = Path(env).expanduser()
-    else:
-        from platformdirs import user_data_dir
-
-        path = Path(user_data_dir("zbench", appauthor=False))
-    return make_dir(path.absolute())
+    return make_dir(_home_path())
 
 
-def cache_dir() -> Path:
+def cache_dir(create: bool = True) -> Path:
     """Compiled kernels and measured choices that later runs reuse (inductor's and Triton's caches,
-    ``--preset max``'s batch search): ``home()/cache``, created on first use; safe to delete."""
-    return make_dir(home() / "cache")
+    ``--preset max``'s batch search): ``home()/cache``, safe to delete. ``create=False`` only
+    says where it is (the doctor creates nothing)."""
+    path = _home_path() / "cache"
+    return make_dir(path) if create else path
 
 
-def cache_usage() -> dict[str, int]:
-    """Bytes in the cache, per entry of :func:`cache_dir` (a folder counts all its files)."""
-    base = cache_dir()
+def cache_usage(base: Path | None = None) -> dict[str, int]:
+    """Bytes in the cache (``base``, default :func:`cache_dir`), per entry (a folder counts all
+    its files); empty where there is no cache yet."""
+    base = base if base is not None else cache_dir()
     out: dict[str, int] = {}
+    if not base.is_dir():
+        return out
     for entry in sorted(base.iterdir()):
         files = [entry] if entry.is_file() else [f for f in entry.rglob("*") if f.is_file()]
         out[entry.name] = sum(f.lstat().st_size for f in files)

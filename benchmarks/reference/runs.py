@@ -69,7 +69,8 @@ def zbench(argv: list[str], log: Path, timeout: float, env: dict[str, str]) -> d
         launched = time.time()  # events carry wall-clock times ("t")
         rc, wall = _run(cmd, log, timeout, env)
         found: dict[str, Any] = {}
-        gpu, to_measure = None, None
+        gpu = None
+        marks: dict[str, float] = {}  # seconds from launch to the start event and to each phase
         for line in events.read_text().splitlines() if events.exists() else []:
             try:
                 event = json.loads(line)
@@ -79,16 +80,15 @@ def zbench(argv: list[str], log: Path, timeout: float, env: dict[str, str]) -> d
                 found = event
             if event.get("type") == "start":
                 gpu = ((event.get("environment") or {}).get("gpu_names") or ["cpu"])[0]
-            if (
-                event.get("type") == "phase"
-                and event.get("phase") == "measure"
-                and to_measure is None
-            ):
-                to_measure = float(event["t"]) - launched
+            if event.get("type") in ("start", "phase") and "t" in event:
+                mark = str(event.get("phase") or event["type"])
+                marks.setdefault(mark, round(float(event["t"]) - launched, 2))
+        to_measure = marks.get("measure")
         if found.get("type") == "result" and rc == 0:
             # to_measure_s: from the process's launch to its first measured step (start-up, import,
             # batch search, compile, capture and warm-up: what a user waits for)
-            return {**found, "process_s": wall, "gpu": gpu, "to_measure_s": to_measure}
+            return {**found, "process_s": wall, "gpu": gpu, "to_measure_s": to_measure,
+                    "marks_s": marks}  # fmt: skip
         message = found.get("message") if found.get("type") == "error" else None
         return {"error": message or _why(rc, log, timeout), "process_s": wall}
 

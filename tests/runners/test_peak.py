@@ -218,6 +218,29 @@ def test_search_keeps_the_fastest_and_records_ooms() -> None:
     assert calls.count(2) == 2 + tuning.SEARCH_WARMUP + tuning.SEARCH_STEPS
 
 
+def test_batch_search_is_kept_per_configuration_and_read_back() -> None:
+    pytest.importorskip("torch")
+    from zbench import paths
+    from zbench.runners.torch import tuning
+
+    cfg = resolve(parse_args(["resnet50", "--preset", "max", "--device", "cpu"])[0]).config
+    fields = {"graphs": "off", "freezing": False, "gpus": 1}
+    key = tuning.search_key(cfg, (256, 384), fields)
+    assert tuning.cached_search(key) is None  # nothing measured yet
+    tuning.store_search(key, {"chosen": 256, "tried_samples_per_s": {"256": 9.0, "384": 8.0}})
+    hit = tuning.cached_search(key)
+    assert hit is not None and hit["chosen"] == 256 and hit["measured_at"]
+    # another precision, batch list or GPU count is another search
+    bf32 = resolve(parse_args(["resnet50", "--preset", "max", "--device", "cpu",
+                               "--precision", "fp32"])[0]).config  # fmt: skip
+    assert tuning.cached_search(tuning.search_key(bf32, (256, 384), fields)) is None
+    assert tuning.cached_search(tuning.search_key(cfg, (256, 512), fields)) is None
+    assert tuning.cached_search(tuning.search_key(cfg, (256, 384), {**fields, "gpus": 2})) is None
+    (paths.cache_dir() / tuning.SEARCH_FILE).write_text("{not json")
+    assert tuning.cached_search(key) is None  # a damaged file: measured again, never a crash
+    assert paths.clear_cache() > 0 and tuning.cached_search(key) is None
+
+
 @pytest.mark.slow
 def test_max_train_end_to_end_falls_back_from_graphs_on_cpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -245,6 +268,12 @@ def test_max_train_end_to_end_falls_back_from_graphs_on_cpu(
     assert "fx_graph_hits" in settings["compile_cache"]
     assert "zbench-home" in settings["compile_cache"]["TORCHINDUCTOR_CACHE_DIR"]
     assert events[0]["settings"]["batch_search"] == search  # the start event already says
+    # The same configuration again: the search's answer comes from the cache, and says so.
+    rc, again = run_in_process([*TINY_SEG, "--preset", "max", *ONE_STEP], tmp_path / "e2")
+    assert rc == 0
+    cached = check_stream(again)["settings"]["batch_search"]
+    assert cached["chosen"] == search["chosen"] and "zbench cache clear" in cached["cached"]
+    assert cached["tried_samples_per_s"] == search["tried_samples_per_s"]
 
 
 @pytest.mark.slow

@@ -100,7 +100,8 @@ def cache_report() -> dict[str, Any]:
     from zbench import paths
 
     try:
-        return {"path": str(paths.cache_dir()), "bytes": sum(paths.cache_usage().values())}
+        base = paths.cache_dir(create=False)
+        return {"path": str(base), "bytes": sum(paths.cache_usage(base).values())}
     except OSError as exc:  # an unreadable data directory is reported, not fatal to the doctor
         return {"path": None, "bytes": None, "error": str(exc)}
 

@@ -1,0 +1,66 @@
+"""`zbench cache` (its size, `clear`) and the doctor's compile-cache line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from zbench import paths
+from zbench.cli import app
+
+runner = CliRunner(env={"COLUMNS": "120"})
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    cache = paths.cache_dir()
+    (cache / "triton" / "abc").mkdir(parents=True)
+    (cache / "triton" / "abc" / "kernel.cubin").write_bytes(b"x" * 3000)
+    (cache / "batch_search.json").write_text("{}")
+    return cache
+
+
+def test_cache_shows_its_size_per_entry(home: Path) -> None:
+    res = runner.invoke(app, ["cache", "--json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    assert got == {
+        "path": str(home),
+        "bytes": 3002,
+        "entries": {"batch_search.json": 2, "triton": 3000},
+    }
+    text = runner.invoke(app, ["cache"]).stdout
+    assert "2.9 KiB" in text and "triton" in text and "zbench cache clear" in text
+
+
+def test_cache_clear_empties_it_and_says_how_much(home: Path) -> None:
+    res = runner.invoke(app, ["cache", "clear"])
+    assert res.exit_code == 0 and "cleared 2.9 KiB" in res.stdout
+    assert list(home.iterdir()) == []
+    assert json.loads(runner.invoke(app, ["cache", "--json"]).stdout)["bytes"] == 0
+
+
+def test_cache_unknown_action_is_one_line_and_status_2(home: Path) -> None:
+    res = runner.invoke(app, ["cache", "purge"])
+    assert res.exit_code == 2 and "unknown action 'purge'" in res.output
+    assert (home / "batch_search.json").exists()  # nothing deleted
+
+
+def test_doctor_reports_the_cache(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zbench.telemetry import doctor
+
+    monkeypatch.setattr(doctor, "framework_status", lambda progress=None: {})
+    monkeypatch.setattr(doctor, "machine", lambda: {"host": {}, "gpus": [], "warnings": []})
+    assert doctor.collect()["cache"] == {"path": str(home), "bytes": 3002}
+
+
+def test_doctor_creates_no_cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zbench.telemetry import doctor
+
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path / "fresh"))
+    assert doctor.cache_report() == {"path": str(tmp_path / "fresh" / "cache"), "bytes": 0}
+    assert not (tmp_path / "fresh").exists()
