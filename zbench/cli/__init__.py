@@ -73,6 +73,7 @@ __all__ = ["app", "commands_jobs", "commands_results", "main"]
 
 
 def main() -> None:
+    """Run the Typer app; zbench and OS errors and closed pipes become one line and an exit code."""
     from zbench.errors import ZbenchError, os_error_exit
 
     try:

@@ -24,6 +24,7 @@ def _f(value: Any, fmt: str = "{:.1f}", na: str = "n/a") -> str:
 def print_report(
     report: dict[str, Any], console: Console | None = None, *, wide: bool = False
 ) -> None:
+    """Print the doctor's report as Rich text: host, driver, frameworks, GPU specs and peaks."""
     c = console or Console()
     h = report["host"]
     c.print(f"[bold]host[/] {h['hostname']}  {h['os']}  Python {h['python']}")
@@ -129,6 +130,7 @@ def spinner() -> Iterator[Callable[[str], None]]:
 
 
 def run_doctor(json_out: bool = False, wide: bool = False) -> int:
+    """Collect the doctor's report under a spinner, then print it as text or JSON."""
     from zbench.telemetry import doctor
     from zbench.telemetry.snapshot import to_dict
 

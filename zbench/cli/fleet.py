@@ -27,6 +27,7 @@ def _report(got: Gathered) -> int:
 
 
 def fleet_jobs(hosts_text: str, *, all_jobs: bool, json_out: bool) -> int:
+    """Print every host's jobs in one table (or JSON), each row with its host; 2 on bad --hosts."""
     try:
         hosts = parse_hosts(hosts_text)
     except HostsError as exc:

@@ -43,6 +43,7 @@ def bad_timeout(timeout: float | None) -> bool:
 
 
 def label(job: JobInfo) -> str:
+    """A job in a few words for its progress line: ``#id workload framework mode [precision]``."""
     prec = f" {job.precision}" if job.precision else ""
     return f"#{job.id} {job.workload} {job.framework} {job.mode}{prec}"
 

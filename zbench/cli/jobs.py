@@ -178,6 +178,7 @@ def run_job(
 def run_suite(
     name: str, *, detach: bool, dry_run: bool, db: Db, json_out: bool, tag: str | None = None
 ) -> int:
+    """Queue a suite's jobs (or only list them), follow them unless detached; name the skipped."""
     from zbench.jobs.suites import SuiteError, load_suite
 
     try:
@@ -272,6 +273,7 @@ def _when(t: float | None) -> str:
 
 
 def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> int:
+    """List today's jobs (all with --all), table or JSON, after marking a dead supervisor's lost."""
     try:
         api.reconcile(db)
     except StoreError as exc:

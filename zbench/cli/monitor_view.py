@@ -31,6 +31,7 @@ def render(
     runners: Mapping[int, int] | None = None,
     now: float | None = None,
 ) -> RenderableType:
+    """One frame of ``zbench monitor``: notice, GPU table (throttled in red), host, processes."""
     ell = glyphs().ellipsis
     parts: list[RenderableType] = []
     if snap.notice:

@@ -19,6 +19,7 @@ def _n(v: Any, digits: int = 1) -> str:
 
 
 def print_rows(rows: list[dict[str, Any]], console: Console | None = None) -> None:
+    """Print the probe's rows: each measured figure beside its theoretical peak, and the ratio."""
     t = Table(box=None, header_style="bold")
     for col, justify in (("GPU", "left"), ("test", "left"), ("measured", "right"),
                          ("peak", "right"), ("ratio", "right"), ("NVLink TX seen", "right")):  # fmt: skip

@@ -17,6 +17,7 @@ def _err(message: str) -> None:
 
 
 def report_command(out_dir: Path, filters: Filters, db: Db, quiet: bool = False) -> int:
+    """Write the report into ``out_dir``; exit 2 for a bad folder or filter, 1 when it fails."""
     from zbench.results.report import ReportError, write_report
     from zbench.results.report_html import ReportImageError
 

@@ -118,6 +118,7 @@ def _query(filters: Filters, db: Db) -> list[ResultRow] | None:
 
 
 def show_results(*, filters: Filters, db: Db, json_out: bool, wide: bool = False) -> int:
+    """Print the filtered results as the review's table or JSON; 2 when a filter is bad."""
     rows = _query(filters, db)
     if rows is None:
         return 2
@@ -287,6 +288,7 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
 
 
 def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
+    """Write PNG charts of the filtered results into ``output`` and list them; 1 when none fits."""
     rows = _query(filters, db)
     if rows is None:
         return 2
