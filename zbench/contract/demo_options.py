@@ -146,6 +146,7 @@ def _add(p: argparse.ArgumentParser, opt: Opt) -> None:
 
 
 def build_parser(prog: str = "python -m zbench.demos") -> argparse.ArgumentParser:
+    """The demos' argument parser: one subcommand per demo, its options from the demo table."""
     p = _Parser(prog=prog, description="Run one zbench demo and write runner-protocol events.")
     sub = p.add_subparsers(dest="demo", required=True, parser_class=_Parser, metavar="DEMO")
     for entry in registry.demos().values():

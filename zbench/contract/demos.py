@@ -34,6 +34,8 @@ class Series:
 
 @dataclass(frozen=True)
 class Demo:
+    """One row of the demo table: entry module, option schema, live view, and result columns."""
+
     name: str
     title: str
     module: str  # exposes run(options, emit) -> figures
@@ -257,6 +259,7 @@ def known(name: str) -> Demo | None:
 
 
 def get(name: str) -> Demo:
+    """The demo table's entry for ``name``; a UsageError naming the choices when there is none."""
     found = demos()
     if name not in found:
         raise UsageError(f"unknown demo {name!r}: choose {', '.join(found)}")

@@ -88,6 +88,8 @@ class Start(_Event):
 
 @dataclass(frozen=True)
 class PhaseEvent(_Event):
+    """A ``phase`` event: the runner entered a phase (setup, warmup, measure, done, a demo's)."""
+
     TYPE: ClassVar[str] = "phase"
     phase: str
     steps: int | None = None
@@ -99,6 +101,8 @@ class PhaseEvent(_Event):
 
 @dataclass(frozen=True)
 class Progress(_Event):
+    """A ``progress`` event: step of total, with the samples/s so far where known."""
+
     TYPE: ClassVar[str] = "progress"
     step: int
     total: int
@@ -155,6 +159,8 @@ class Frame(_Event):
 
 @dataclass(frozen=True)
 class Error(_Event):
+    """An ``error`` event: why the run failed (config, oom, crash, interrupted, unavailable)."""
+
     TYPE: ClassVar[str] = "error"
     kind: str  # config | oom | crash | interrupted | unavailable
     message: str  # one line

@@ -48,6 +48,8 @@ PRESETS_MAX: dict[str, MaxPreset] = {
 
 @dataclasses.dataclass(frozen=True)
 class Resolved:
+    """A run's config with every default and preset choice filled in, and why each was chosen."""
+
     config: RunConfig  # every None filled in
     choices: dict[str, str]  # what a preset chose and why, for the start event
     # --preset max without --batch-size: the per-GPU batches the runner measures before the run
@@ -164,4 +166,5 @@ def check_shape(cfg: RunConfig) -> str | None:
 
 
 def workload_info(workload: str) -> dict[str, Any]:
+    """The workload table's entry for ``workload`` as a plain dict."""
     return dataclasses.asdict(WORKLOADS[workload])
