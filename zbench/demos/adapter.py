@@ -82,6 +82,7 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one demo from the command line, writing its events; 2 on bad options or events target."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         config, target = parse_args(argv)

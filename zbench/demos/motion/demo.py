@@ -76,6 +76,7 @@ class MotionOptions:
 
 
 def pick_device(name: str) -> torch.device:
+    """The torch device for ``--device``: ``auto`` means CUDA when available, else the CPU."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)

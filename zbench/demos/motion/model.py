@@ -155,6 +155,8 @@ class DenseMotion(nn.Module):
 
 
 class ResBlock(nn.Module):
+    """Residual block (BN, ReLU, 3x3 conv, twice) that keeps the channels and the size."""
+
     def __init__(self, c: int) -> None:
         super().__init__()
         self.body = nn.Sequential(

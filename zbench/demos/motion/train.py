@@ -260,6 +260,7 @@ LR = 1e-3  # with warm-up and cosine decay (lr_factor); 2e-4 barely moves in a f
 
 
 def make_optimizer(model: MotionModel, lr: float = LR) -> torch.optim.Optimizer:
+    """Adam over all the motion model's parameters, with betas (0.5, 0.999)."""
     return torch.optim.Adam(model.parameters(), lr=lr, betas=(0.5, 0.999))
 
 
@@ -273,6 +274,7 @@ def lr_factor(done: float, warmup: float = 0.02, floor: float = 0.05) -> float:
 
 
 def autocast(device: torch.device, bf16: bool):
+    """A bf16 autocast context on CUDA when ``bf16`` is set, otherwise one that does nothing."""
     if bf16 and device.type == "cuda":
         return torch.autocast("cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
@@ -343,6 +345,7 @@ def train(
 
 
 def save(model: MotionModel, directory: Path, opt=None, step: int = 0) -> Path:
+    """Write the config, weights, step (and optimizer state) as the checkpoint; return its path."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / CHECKPOINT
     state = {"config": model.cfg.to_dict(), "model": model.state_dict(), "step": step}

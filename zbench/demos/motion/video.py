@@ -107,6 +107,7 @@ def side_by_side(*frames: np.ndarray, gap: int = 2) -> np.ndarray:
 
 
 def write_png(path: Path, image: np.ndarray) -> Path:
+    """Save an image array as a PNG file, creating its folder; return the path."""
     from PIL import Image
 
     path = Path(path)

@@ -20,6 +20,8 @@ from zbench.demos.snake.ppo import EpisodeStats
 
 @dataclass(frozen=True)
 class DQNConfig:
+    """Double DQN settings: horizon, replay size, batch, updates, epsilon decay, net width."""
+
     horizon: int = 16  # env steps per iteration (all boards)
     capacity: int = 500_000
     batch: int = 4096
@@ -34,6 +36,8 @@ class DQNConfig:
 
 
 class DQN:
+    """Double DQN learner on the batched env: a device replay buffer, online and target nets."""
+
     def __init__(self, env: SnakeEnv, config: DQNConfig | None = None) -> None:
         self.env, self.cfg = env, config or DQNConfig()
         dev = env.device

@@ -39,6 +39,8 @@ class Rewards:
 
 @dataclass
 class StepOut:
+    """One step's outcome per board: reward, game over, final score, board filled, fruit eaten."""
+
     reward: torch.Tensor  # [B] float32
     done: torch.Tensor  # [B] bool: the game ended at this step (the board shows a new game)
     score: torch.Tensor  # [B] int64: the ended game's score (fruits eaten); valid where done

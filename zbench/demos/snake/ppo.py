@@ -14,6 +14,8 @@ from zbench.demos.snake.model import SnakeNet
 
 @dataclass(frozen=True)
 class PPOConfig:
+    """PPO settings: rollout horizon, epochs, minibatch, GAE, clipping, loss weights, net width."""
+
     horizon: int = 64  # steps per board per rollout
     epochs: int = 4
     minibatch: int = 16384
@@ -55,10 +57,13 @@ class EpisodeStats:
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Logits in fp32 with the illegal actions at -1e9, so they are never sampled."""
     return logits.float().masked_fill(~mask, -1e9)
 
 
 class PPO:
+    """PPO learner: rollouts of every board into device buffers, GAE, clipped minibatch updates."""
+
     def __init__(
         self, env: SnakeEnv, config: PPOConfig | None = None, *, compile: bool = False
     ) -> None:

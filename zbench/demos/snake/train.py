@@ -27,6 +27,8 @@ DEFAULT_ENVS = {"cuda": 8192, "cpu": 64}
 
 
 class Writer(Protocol):
+    """What the training loop needs of an event writer: emit, phase and progress."""
+
     def emit(self, type: Any, **fields: Any) -> dict[str, Any]: ...
     def phase(self, name: Any, **fields: Any) -> None: ...
     def progress(
@@ -35,12 +37,14 @@ class Writer(Protocol):
 
 
 def pick_device(name: str) -> torch.device:
+    """The torch device named by ``--device``; Unavailable when CUDA is asked for but absent."""
     if name == "cuda" and not torch.cuda.is_available():
         raise Unavailable("CUDA is not available here; use --device cpu")
     return torch.device(name)
 
 
 def make_learner(config: DemoConfig, device: torch.device) -> PPO | DQN:
+    """The env and the chosen learner (PPO or DQN), with smaller settings on the CPU."""
     envs = config.envs or DEFAULT_ENVS[device.type]
     rewards = Rewards.faithful() if config.faithful else Rewards()
     env = SnakeEnv(envs, config.board, device, rewards=rewards, seed=config.seed)
@@ -56,6 +60,7 @@ def make_learner(config: DemoConfig, device: torch.device) -> PPO | DQN:
 
 
 def default_checkpoint(config: DemoConfig) -> Path:
+    """A new checkpoint path in zbench's data folder, named by algorithm, board size and time."""
     from zbench import paths
 
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -15,6 +15,7 @@ def tlwh_to_xyah(tlwh: np.ndarray) -> np.ndarray:
 
 
 def tlwh_to_tlbr(tlwh: np.ndarray) -> np.ndarray:
+    """Boxes from (left, top, width, height) to (left, top, right, bottom), as an (N, 4) array."""
     tlwh = np.asarray(tlwh, dtype=np.float64).reshape(-1, 4)
     out = tlwh.copy()
     out[:, 2:] += out[:, :2]

@@ -106,6 +106,7 @@ class TrackingOptions:
 
 
 def pick_device(name: str) -> torch.device:
+    """The torch device for ``--device``: ``auto`` means CUDA when available, else the CPU."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(name)
@@ -127,6 +128,7 @@ def _budget(o: TrackingOptions, share: float) -> dict[str, Any]:
 
 
 def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any, dict]:
+    """The detector from given or resumed weights, else trained within the budget; its source."""
     w, h = o.train_size()
     model = det.build_detector(*((h, w, 20) if o.smoke else (540, 960, 200))).to(device)
     ckpt = Path(o.checkpoint_dir) / DETECTOR_FILE
@@ -155,6 +157,7 @@ def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
 
 
 def load_or_train_embedder(o: TrackingOptions, device, emit: Emit) -> tuple[Any, dict]:
+    """The embedder from given or resumed weights, else trained within the budget; its source."""
     ckpt = Path(o.checkpoint_dir) / EMBEDDER_FILE
     path = (
         Path(o.embedder_weights)

@@ -100,12 +100,14 @@ def build_detector(
 
 
 def set_bf16(model: nn.Module, on: bool) -> None:
+    """Turn bf16 autocast of the detector's backbone on or off (no-op for another backbone)."""
     backbone = getattr(model, "backbone", None)
     if isinstance(backbone, Bf16Backbone):
         backbone.enabled = on
 
 
 def set_graphs(model: nn.Module, on: bool) -> None:
+    """Turn CUDA-graph replay of the detector's backbone on or off, dropping captured graphs."""
     backbone = getattr(model, "backbone", None)
     if isinstance(backbone, Bf16Backbone):
         backbone.graphs = on
@@ -143,6 +145,7 @@ class Detector:
 
 
 def tlbr_to_tlwh(boxes: np.ndarray) -> np.ndarray:
+    """Boxes from (left, top, right, bottom) to (left, top, width, height), as an (N, 4) array."""
     boxes = np.asarray(boxes, np.float64).reshape(-1, 4).copy()
     boxes[:, 2:] -= boxes[:, :2]
     return boxes

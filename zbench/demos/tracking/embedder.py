@@ -26,6 +26,8 @@ def _block(cin: int, cout: int, stride: int) -> nn.Module:
 
 
 class Residual(nn.Module):
+    """Residual block of the embedder: two 3x3 convs, a 1x1 projection when the shape changes."""
+
     def __init__(self, cin: int, cout: int, stride: int) -> None:
         super().__init__()
         self.body = _block(cin, cout, stride)

@@ -82,6 +82,7 @@ def evaluate(gt: np.ndarray, results: np.ndarray, min_vis: float = 0.1) -> dict[
 
 
 def evaluate_raw(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """TrackEval's raw HOTA, CLEAR and Identity results for one sequence's data dict."""
     tm = _trackeval()
     cfg = {"PRINT_CONFIG": False}
     return {
@@ -102,6 +103,7 @@ def combine(per_seq: list[dict[str, dict[str, Any]]]) -> dict[str, float]:
 
 
 def summarize(res: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """The headline figures (HOTA, DetA, AssA, MOTA, MOTP, IDF1, IDSW, FP, FN) of raw results."""
     h, c, i = res["HOTA"], res["CLEAR"], res["Identity"]
     return {
         "HOTA": float(np.mean(h["HOTA"])),

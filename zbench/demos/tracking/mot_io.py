@@ -36,6 +36,7 @@ class SeqInfo:
 
 
 def read_seqinfo(folder: Path) -> SeqInfo:
+    """A sequence's seqinfo.ini as a SeqInfo; FileNotFoundError or ValueError if missing or bad."""
     path = Path(folder) / "seqinfo.ini"
     if not path.is_file():
         raise FileNotFoundError(f"no seqinfo.ini in {folder}")
@@ -59,6 +60,7 @@ def read_seqinfo(folder: Path) -> SeqInfo:
 
 
 def write_seqinfo(folder: Path, info: SeqInfo) -> Path:
+    """Write ``info`` as the folder's seqinfo.ini, MOTChallenge's form; return its path."""
     path = Path(folder) / "seqinfo.ini"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(

@@ -37,6 +37,7 @@ class Frame:
 
 
 def generated(cfg: SceneConfig, device) -> Iterator[Frame]:
+    """Frames of a rendered scene, numbered from 1, each with its truth (MOT rows and objects)."""
     for t, (img, truth) in enumerate(Scene(cfg, device), start=1):
         yield Frame(t, img, np.array(mot_io.truth_rows(t, truth)).reshape(-1, 9), truth)
 

@@ -13,6 +13,7 @@ from zbench.demos.tracking.deepsort import DeepSortParams, TrackOut
 
 
 def available() -> bool:
+    """Whether deep-sort-realtime (the published Deep SORT's port) can be imported here."""
     try:
         import deep_sort_realtime.deepsort_tracker  # noqa: F401
     except ImportError:

@@ -254,6 +254,7 @@ def detector_ap(model: nn.Module, frames, bf16: bool = True, min_vis: float = 0.
 
 
 def save(path: Path, model: nn.Module, **meta) -> Path:
+    """Save a model's weights and ``meta`` with torch.save, creating the folder; return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save({"model": model.state_dict(), **meta}, path)
