@@ -38,6 +38,8 @@ def parse_hosts(text: str) -> list[str]:
 
 @dataclass
 class Gathered:
+    """What a fleet query gathered: every host's rows, and why each failed host gave nothing."""
+
     rows: list[dict[str, Any]] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)  # host -> why it gave nothing
 

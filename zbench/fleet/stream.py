@@ -22,6 +22,8 @@ BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 
 @dataclass(frozen=True)
 class HostStatus:
+    """A host's stream state (connecting, live, lost), why it was lost, and when it retries."""
+
     host: str
     state: str  # "connecting" | "live" | "lost"
     reason: str | None = None
