@@ -48,6 +48,8 @@ class JobSpec:
 
 @dataclass(frozen=True)
 class JobInfo:
+    """One job as the CLI and the TUI show it: spec, state, phase, progress, times, files, run."""
+
     id: int
     workload: str
     framework: str
@@ -208,6 +210,7 @@ def list_jobs(
 
 
 def get_job(job_id: int, db: str | os.PathLike[str] | None = None) -> JobInfo:
+    """One job by id from the store (``db`` or the default); JobNotFound when there is none."""
     return _info(_row(_reader(db), job_id))
 
 

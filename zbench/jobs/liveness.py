@@ -52,6 +52,7 @@ def try_lock(db_path: Path) -> IO[str] | None:
 
 
 def lock_held(db_path: Path) -> bool:
+    """Whether a process holds the supervisor's lock for ``db_path``: a supervisor is alive."""
     try:
         fh = paths.open_private(lock_path(db_path))
     except OSError:
@@ -65,6 +66,7 @@ def lock_held(db_path: Path) -> bool:
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie counts as dead)."""
     import psutil  # here: `zbench jobs` with no supervisor never needs it
 
     try:

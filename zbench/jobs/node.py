@@ -61,6 +61,8 @@ class Out:
 
 
 class Agent:
+    """One node's agent: runs the runner, forwards output and events, samples, stops on request."""
+
     def __init__(self, args: argparse.Namespace, runner: list[str]) -> None:
         self.args = args
         self.runner = runner
@@ -194,6 +196,7 @@ def _fill(text: str, rank: int) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The node agent's options: rank, GPUs, TF_CONFIG, sampling interval, grace, stdin watch."""
     p = argparse.ArgumentParser(prog="python -m zbench.jobs.node")
     p.add_argument("--rank", type=int, required=True, help="this node's index in the job")
     p.add_argument("--gpu-ids", default=None, help="CUDA_VISIBLE_DEVICES for this node")
@@ -210,6 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one node's share of a multi-node job; the runner's argv follows ``--`` (2 if absent)."""
     argv = sys.argv[1:] if argv is None else argv
     cut = argv.index("--") if "--" in argv else len(argv)
     args = build_parser().parse_args(argv[:cut])

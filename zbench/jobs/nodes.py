@@ -34,6 +34,8 @@ SLURM = "slurm"
 
 @dataclass(frozen=True)
 class Node:
+    """One machine of a multi-node job: its rank, its ssh host and the GPUs it may use."""
+
     rank: int
     host: str
     gpu_ids: tuple[int, ...] | None = None  # None: what the node's CUDA shows first
@@ -198,6 +200,7 @@ def rendezvous(cfg: NodesConfig, environ: dict[str, str] | None = None) -> tuple
 def torchrun_options(
     cfg: NodesConfig, rank: str, address: str, port: int, run_id: str
 ) -> list[str]:
+    """torchrun's options for one node: node count and rank, c10d rendezvous, no restarts."""
     return [
         "--nnodes",
         str(len(cfg.nodes)),
@@ -217,6 +220,7 @@ def torchrun_options(
 
 
 def tf_config(cfg: NodesConfig, rank: str, address: str, port: int) -> str:
+    """TF_CONFIG for one worker: every node's address and port; ``{rank}`` left for srun to fill."""
     workers = []
     for n in cfg.nodes:
         host = address if n.rank == 0 else remote.address_of(n.host)

@@ -42,6 +42,8 @@ SRUN_LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
 
 @dataclass
 class NodeState:
+    """What the launching machine knows of one node: its record, exit status, and samples."""
+
     node: Node
     info: dict[str, Any] = field(default_factory=dict)  # the agent's "node" record
     exit_rc: int | None = None  # the launcher's status, as the agent reported it
@@ -51,6 +53,8 @@ class NodeState:
 
 
 class Manager:
+    """Starts each node's agent, merges their streams into the job's events; one fails, all stop."""
+
     def __init__(self, cfg: NodesConfig, writer: EventWriter, samples_path: Path) -> None:
         self.cfg = cfg
         self.writer = writer
@@ -244,6 +248,7 @@ class Manager:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a multi-node job from its JSON config, writing its events; SIGTERM or SIGINT stops it."""
     parser = argparse.ArgumentParser(prog="python -m zbench.jobs.nodes_run")
     parser.add_argument("--events", required=True)
     parser.add_argument("--config", required=True, help="the job's config (JSON)")

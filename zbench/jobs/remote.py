@@ -79,6 +79,7 @@ def ssh_base(host: str, *, connect_timeout: int = 10) -> list[str]:
 
 
 def remote_python() -> list[str]:
+    """The Python command to run on other machines (``ZBENCH_REMOTE_PYTHON``, default python3)."""
     return shlex.split(os.environ.get(ENV_REMOTE_PYTHON, "python3"))
 
 
@@ -160,6 +161,7 @@ def address_of(host: str) -> str:
 
 
 def is_loopback(address: str) -> bool:
+    """Whether ``address`` is this machine's loopback (127.x, ::1, localhost)."""
     return address in ("127.0.0.1", "::1", "localhost") or address.startswith("127.")
 
 

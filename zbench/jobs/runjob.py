@@ -41,6 +41,7 @@ def command_for(kind: str, config: dict[str, Any], events_path: Path) -> list[st
 
 
 def signal_name(num: int) -> str:
+    """A signal's name (``SIGTERM``) for a reason line, or ``signal N`` when it has none."""
     try:
         return signal.Signals(num).name
     except ValueError:
@@ -49,6 +50,8 @@ def signal_name(num: int) -> str:
 
 @dataclass
 class Outcome:
+    """How a job ended: its final state and the reason, if any."""
+
     state: JobState
     reason: str | None
 
@@ -65,6 +68,8 @@ BATCH_HINT = "try a smaller --batch-size"
 
 @dataclass
 class RunningJob:
+    """A job the supervisor runs: its process, log and events, live progress, and how it stops."""
+
     row: dict[str, Any]
     gpu_ids: tuple[int, ...]
     proc: subprocess.Popen[bytes]

@@ -58,6 +58,8 @@ class SuiteError(ZbenchError, ValueError):
 
 @dataclass(frozen=True)
 class Suite:
+    """A parsed suite: the jobs to run, and those skipped on this machine with the reason."""
+
     name: str
     description: str
     specs: tuple[JobSpec, ...]
@@ -91,6 +93,7 @@ def load_suite(
 
 
 def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -> Suite:
+    """A Suite from its TOML table: defaults merged, keys checked, what cannot run here skipped."""
     unknown_top = set(data) - {"name", "description", "defaults", "job"}
     if unknown_top:
         raise SuiteError(f"{where}: unknown top-level key {sorted(unknown_top)[0]!r}")

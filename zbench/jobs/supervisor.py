@@ -50,6 +50,8 @@ STORE_BUSY_S = 0.5  # how long one write of the supervisor waits for another wri
 
 
 class Supervisor(StoreGuard):
+    """Starts queued jobs on free GPUs, watches them to their end, and stores what they measured."""
+
     def __init__(self, db: Path, sampler: JobSampler, gpus: list[int]) -> None:
         self.db = db
         # Short waits for a busy database: a write blocked for long would stall timeouts and
@@ -305,6 +307,7 @@ class Supervisor(StoreGuard):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the detached supervisor for ``--db``; exit 0 at once if another holds its lock."""
     parser = argparse.ArgumentParser(prog="python -m zbench.jobs.supervisor")
     parser.add_argument("--db", type=Path, default=None)
     parser.add_argument("--lock-fd", type=int, default=None, help=argparse.SUPPRESS)
