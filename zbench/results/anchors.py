@@ -14,6 +14,8 @@ ANCHORS_FILE = Path(__file__).with_name("anchors.json")
 
 @dataclass(frozen=True)
 class Anchor:
+    """One published figure from anchors.json: GPU, workload and setup, samples/s, its source."""
+
     gpu: str
     match: tuple[str, ...]
     gpus: int
@@ -70,6 +72,7 @@ def _anchor(item: dict[str, Any]) -> Anchor:
 
 @cache
 def load_anchors(path: Path = ANCHORS_FILE) -> tuple[Anchor, ...]:
+    """Every published figure in ``path`` (anchors.json by default)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     return tuple(_anchor(item) for item in data["anchors"])
 
@@ -127,6 +130,7 @@ def comparable(row: Any, anchor: Anchor) -> str | None:
 
 
 def published_for(row: Any) -> Published:
+    """A row's published figure: one that compares, one found that does not (and why), or none."""
     candidate = anchor_for(row)
     if candidate is None:
         return Published()

@@ -51,6 +51,7 @@ class ResultRow:
 
 
 def parse_since(value: str | float | None) -> float | None:
+    """``--since`` as a timestamp: a number stays, an ISO date becomes its local midnight."""
     if value is None or isinstance(value, float | int):
         return value
     try:
@@ -228,6 +229,7 @@ def review_order(rows: list[ResultRow]) -> list[ResultRow]:
 def row_from_run(
     run: RunRow, phases: dict[str, dict[str, Any]], job: dict[str, Any] | None = None
 ) -> ResultRow:
+    """A ResultRow from a stored run, its per-phase aggregates (the measure window) and its job."""
     m = phases.get(MEASURE, {})
     job = job or {}
     return ResultRow(

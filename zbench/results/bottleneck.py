@@ -55,6 +55,8 @@ TITLES = {
 
 @dataclass(frozen=True)
 class Finding:
+    """One bottleneck rule that held (``kind``, a key of TITLES) and the figures that show it."""
+
     kind: str
     evidence: str
 

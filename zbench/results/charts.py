@@ -26,6 +26,8 @@ MODEL_ORDER = tuple(WORKLOADS)  # the workload table is in the review's order
 
 @dataclass(frozen=True)
 class Chart:
+    """One PNG chart written: its path and what it shows."""
+
     path: Path
     description: str
 
@@ -130,6 +132,7 @@ def _gpu_label(rows: Sequence[ResultRow]) -> str:
 
 
 def write_charts(rows: Sequence[ResultRow], output: Path) -> list[Chart]:
+    """Write PNG charts of ``rows``, one set per device (the commonest keeps the plain names)."""
     import matplotlib
 
     matplotlib.use("Agg")

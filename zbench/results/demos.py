@@ -26,6 +26,8 @@ TEXT_COLUMNS = {"Demo", "Mode", "GPU"}
 
 @dataclass(frozen=True)
 class DemoResult:
+    """One demo run as the demo table shows it: common columns, the demo's figures, its curve."""
+
     run_id: int
     job_id: int | None
     created: float
@@ -44,6 +46,7 @@ class DemoResult:
 
 
 def demo_columns(demo: str) -> tuple[tuple[str, str], ...]:
+    """The demo table's columns for ``demo`` (none for a demo that is not in the table)."""
     entry = known(demo)
     return entry.table if entry is not None else ()
 

@@ -65,6 +65,7 @@ def md_escape(text: str) -> str:
 
 
 def md_table(titles: list[str], rows: list[list[str]], numeric: set[str]) -> list[str]:
+    """A Markdown table's lines: cells escaped, numeric columns right-aligned."""
     lines = [
         "| " + " | ".join(titles) + " |",
         "|" + "|".join("---:" if t in numeric else "---" for t in titles) + "|",
@@ -146,6 +147,7 @@ def md_machines(rows: Sequence[ResultRow]) -> list[str]:
 
 
 def render_md(rows: Sequence[ResultRow]) -> str:
+    """The results as Markdown: the table, warnings, how each row was measured, the machines."""
     lines = md_results(rows)
     warned = md_warnings(rows)
     lines += ["", *warned] if warned else []
@@ -230,6 +232,7 @@ def _published_json(pub: Published) -> dict[str, Any] | None:
 
 
 def render_json(rows: Sequence[ResultRow]) -> str:
+    """The results as JSON: each row with its published figure and provenance, and the machines."""
     items = []
     for row in rows:
         item = row.as_dict()
@@ -242,6 +245,7 @@ def render_json(rows: Sequence[ResultRow]) -> str:
 
 
 def render(rows: Sequence[ResultRow], fmt: str) -> str:
+    """The results in ``fmt`` (md, csv or json); FormatError for any other format."""
     if fmt == "md":
         return render_md(rows)
     if fmt == "csv":

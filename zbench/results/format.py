@@ -20,6 +20,7 @@ NA_TEXT = "n/a"
 
 
 def model_name(workload: str) -> str:
+    """The workload's title from the workload table, or its name when it is not there."""
     info = WORKLOADS.get(workload)
     return info.title if info else workload
 
@@ -138,6 +139,7 @@ def cells(row: ResultRow, columns: Sequence[Col] = COLUMNS) -> list[str]:
 
 
 def published_cell(pub: Published) -> str:
+    """The Published cell: the figure with its precision and GPU, or ``not comparable``."""
     if pub.anchor is not None:
         # Short enough for a table cell; published_notes() names the source and its settings.
         a = pub.anchor

@@ -109,6 +109,7 @@ def fields(row: Any) -> dict[str, Any]:
 
 
 def identity(row: Any) -> Identity:
+    """A row's identity: every setup field that can change its figures, sorted, JSON-encoded."""
     return Identity(
         tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in fields(row).items()))
     )
@@ -120,6 +121,7 @@ def scaling_key(row: Any) -> Identity:
 
 
 def setup_id(row: Any) -> str:
+    """A row's short setup id (eight hex digits): rows that compare share it."""
     return identity(row).short()
 
 

@@ -38,6 +38,7 @@ def data_kind(row: Any) -> str:
 
 
 def data_source(row: Any) -> str:
+    """Where a run's data came from (synthetic or a real dataset), per its result or config."""
     result = getattr(row, "result", None) or {}
     config = getattr(row, "config", None) or {}
     return str(result.get("data") or config.get("data_source") or "n/a")
@@ -65,6 +66,7 @@ def spread_pct(row: Any) -> float | None:
 
 
 def repeats(row: Any) -> int | None:
+    """How many measured windows a run had (from its result, window rates or config)."""
     result = getattr(row, "result", None) or {}
     config = getattr(row, "config", None) or {}
     n = result.get("repeats") or len(window_rates(row)) or config.get("repeat")
@@ -117,6 +119,7 @@ def warnings(row: Any) -> list[tuple[str, str]]:
 
 
 def flags(row: Any) -> str:
+    """A row's warning flags, comma-separated (empty when nothing may have spoiled it)."""
     return ", ".join(flag for flag, _ in warnings(row))
 
 
@@ -141,5 +144,6 @@ def machine(row: Any) -> dict[str, Any]:
 
 
 def machine_line(info: dict[str, Any]) -> str:
+    """A machine record as one ``key: value; ...`` line, leaving out unknown values."""
     parts = [f"{k}: {v}" for k, v in info.items() if v is not None]
     return "; ".join(parts)

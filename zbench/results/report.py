@@ -37,6 +37,8 @@ class ReportError(ZbenchError, ValueError):
 
 @dataclass(frozen=True)
 class Report:
+    """What ``zbench report`` wrote: the Markdown, the HTML, the figures, and how many runs."""
+
     markdown: Path
     html: Path
     figures: tuple[Path, ...]
@@ -113,6 +115,7 @@ def _timeseries(
 def build_markdown(
     sel: Selection, flt: Filters, db: Db, out_dir: Path, progress: Progress
 ) -> tuple[str, list[Path]]:
+    """The report's Markdown (machine, tables, charts, time series, demos) and its figures."""
     figures = out_dir / "figures"
     figures.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []

@@ -24,6 +24,7 @@ RENDERERS: dict[str, Renderer] = {}
 
 
 def register(kind: str, renderer: Renderer) -> None:
+    """Make ``renderer`` write the report's section for demo ``kind``."""
     RENDERERS[kind] = renderer
 
 
@@ -49,6 +50,7 @@ def _line_chart(name: str, spec: dict[str, Any], path: Path) -> bool:
 
 
 def generic(runs: Sequence[ResultRow], figures: Path, root: Path) -> list[str]:
+    """A demos section for any demo: its summary table and a line chart per series."""
     out: list[str] = []
     for run in runs:
         res = run.result

@@ -39,6 +39,7 @@ class ReportImageError(OSError):
 
 
 def data_uri(path: Path) -> str:
+    """A file as a base64 ``data:`` URI, so the HTML report needs no files beside it."""
     kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     return f"data:{kind};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 

@@ -57,6 +57,7 @@ def _cell(value: Any) -> Any:
 
 
 def render_samples(rows: Sequence[ResultRow], fmt: str, db: Db) -> str:
+    """The runs' raw samples as CSV or JSON lines; ValueError for another format."""
     if fmt not in SAMPLE_FORMATS:
         raise ValueError(f"samples export: unknown format {fmt!r} (choose csv or jsonl)")
     items = sample_rows(rows, db)
