@@ -43,6 +43,7 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one benchmark from the command line; bad options: stderr, an error event, exit 2."""
     argv = sys.argv[1:] if argv is None else argv
     try:
         config, target = parse_args(argv)

@@ -39,6 +39,8 @@ class DatasetError(Exception):
 
 @dataclass(frozen=True)
 class ClassificationIndex:
+    """A classification dataset's image files and labels (Flowers-102 or ImageNet layout)."""
+
     files: list[Path]
     labels: list[int]
     num_classes: int
@@ -47,6 +49,8 @@ class ClassificationIndex:
 
 @dataclass(frozen=True)
 class VocSample:
+    """One Pascal VOC image with its boxes (in pixels) and class labels."""
+
     image: Path
     boxes: np.ndarray  # (N, 4) float32, x1 y1 x2 y2 in pixels
     labels: np.ndarray  # (N,) int64 in 1..20 (0 is the background)
@@ -54,6 +58,8 @@ class VocSample:
 
 @dataclass(frozen=True)
 class KitsCase:
+    """One KiTS19 case: its imaging and segmentation NIfTI files."""
+
     case_id: str
     imaging: Path
     segmentation: Path

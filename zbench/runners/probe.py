@@ -44,6 +44,7 @@ def _events_timed(fn: Callable[[], object], inner: int, repeats: int, warmup: in
 
 
 def matmul_tflops(gpu: int, dtype: str, n: int, repeats: int) -> float:
+    """Measured TFLOP/s of an n x n matmul on one GPU in ``dtype`` (fp32, tf32, fp16, bf16)."""
     torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
     torch_dtype = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
                    "bf16": torch.bfloat16}[dtype]  # fmt: skip
@@ -66,6 +67,7 @@ def memcpy_bytes_s(gpu: int, nbytes: int, repeats: int) -> float:
 
 
 def host_copy_bytes_s(gpu: int, nbytes: int, repeats: int, to_device: bool) -> float:
+    """Measured pinned host-to-GPU (or GPU-to-host) copy rate of one GPU, in bytes/s."""
     with torch.cuda.device(gpu):
         host = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
         dev = torch.empty(nbytes, dtype=torch.uint8, device=f"cuda:{gpu}")
@@ -107,6 +109,7 @@ def p2p_copy(src: int, dst: int, nbytes: int, seconds: float, ev: EventWriter) -
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the probe's micro-benchmarks on the chosen GPUs, writing each figure as an event."""
     p = argparse.ArgumentParser(prog="python -m zbench.runners.probe")
     p.add_argument("--events", required=True)
     p.add_argument("--gpus", default=None, help="e.g. 0,1 (default: all visible)")

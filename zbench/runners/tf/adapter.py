@@ -23,6 +23,8 @@ from zbench.runners.tf.workloads import WORKLOADS
 
 
 class TfAdapter(Adapter):
+    """The harness's TensorFlow adapter: devices, strategy, precision, data, model, train step."""
+
     framework: ClassVar[str] = "tf"
 
     def __init__(self) -> None:

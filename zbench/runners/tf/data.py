@@ -18,12 +18,15 @@ HOST_BATCHES = 2
 
 @dataclass(frozen=True)
 class Batches:
+    """A batch source for the tf loop: ``next()`` gives a batch, ``label`` names its origin."""
+
     next: Callable[[], Any]
     label: str  # "synthetic-device", "synthetic-host", "real:<layout>"
     num_classes: int
 
 
 def make_batches(strategy: tf.distribute.Strategy, workload: Workload, cfg: RunConfig) -> Batches:
+    """The batch source ``cfg`` asks for: a real dataset, or synthetic on the device or the host."""
     assert cfg.batch_size and cfg.image_size
     if cfg.data:
         from zbench.runners.tf.realdata import real_dataset

@@ -40,6 +40,8 @@ BACKBONE_OUTPUTS = ("conv2_block3_out", "conv3_block4_out", "conv4_block6_out", 
 
 
 class FasterRCNN(keras.Model):
+    """Faster R-CNN with a ResNet-50 FPN backbone in Keras: RPN and box heads, static shapes."""
+
     def __init__(
         self,
         num_classes: int = 21,

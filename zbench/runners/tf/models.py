@@ -12,6 +12,7 @@ from keras import layers
 
 
 def resnet50(num_classes: int, image_size: int) -> keras.Model:
+    """Keras ResNet-50, randomly initialised, for ``image_size`` squares; logits out."""
     # keras.applications' ResNet-50 has biases in its convolutions, torchvision's does not: 25.64 M
     # parameters against 25.56 M (0.3 %). The compute is the same.
     return keras.applications.ResNet50(
@@ -23,6 +24,7 @@ def resnet50(num_classes: int, image_size: int) -> keras.Model:
 
 
 def vgg16(num_classes: int, image_size: int) -> keras.Model:
+    """Keras VGG16, randomly initialised, for ``image_size`` squares; logits out."""
     # Same parameter count as torchvision's VGG16 at 224x224 (138,357,544). torchvision pools to 7x7
     # before its classifier at any input size; Keras flattens what the convolutions give, so at other
     # sizes the first dense layer's size differs.

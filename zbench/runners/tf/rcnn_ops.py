@@ -63,6 +63,7 @@ def encode(gt: tf.Tensor, ref: tf.Tensor, weights: tuple[float, ...]) -> tf.Tens
 
 
 def decode(deltas: tf.Tensor, ref: tf.Tensor, weights: tuple[float, ...]) -> tf.Tensor:
+    """Boxes (x1, y1, x2, y2) from regression deltas on reference boxes, size deltas clipped."""
     rw, rh = ref[..., 2] - ref[..., 0], ref[..., 3] - ref[..., 1]
     rx, ry = ref[..., 0] + 0.5 * rw, ref[..., 1] + 0.5 * rh
     wx, wy, ww, wh = weights
@@ -75,6 +76,7 @@ def decode(deltas: tf.Tensor, ref: tf.Tensor, weights: tuple[float, ...]) -> tf.
 
 
 def clip_boxes(boxes: tf.Tensor, size: int) -> tf.Tensor:
+    """Boxes clipped to a ``size`` x ``size`` image."""
     return tf.clip_by_value(boxes, 0.0, float(size))
 
 
@@ -205,5 +207,6 @@ def _bilinear_crops(
 
 
 def smooth_l1(x: tf.Tensor, beta: float) -> tf.Tensor:
+    """Elementwise smooth-L1 loss: quadratic below ``beta``, linear above."""
     ax = tf.abs(x)
     return tf.where(ax < beta, 0.5 * ax * ax / beta, ax - 0.5 * beta)

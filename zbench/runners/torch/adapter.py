@@ -58,6 +58,8 @@ class CudaEventTimer(StepTimer):
 
 
 class TorchAdapter(Adapter):
+    """The harness's PyTorch adapter: device and DDP, precision and speed switches, model, step."""
+
     framework: ClassVar[str] = "torch"
 
     def __init__(self) -> None:

@@ -80,6 +80,7 @@ def apply_speed_settings(cfg: RunConfig, data: str, device_type: str) -> dict[st
 
 
 def tf32_state() -> dict[str, bool]:
+    """Whether TF32 is allowed now for matmuls and for cuDNN (recorded with the result)."""
     return {
         "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
         "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
@@ -102,6 +103,7 @@ def _driver_version() -> str | None:
 
 
 def environment(device: str) -> dict[str, Any]:
+    """The environment a result was measured in: versions, host, GPU names, CUDA_VISIBLE_DEVICES."""
     import torchvision
 
     env: dict[str, Any] = {

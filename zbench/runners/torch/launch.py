@@ -36,6 +36,7 @@ LOOPBACK = "lo"  # single node: NCCL's and Gloo's bootstrap sockets on loopback 
 
 
 def is_child() -> bool:
+    """Whether this process is one rank of a launch (its rank and world size are set)."""
     return ENV_RANK in os.environ and "WORLD_SIZE" in os.environ
 
 
@@ -87,6 +88,7 @@ def torchrun_argv(cfg: RunConfig, events: str) -> list[str]:
 
 
 def child_env() -> dict[str, str]:
+    """The ranks' environment: ours, with NVLink multicast off and one OpenMP thread by default."""
     env = dict(os.environ)
     env.setdefault("NCCL_NVLS_ENABLE", "0")  # NVLink multicast off: some hosts hang with it on
     env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's default, said explicitly
@@ -175,6 +177,7 @@ def stop_torchrun(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE_S) ->
 
 
 def launch(cfg: RunConfig, writer: EventWriter) -> int:
+    """Run the benchmark as one rank per GPU, forwarding their events; an error event on failure."""
     # In the job's own scratch folder when the supervisor gives one: it removes that folder
     # however the launcher ended, so a `kill -9` leaves nothing in the system's temporary folder.
     scratch = os.environ.get(ENV_JOB_TMP) or None

@@ -6,6 +6,7 @@ from torch import nn
 
 
 def build_model(workload: str, num_classes: int, image_size: int) -> nn.Module:
+    """The workload's torch model, randomly initialised, for ``num_classes`` and ``image_size``."""
     if workload in ("resnet50", "vgg16"):
         import torchvision
 

@@ -28,6 +28,8 @@ HOST_SAMPLES = 4096  # distinct synthetic host samples; the sampler draws with r
 
 @dataclass(frozen=True)
 class Shape:
+    """What a task's batches look like: workload, batch and image size, classes, layout, device."""
+
     workload: str
     batch_size: int
     image_size: int

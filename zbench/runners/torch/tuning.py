@@ -91,6 +91,7 @@ def compile_backend() -> str:
 
 
 def compile_label(mode: str | None) -> str:
+    """The compile setting in words: the backend, with its mode when it is inductor."""
     backend = compile_backend()
     return backend if backend != "inductor" else f"inductor ({mode or 'default'})"
 

@@ -29,6 +29,8 @@ def _double_conv(cin: int, cout: int) -> nn.Sequential:
 
 
 class UNet2D(nn.Module):
+    """The 2015 U-Net for 2D segmentation (padded convolutions, dropout at the bottom)."""
+
     def __init__(self, in_channels: int = 1, num_classes: int = 3) -> None:
         super().__init__()
         c = CHANNELS

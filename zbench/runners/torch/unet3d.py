@@ -39,6 +39,8 @@ class _Up(nn.Module):
 
 
 class UNet3D(nn.Module):
+    """MLPerf's KiTS19 3D U-Net: strided-conv downsampling, transposed-conv upsampling, skips."""
+
     def __init__(self, in_channels: int = 1, num_classes: int = 3) -> None:
         super().__init__()
         f = FILTERS
