@@ -52,6 +52,7 @@ _JSON_COLUMNS = {"config", "requested_gpus", "gpu_ids", "env", "result", "metric
 
 
 def decode(row: sqlite3.Row) -> dict[str, Any]:
+    """A row as a dict, its JSON columns decoded."""
     out = {}
     for key in row.keys():  # noqa: SIM118 (sqlite3.Row is not a mapping)
         value = row[key]
@@ -373,6 +374,7 @@ def abandoned_connections() -> bool:
 
 
 def encode(column: str, value: Any) -> Any:
+    """A value as stored in ``column``: JSON for the JSON columns, booleans as 0 or 1."""
     if column in _JSON_COLUMNS and value is not None:
         return json.dumps(value)
     if isinstance(value, bool):

@@ -13,6 +13,7 @@ from zbench.errors import ZbenchError
 
 
 def is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether a SQLite error means the database is locked or busy (worth trying again)."""
     text = str(exc).lower()
     return "locked" in text or "busy" in text
 
