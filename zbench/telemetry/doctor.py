@@ -76,6 +76,7 @@ def _dist_version(*dists: str) -> str | None:
 
 
 def host_info() -> dict[str, Any]:
+    """The host in a few facts: name, OS, Python, CPU, cores and threads, RAM."""
     vm = psutil.virtual_memory()
     return {
         "hostname": platform.node(),

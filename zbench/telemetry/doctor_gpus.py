@@ -21,6 +21,7 @@ def _q(nv: Any, fn: str, *args: Any) -> Any:
 
 
 def versions(nv: Any) -> dict[str, Any]:
+    """The driver's, CUDA's (driver) and NVML's versions; None where NVML does not say."""
     cuda = _q(nv, "nvmlSystemGetCudaDriverVersion")
     return {
         "driver": text(_q(nv, "nvmlSystemGetDriverVersion") or "") or None,
@@ -30,6 +31,7 @@ def versions(nv: Any) -> dict[str, Any]:
 
 
 def warnings_for(nv: Any, handle: Any, snap: GpuSnapshot) -> list[str]:
+    """What on this GPU may skew a benchmark: persistence off, power cap, ECC errors, throttling."""
     out = []
     i = snap.index
     if _q(nv, "nvmlDeviceGetPersistenceMode", handle) == 0:
@@ -52,6 +54,7 @@ def warnings_for(nv: Any, handle: Any, snap: GpuSnapshot) -> list[str]:
 
 
 def gpu_report(backend: NvmlBackend) -> dict[str, Any]:
+    """The doctor's GPU half: versions, each GPU's specs and peaks, the topology, warnings."""
     nv = backend.nv
     snap = backend.sample()
     gpus = []

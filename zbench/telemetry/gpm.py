@@ -25,6 +25,8 @@ _METRICS = (
 
 
 class GpmReader:
+    """Reads one GPU's GPM metrics (SM, tensor, DRAM, FP activity) between samples; NA if none."""
+
     def __init__(self, nv: ModuleType, handle: Any, lost: frozenset[int]) -> None:
         self.nv = nv
         self.handle = handle

@@ -25,6 +25,8 @@ _VERSION_CAPACITY = {1: 20e9, 2: 25e9, 3: 25e9, 4: 25e9, 5: 25e9, 6: 26.5625e9, 
 
 
 class NvLinkReader:
+    """Reads one GPU's active NVLinks, their capacity and TX/RX rates; NA without NVLink."""
+
     def __init__(self, nv: ModuleType, handle: Any, lost: frozenset[int]) -> None:
         self.nv = nv
         self.handle = handle

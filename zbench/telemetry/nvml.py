@@ -24,6 +24,8 @@ class NvmlUnavailable(Exception):
 
 
 class NvmlBackend:
+    """The sampler's NVML backend: every chosen GPU plus the host, one Snapshot per ``sample()``."""
+
     def __init__(
         self,
         nv: ModuleType,

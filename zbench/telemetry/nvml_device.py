@@ -32,6 +32,7 @@ THROTTLE_BITS = (
 
 
 def decode_throttle(mask: int) -> tuple[str, ...]:
+    """The names of the clock slow-down reasons set in an NVML throttle mask."""
     return tuple(name for bit, name in THROTTLE_BITS if mask & bit)
 
 
@@ -45,6 +46,8 @@ def _scaled(value: Any, factor: float) -> Metric:
 
 
 class DeviceReader:
+    """Reads one GPU through NVML into a GpuSnapshot; marks it lost when it stops answering."""
+
     def __init__(self, nv: ModuleType, index: int, lost: frozenset[int]) -> None:
         self.nv = nv
         self.index = index

@@ -21,6 +21,7 @@ class GpuLost(Exception):
 
 
 def lost_codes(nv: ModuleType) -> frozenset[int]:
+    """The NVML error codes that mean the GPU is gone, of those this binding defines."""
     return frozenset(getattr(nv, n) for n in _LOST_NAMES if hasattr(nv, n))
 
 

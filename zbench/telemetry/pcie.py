@@ -28,6 +28,8 @@ KIB = 1024  # NVML reports this call in KB/s of 1024 bytes
 
 
 class PcieReader:
+    """One GPU's PCIe TX/RX rates, measured at most once a period so the sampler never stalls."""
+
     def __init__(
         self,
         nv: ModuleType,

@@ -20,6 +20,8 @@ Callback = Callable[[Snapshot], None]
 
 
 class Backend(Protocol):
+    """What the sampler reads: one Snapshot per ``sample()``, a notice, and ``close()``."""
+
     notice: str | None
 
     def sample(self, trees: tuple[int, ...] = ()) -> Snapshot: ...

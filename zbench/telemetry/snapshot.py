@@ -22,6 +22,7 @@ IntMetric = int | _NotAvailable
 
 
 def is_na(value: object) -> bool:
+    """Whether ``value`` is NA: the hardware or driver does not offer it."""
     return value is NA
 
 
@@ -77,6 +78,8 @@ class GpuProcess:
 
 @dataclass(frozen=True)
 class GpuSnapshot:
+    """Frozen snapshot of one GPU's counters; NA where unsupported."""
+
     index: int
     name: str = ""
     uuid: str = ""
@@ -105,6 +108,8 @@ class GpuSnapshot:
 
 @dataclass(frozen=True)
 class HostSnapshot:
+    """Frozen snapshot of the host: CPU (total and per core), load average, RAM and swap."""
+
     cpu_pct: Metric = NA
     per_core_pct: tuple[float, ...] = ()
     load_avg: tuple[float, ...] | _NotAvailable = NA
@@ -126,6 +131,8 @@ class ProcessTreeSnapshot:
 
 @dataclass(frozen=True)
 class Snapshot:
+    """Everything sampled at one instant: host, every GPU, driver, watched process trees."""
+
     t: float  # wall clock, seconds since the epoch
     seq: int = 0
     host: HostSnapshot = field(default_factory=HostSnapshot)

@@ -56,6 +56,7 @@ _PCIE = {1: (2.5, 0.8), 2: (5.0, 0.8), 3: (8.0, 128 / 130), 4: (16.0, 128 / 130)
 
 
 def pcie_bytes_s(gen: int | None, width: int | None) -> Metric:
+    """Per-direction PCIe bandwidth in bytes/s for a link generation and width; NA if unknown."""
     if not gen or not width or gen not in _PCIE:
         return NA
     gts, eff = _PCIE[gen]
@@ -64,6 +65,8 @@ def pcie_bytes_s(gen: int | None, width: int | None) -> Metric:
 
 @dataclass(frozen=True)
 class GpuSpecs:
+    """A GPU's architecture, SMs, clocks and memory, and the theoretical peaks they give."""
+
     architecture: str
     compute_capability: str
     sm_count: int | None
@@ -84,11 +87,13 @@ def _arch(cc: tuple[int, int]) -> tuple[str, int, int, bool] | None:
 
 
 def architecture(cc: tuple[int, int]) -> str:
+    """The architecture named by a compute capability (``unknown (sm_XY)`` if not in the table)."""
     a = _arch(cc)
     return a[0] if a else f"unknown (sm_{cc[0]}{cc[1]})"
 
 
 def fp32_lanes_per_sm(cc: tuple[int, int]) -> int | None:
+    """FP32 lanes per SM for a compute capability; None if it is not in the table."""
     a = _arch(cc)
     return a[1] if a else None
 
@@ -103,6 +108,7 @@ def compute(
     pcie_gen: int | None = None,
     pcie_width: int | None = None,
 ) -> GpuSpecs:
+    """GpuSpecs from NVML's figures: SM count, theoretical FP32/FP16/BF16/TF32 and memory peaks."""
     a = _arch(cc)
     sms = cores // a[1] if (a and cores) else None
     fp32: Metric = NA

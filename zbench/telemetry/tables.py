@@ -59,6 +59,7 @@ def throttling(g: GpuSnapshot) -> list[str]:
 
 
 def gpu_cells(g: GpuSnapshot) -> list[str]:
+    """One GPU's row of the monitor's GPU table (``lost`` and blanks when it stopped answering)."""
     head = f"{g.index} {g.name.removeprefix('NVIDIA ')}"
     if g.lost:
         return [head, "lost", *[""] * (len(GPU_COLUMNS) - 2)]
@@ -130,6 +131,7 @@ def process_rows(
 
 
 def host_line(snap: Snapshot) -> str:
+    """The monitor's host line: CPU, RAM, swap and load average."""
     h = snap.host
     load = "n/a" if h.load_avg is NA else " ".join(f"{x:.2f}" for x in h.load_avg)  # type: ignore[union-attr]
     return (

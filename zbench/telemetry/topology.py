@@ -53,6 +53,7 @@ def _switched_links(nv: Any, hi: Any, hj: Any, links: list[list[int]], i: int, j
 def matrix(
     nv: Any, handles: list[Any], bus_ids: list[str], links: list[list[int]]
 ) -> list[list[str]]:
+    """The GPU topology matrix: X on the diagonal, NV<n> for NVLinks, else the PCIe path (PIX..)."""
     names = {getattr(nv, const): label for const, label in _LEVELS if hasattr(nv, const)}
     peers = [nvlink_peers(nv, h, ls) for h, ls in zip(handles, links, strict=True)]
     out: list[list[str]] = []
