@@ -38,6 +38,8 @@ JOBS_MIN_INTERVAL = 1.0  # the jobs table polls SQLite at most once a second
 
 
 class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
+    """The zbench TUI: the dashboard and its screens, fed live telemetry, jobs and results."""
+
     CSS_PATH = Path(__file__).with_name("zbench.tcss")  # absolute: subclasses live elsewhere
     TITLE = "zbench"
     COMMANDS = App.COMMANDS | {ZbenchCommands}

@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # annotations only: the snapshot classes are built when the f
 
 
 class ProcessActionsMixin:
+    """The app's GPU-process actions: ask, then send TERM (KILL once TERM was sent) to a process."""
+
     services: Any
     feed: Any
     runners: dict[int, int]
@@ -77,6 +79,8 @@ class ProcessActionsMixin:
 
 
 class RememberMixin:
+    """The app's remembered state (theme, launch form, sorts, filters), saved as it changes."""
+
     state: State
     _state_file: Path | None
 

@@ -49,6 +49,8 @@ ENTRIES: tuple[tuple[str, str, str, str | None], ...] = (
 
 
 class ZbenchCommands(Provider):
+    """The command palette's zbench entries: the app's actions, and the current screen's."""
+
     def _entries(self) -> list[tuple[str, str, str]]:
         here = type(self.screen).__name__
         return [(t, h, a) for t, h, a, needs in ENTRIES if needs is None or needs == here]

@@ -18,6 +18,8 @@ from .format import escape
 
 @dataclass
 class DemoView:
+    """A demo's live view folded from its events: phase, board or frame, curve, figures."""
+
     title: str = "demo"
     demo: str = ""
     config: dict[str, Any] = field(default_factory=dict)

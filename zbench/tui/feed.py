@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # annotations only: the snapshot classes are built when the f
 
 
 class Feed(Protocol):
+    """A source of snapshots for the TUI (live sampler or recorded trace), drained each tick."""
+
     notice: str | None
 
     def drain(self) -> list[Snapshot]:

@@ -32,6 +32,8 @@ JOBS_INTERVAL_S = 3.0
 
 
 class Stream(Protocol):
+    """A host's telemetry stream as the fleet app drives it: start and stop."""
+
     def start(self) -> None: ...
     def stop(self) -> None: ...
 
@@ -56,6 +58,8 @@ def launch_commands(request: LaunchRequest) -> list[list[str]]:
 
 
 class FleetApp(App[int]):
+    """The fleet TUI: every host's telemetry and jobs over ssh, and launching jobs on them."""
+
     TITLE = "zbench fleet"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="fleet.quit"),

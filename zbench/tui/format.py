@@ -18,6 +18,7 @@ def blocks() -> str:
 
 
 def is_num(value: object) -> bool:
+    """Whether ``value`` is a number to show (neither NA nor None)."""
     return value is not NA and value is not None
 
 
@@ -34,18 +35,21 @@ def level(pct: object) -> str:
 
 
 def pct(value: object, digits: int = 0) -> str:
+    """A percentage as text; ``n/a`` when it is not a number."""
     if not is_num(value):
         return "n/a"
     return f"{float(value):.{digits}f}%"  # type: ignore[arg-type]
 
 
 def num(value: object, unit: str = "", digits: int = 0) -> str:
+    """A number and its unit as text; ``n/a`` when it is not a number."""
     if not is_num(value):
         return "n/a"
     return f"{float(value):.{digits}f}{unit}"  # type: ignore[arg-type]
 
 
 def gib(value: object, digits: int = 1) -> str:
+    """Bytes as GiB, the number only; ``n/a`` when it is not a number."""
     if not is_num(value):
         return "n/a"
     return f"{float(value) / GIB:.{digits}f}"  # type: ignore[arg-type]
@@ -74,6 +78,7 @@ def short_rate(value: object) -> str:
 
 
 def ratio_pct(used: object, total: object) -> object:
+    """``used`` as a percentage of ``total``; NA when either is missing or the total is 0."""
     if not (is_num(used) and is_num(total)) or not total:
         return NA
     return 100.0 * float(used) / float(total)  # type: ignore[arg-type]

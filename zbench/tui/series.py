@@ -24,6 +24,8 @@ def _f(value: object) -> float | None:
 
 
 class Point(NamedTuple):
+    """One GPU sample for the history screen: util, SM, memory %, power, NVLink TX and RX."""
+
     t: float
     util: float | None
     sm: float | None
@@ -34,6 +36,7 @@ class Point(NamedTuple):
 
 
 def point(t: float, gpu: GpuSnapshot) -> Point:
+    """A GPU snapshot as a history Point (None where NA)."""
     return Point(
         t,
         _f(gpu.util_gpu),

@@ -12,6 +12,8 @@ from textual.widgets import Button, Label
 
 
 class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question; dismissed with True (y) or False (n, escape)."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),

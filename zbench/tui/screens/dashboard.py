@@ -22,6 +22,8 @@ from ..widgets.jobs_table import JobsTable
 
 
 class DashboardScreen(Screen[None]):
+    """The dashboard: a panel per GPU (one line each when space is short), the host, the jobs."""
+
     # Breakpoints set -wide/-narrow and -tall/-short on the screen; the .tcss switches GPU panels to
     # one-line rows below 120x40, so 8 GPUs still fit an 80x24 terminal.
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]

@@ -34,6 +34,8 @@ TRAIN_PANELS = {"result": "prediction"}  # training frames name their third pane
 
 
 class DemoScreen(Screen[None]):
+    """A demo job's live view: its board or frames, its figures, its learning or loss curve."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="demo.back"),
     ]

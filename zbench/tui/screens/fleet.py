@@ -47,6 +47,8 @@ def job_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 class FleetScreen(Screen[None]):
+    """One section per host (state, host and GPU panels) above a table of every host's jobs."""
+
     DEFAULT_CSS = """
     FleetScreen #hosts { height: 1fr; }
     FleetScreen #fleet-jobs { height: auto; max-height: 14; border-top: solid $primary; }

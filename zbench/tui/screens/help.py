@@ -14,6 +14,7 @@ from ..keys import APP_BINDINGS
 
 
 def sections() -> list[tuple[str, list[BindingType]]]:
+    """Each screen's key bindings, named by where they apply, for the help table."""
     from .confirm import ConfirmScreen
     from .dashboard import DashboardScreen
     from .history import HistoryScreen
@@ -53,6 +54,8 @@ FIGURES: tuple[tuple[str, str], ...] = (
 
 
 class HelpScreen(ModalScreen[None]):
+    """Every key per screen and what it does, and what the figures on screen mean."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark", "dismiss", "Close", id="help.close")
     ]

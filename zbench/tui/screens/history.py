@@ -63,6 +63,8 @@ def link_rows(gpu: GpuSnapshot) -> list[tuple[str, str, str]]:
 
 
 class HistoryScreen(Screen[None]):
+    """One GPU over a window: utilization and SM, memory, power and NVLink charts, and clocks."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="history.back"),
         Binding("left_square_bracket", "gpu(-1)", "Prev GPU", id="history.prev", key_display="["),

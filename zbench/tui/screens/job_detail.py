@@ -26,6 +26,7 @@ LOG_LINES = 200
 
 
 def summary(job: JobInfo | None, now: float) -> str:
+    """A job's header as markup: workload, state and phase, step, samples/s, time, GPUs, reason."""
     if job is None:
         return "[$text-muted]job not found (yet)[/]"
     end = job.ended or now
@@ -52,6 +53,7 @@ def verdict_text(verdict: str | None) -> str:
 
 
 def figures(job: JobInfo | None, state: TelemetryState) -> str:
+    """Live figures of a job's GPUs (util, memory, SM, NVLink) and of the host, as markup."""
     snap = state.latest
     if snap is None:
         return "[$text-muted]no telemetry[/]"
@@ -75,6 +77,8 @@ def figures(job: JobInfo | None, state: TelemetryState) -> str:
 
 
 class JobDetailScreen(Screen[None]):
+    """One job: state and phase, its GPUs' and the host's figures, throughput, the log's tail."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="job.back"),
         Binding("c", "app.cancel_job", "Cancel job", id="job.cancel"),

@@ -133,6 +133,8 @@ def _placeholder(opt: Opt) -> str:
 
 
 class LaunchScreen(ModalScreen[LaunchRequest | None]):
+    """The launch dialog: a workload and its options, or a suite; dismissed with the request."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "launch", "Launch", id="launch.submit"),
         Binding("escape", "cancel", "Close", id="launch.cancel"),

@@ -42,6 +42,8 @@ SORTS: tuple[tuple[str, Callable[[int, GpuProcess], Any]], ...] = (
 
 @dataclass(frozen=True)
 class ProcRow:
+    """One row of the processes table: its key, GPU, process and cells."""
+
     key: str
     gpu: int
     proc: GpuProcess
@@ -57,6 +59,8 @@ def matches(row: ProcRow, needle: str) -> bool:
 
 
 class ProcessesScreen(Screen[None]):
+    """The GPU processes: who holds which GPU; sort, filter, and signal one (TERM, then KILL)."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "sort", "Sort", id="processes.sort"),
         Binding("slash", "filter", "Filter", id="processes.filter", key_display="/"),

@@ -12,6 +12,8 @@ from textual.widgets import Footer, Header, MarkdownViewer
 
 
 class ReportViewScreen(Screen[None]):
+    """The written report.md in a Markdown viewer, its table of contents on ``t``."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "app.pop_screen", "Back", id="report.back"),
         Binding("t", "toggle_toc", "Contents", id="report.toc"),

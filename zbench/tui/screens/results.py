@@ -41,6 +41,7 @@ def matches(row: Any, words: str, columns: Sequence[Col] = COLUMNS) -> bool:
 
 
 def sort_key(column: Col) -> Any:
+    """A sort key for a column's values, missing values last."""
     get = column[1]
 
     def key(row: Any) -> tuple[int, Any]:
@@ -54,6 +55,7 @@ RELOAD_S = 5.0  # how often an open results screen reads the store again
 
 
 def default_path(fmt: str) -> Path:
+    """Where an export goes unless the user says: zbench-results.<fmt> in the current folder."""
     return Path.cwd() / f"zbench-results.{fmt}"
 
 
@@ -72,6 +74,8 @@ def _column(columns: Sequence[Col], title: str | None) -> Col | None:
 
 
 class ResultsScreen(Screen[None]):
+    """The results table: filter, sort by any column, export the shown rows, chart, report."""
+
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
     VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (40, "-tall")]
 

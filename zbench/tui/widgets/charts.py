@@ -29,6 +29,7 @@ class ThroughputHistory(PlotextPlot):
 
 
 def label(row: Any) -> str:
+    """A result row's chart label: workload/framework/mode."""
     return f"{row.workload}/{row.framework}/{row.mode}"
 
 

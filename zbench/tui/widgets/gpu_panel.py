@@ -30,10 +30,12 @@ HINT_SM = 30.0
 
 
 def short_name(name: str) -> str:
+    """A GPU's name without "NVIDIA " and "GeForce " (``GPU`` when nothing is left)."""
     return name.replace("NVIDIA ", "").replace("GeForce ", "") or "GPU"
 
 
 def sm_hint(gpu: GpuSnapshot) -> bool:
+    """Whether to hint "util high, SM low": the GPU looks busy, yet few of its SMs are active."""
     sm = gpu.gpm.sm_activity
     return (
         is_num(gpu.util_gpu)
@@ -44,6 +46,7 @@ def sm_hint(gpu: GpuSnapshot) -> bool:
 
 
 def nvlink_text(gpu: GpuSnapshot, compact: bool = False) -> str:
+    """A GPU's NVLink text: links and TX/RX rates (with % of capacity unless compact)."""
     nv = gpu.nvlink
     if not is_num(nv.active_links) or not nv.active_links:
         return "" if compact else "[$text-muted]NVLink n/a[/]"
@@ -57,6 +60,7 @@ def nvlink_text(gpu: GpuSnapshot, compact: bool = False) -> str:
 
 
 def pcie_text(gpu: GpuSnapshot) -> str:
+    """A GPU's PCIe TX/RX rates in short form; empty when unknown."""
     g = glyphs()
     if not is_num(gpu.pcie_tx_bytes_s) and not is_num(gpu.pcie_rx_bytes_s):
         return ""
@@ -68,6 +72,7 @@ SLOWDOWNS = ("sw_power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_powe
 
 
 def slowdown_text(gpu: GpuSnapshot) -> str:
+    """The GPU's active clock slow-down reasons as a warning; empty when none."""
     reasons = gpu.throttle_reasons
     slow = [r for r in reasons if r in SLOWDOWNS] if isinstance(reasons, tuple) else []
     return f"  [$warning]{', '.join(slow)}[/]" if slow else ""
@@ -94,6 +99,7 @@ def full_lines(gpu: GpuSnapshot) -> tuple[str, str]:
 
 
 def compact_line(gpu: GpuSnapshot) -> str:
+    """One GPU on a single line: the dashboard's compact row when space is short."""
     if gpu.lost:
         return f"[$error]{gpu.index} {escape(short_name(gpu.name))}: lost[/]"
     mem_pct = ratio_pct(gpu.mem_used_bytes, gpu.mem_total_bytes)

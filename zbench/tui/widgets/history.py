@@ -46,6 +46,8 @@ def spark_content(values: Sequence[float], width: int) -> Content:
 
 
 class History(Widget):
+    """A one-line sparkline of a percentage's recent values, on a 0-100 scale."""
+
     DEFAULT_CSS = "History { height: 1; width: 1fr; }"
 
     def __init__(self, *, id: str | None = None) -> None:

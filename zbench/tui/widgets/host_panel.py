@@ -37,12 +37,14 @@ def cores_text(host: HostSnapshot) -> str:
 
 
 def load_text(host: HostSnapshot) -> str:
+    """The load average as text; ``load n/a`` where unsupported."""
     if host.load_avg is NA:
         return "load n/a"
     return "load " + " ".join(f"{v:.1f}" for v in host.load_avg)  # type: ignore[union-attr]
 
 
 def ram_text(host: HostSnapshot, width: int = 16) -> str:
+    """RAM as a bar and used/total GiB, with swap when the host has any."""
     ram = ratio_pct(host.ram_used_bytes, host.ram_total_bytes)
     text = f"RAM {bar(ram, width)} {gib(host.ram_used_bytes)}/{gib(host.ram_total_bytes)} GiB"
     if host.swap_total_bytes:
@@ -51,6 +53,8 @@ def ram_text(host: HostSnapshot, width: int = 16) -> str:
 
 
 class HostPanel(Widget):
+    """The host: total CPU with history, one cell per core, load average, RAM and swap."""
+
     DEFAULT_CSS = """
     HostPanel { height: auto; border: round $secondary; padding: 0 1; }
     HostPanel #cpu-row { height: 1; }

@@ -46,6 +46,7 @@ STATE_STYLE = {
 
 
 def progress_text(job: JobInfo, width: int = 6) -> str:
+    """A job's progress as a small bar and step/total; ``-`` before steps are known."""
     if not job.total:
         return "-"  # no step counts yet (the state column already names the phase)
     step = job.step or 0
@@ -55,6 +56,7 @@ def progress_text(job: JobInfo, width: int = 6) -> str:
 
 
 def cells(job: JobInfo) -> dict[str, object]:
+    """A job's cells in the jobs table, keyed by column (GPUs ``cpu`` for a CPU job)."""
     gpus = ",".join(str(g) for g in job.gpu_ids) if job.gpu_ids else "-"
     if job.gpu_ids == () and job.state != JobState.QUEUED:
         gpus = "cpu"  # allocated no GPU: a CPU job (as `zbench jobs` says)
@@ -78,6 +80,8 @@ def cells(job: JobInfo) -> dict[str, object]:
 
 
 class JobsTable(DataTable[object]):
+    """The jobs table: one keyed row per job, newest first, cells updated in place."""
+
     DEFAULT_CSS = "JobsTable { height: 1fr; }"
 
     def on_mount(self) -> None:
