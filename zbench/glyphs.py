@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Glyphs:
+    """The characters for bars, sparklines, cut text and markers: a Unicode set or an ASCII set."""
+
     ascii: bool
     ellipsis: str
     bar_full: str
@@ -62,4 +64,5 @@ def _cached(utf8: bool) -> Glyphs:
 
 
 def glyphs(encoding: str | None = None) -> Glyphs:
+    """The glyph set for this terminal (or ``encoding``): Unicode where it shows UTF-8, or ASCII."""
     return _cached(encoding_is_utf8(encoding))

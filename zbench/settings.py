@@ -51,11 +51,13 @@ def _platform_dir(kind: str) -> Path:
 
 
 def config_path() -> Path:
+    """The config file: ``ZBENCH_CONFIG`` if set, else config.toml in the platform's config dir."""
     env = os.environ.get(ENV_CONFIG)
     return Path(env).expanduser() if env else _platform_dir("config") / "config.toml"
 
 
 def state_path() -> Path:
+    """The file of remembered state: state.json in the platform's state folder."""
     return _platform_dir("state") / "state.json"
 
 
@@ -119,6 +121,7 @@ def parse_hosts_table(table: object, where: str) -> tuple[HostEntry, ...]:
 
 
 def parse_interval(value: object, where: str) -> float:
+    """A sampling interval in seconds; SettingsError when not a number or below the minimum."""
     try:
         seconds = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -201,6 +204,7 @@ class State:
 
 
 def load_state(path: Path | None = None) -> State:
+    """The remembered state; a fresh one when the file is missing, unreadable or not an object."""
     path = path or state_path()
     try:
         if not _regular(path):

@@ -17,6 +17,8 @@ GAP = 2  # spaces between columns
 
 @dataclass(frozen=True)
 class Column:
+    """One column of a fitted table: header, short header, drop priority, alignment, flex."""
+
     header: str
     short: str | None = None  # the header when space is tight
     priority: int = 0  # 0: always shown; higher numbers are dropped first
@@ -27,6 +29,8 @@ class Column:
 
 @dataclass(frozen=True)
 class Layout:
+    """How a table fits a width: the columns kept, their headers and widths, those dropped."""
+
     keep: tuple[int, ...]  # indices of the columns shown, in order
     headers: tuple[str, ...]
     widths: tuple[int, ...]
@@ -85,6 +89,7 @@ def fit(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | N
 
 
 def cut(text: str, width: int, ellipsis: str = "…") -> str:
+    """``text`` cut to ``width`` characters, ending in ``ellipsis`` when cut."""
     if len(text) <= width:
         return text
     if width <= len(ellipsis):
