@@ -28,6 +28,7 @@ from zbench.telemetry.trace import TraceWriter
 def record(
     path: Path, interval: float, seconds: float, load: Callable[[threading.Event], None]
 ) -> int:
+    """Record ``seconds`` of telemetry to a gzip trace while ``load`` runs; return the samples."""
     backend = NvmlBackend(pynvml)
     stop = threading.Event()
     worker = threading.Thread(target=load, args=(stop,), daemon=True)
@@ -47,10 +48,12 @@ def record(
 
 
 def idle(stop: threading.Event) -> None:
+    """The idle scenario's load: nothing until told to stop."""
     stop.wait()
 
 
 def copies(stop: threading.Event) -> None:
+    """The copy scenario's load: 1 GiB copies from GPU 0 to GPU 1 until told to stop."""
     import torch
 
     a = torch.empty(2**30, dtype=torch.uint8, device="cuda:0")
@@ -63,6 +66,7 @@ def copies(stop: threading.Event) -> None:
 
 
 def matmul(stop: threading.Event) -> None:
+    """The matmul scenario's load: bf16 8192x8192 matmuls on every GPU until told to stop."""
     import torch
 
     n = 8192
@@ -78,6 +82,7 @@ def matmul(stop: threading.Event) -> None:
 
 
 def main() -> int:
+    """Record the idle, copy (two GPUs or more) and matmul traces, named after the machine."""
     p = argparse.ArgumentParser()
     p.add_argument("out", type=Path)
     p.add_argument("--interval", type=float, default=0.2)

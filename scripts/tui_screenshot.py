@@ -23,6 +23,7 @@ from zbench.tui.services import LocalServices
 async def shoot(
     out: Path, wait: float, size: tuple[int, int], replay: Path | None, db: Path | None
 ) -> None:
+    """Run the app headless at ``size``, wait ``wait`` seconds, and write its screen as SVG."""
     app = ZbenchApp(LocalServices(db), feed_factory=lambda: SamplerFeed(replay, 0.5), interval=0.5)
     async with app.run_test(size=size) as pilot:
         await pilot.pause(wait)
@@ -30,6 +31,7 @@ async def shoot(
 
 
 def main() -> int:
+    """Parse the options and save the dashboard's screenshot."""
     p = argparse.ArgumentParser()
     p.add_argument("out", type=Path)
     p.add_argument("--wait", type=float, default=6.0)
