@@ -28,12 +28,16 @@ def print_report(
     c = console or Console()
     h = report["host"]
     c.print(f"[bold]host[/] {h['hostname']}  {h['os']}  Python {h['python']}")
-    c.print(f"     CPU {h['cpu']}, {h['cpu_cores']} cores / {h['cpu_threads']} threads, "
-            f"RAM {h['ram_bytes'] / GIB:.0f} GiB")  # fmt: skip
+    c.print(
+        f"     CPU {h['cpu']}, {h['cpu_cores']} cores / {h['cpu_threads']} threads, "
+        f"RAM {h['ram_bytes'] / GIB:.0f} GiB"
+    )
     if report.get("nvml"):
         v = report["nvml"]
-        c.print(f"[bold]driver[/] {v['driver'] or 'n/a'}  CUDA (driver) {v['cuda_driver'] or 'n/a'}"
-                f"  NVML {v['nvml'] or 'n/a'}")  # fmt: skip
+        c.print(
+            f"[bold]driver[/] {v['driver'] or 'n/a'}  CUDA (driver) {v['cuda_driver'] or 'n/a'}"
+            f"  NVML {v['nvml'] or 'n/a'}"
+        )
     for name, fw in report["frameworks"].items():
         if not fw["installed"]:
             c.print(f"[bold]{name}[/] not installed")

@@ -303,9 +303,15 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> 
         step = f"{j.step}/{j.total}" if j.step is not None else ""
         sps = f"{j.samples_per_s:,.1f}" if j.samples_per_s else ""
         cells = [
-            str(j.id), j.state, label(j)[len(f"#{j.id} ") :], gpus, j.phase or "", step, sps,
+            str(j.id),
+            j.state,
+            label(j)[len(f"#{j.id} ") :],
+            gpus,
+            j.phase or "",
+            step,
+            sps,
             _when(j.started),
-        ]  # fmt: skip
+        ]
         # Plain text (print_table never reads markup): reasons quote runner errors verbatim.
         rows.append([*cells, *([" ".join(notes[j.id].split())] if reasons else [])])
     print_table(console, columns, rows, wide=wide)

@@ -21,8 +21,14 @@ def _n(v: Any, digits: int = 1) -> str:
 def print_rows(rows: list[dict[str, Any]], console: Console | None = None) -> None:
     """Print the probe's rows: each measured figure beside its theoretical peak, and the ratio."""
     t = Table(box=None, header_style="bold")
-    for col, justify in (("GPU", "left"), ("test", "left"), ("measured", "right"),
-                         ("peak", "right"), ("ratio", "right"), ("NVLink TX seen", "right")):  # fmt: skip
+    for col, justify in (
+        ("GPU", "left"),
+        ("test", "left"),
+        ("measured", "right"),
+        ("peak", "right"),
+        ("ratio", "right"),
+        ("NVLink TX seen", "right"),
+    ):
         t.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for r in rows:
         nvl = r.get("nvlink_tx_gb_s")
@@ -37,8 +43,12 @@ def print_rows(rows: list[dict[str, Any]], console: Console | None = None) -> No
     (console or Console()).print(t)
 
 
-def run_probe(gpus: str | None = None, quick: bool = False, json_out: bool = False,
-              p2p_seconds: float | None = None) -> int:  # fmt: skip
+def run_probe(
+    gpus: str | None = None,
+    quick: bool = False,
+    json_out: bool = False,
+    p2p_seconds: float | None = None,
+) -> int:
     """Submit a probe job, follow it with a progress bar and print its figures. Ctrl-C leaves the
     job running, as for any job. Exit 0 done, 1 the probe failed, 2 bad input."""
     from zbench.jobs.probe import ProbeError, probe_figures, submit_probe
@@ -46,8 +56,11 @@ def run_probe(gpus: str | None = None, quick: bool = False, json_out: bool = Fal
     try:
         job_id = submit_probe(gpus, quick, p2p_seconds)
         if not _follow(job_id, quiet=json_out):
-            print(f"zbench probe: detached; job {job_id} keeps running (`zbench jobs`, "
-                  f"`zbench cancel {job_id}`)", file=sys.stderr)  # fmt: skip
+            print(
+                f"zbench probe: detached; job {job_id} keeps running (`zbench jobs`, "
+                f"`zbench cancel {job_id}`)",
+                file=sys.stderr,
+            )
             return 1
         figures = probe_figures(job_id)
     except ProbeError as exc:
@@ -70,8 +83,12 @@ def _follow(job_id: int, *, quiet: bool) -> bool:
             task = progress.add_task(f"probe (job {job_id})", total=None)
             while True:
                 info = api.get_job(job_id)
-                progress.update(task, completed=info.step or 0, total=info.total,
-                                description=f"probe (job {job_id}): {info.phase or info.state}")  # fmt: skip
+                progress.update(
+                    task,
+                    completed=info.step or 0,
+                    total=info.total,
+                    description=f"probe (job {job_id}): {info.phase or info.state}",
+                )
                 if info.finished:
                     return True
                 time.sleep(POLL_S)

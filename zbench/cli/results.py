@@ -85,13 +85,37 @@ def results_table(rows: Sequence[ResultRow]) -> Table:
 
 # How ``COLUMNS`` give way on a narrow terminal: what a row is and its speed stay; the review's
 # other figures go first, highest number first (titles not named here: 1).
-_PRIORITY = {"Model": 0, "Framework": 0, "Mode": 0, "GPUs": 0, "Samples/s": 0, "Precision": 1,
-             "Batch": 2, "GPU util %": 2, "Flags": 2, "GPU mem GiB": 3, "Published": 3,
-             "Mem-ctrl util %": 4, "CPU util %": 4, "Spread %": 4, "CPU mem GiB": 5, "GPU": 6,
-             "Setup": 6, "Run": 7}  # fmt: skip
-_SHORT = {"Framework": "FW", "Precision": "Prec", "Samples/s": "img/s", "GPU util %": "GPU%",
-          "Mem-ctrl util %": "ctl%", "GPU mem GiB": "GPU GiB", "CPU util %": "CPU%",
-          "CPU mem GiB": "CPU GiB", "Spread %": "Sprd%"}  # fmt: skip
+_PRIORITY = {
+    "Model": 0,
+    "Framework": 0,
+    "Mode": 0,
+    "GPUs": 0,
+    "Samples/s": 0,
+    "Precision": 1,
+    "Batch": 2,
+    "GPU util %": 2,
+    "Flags": 2,
+    "GPU mem GiB": 3,
+    "Published": 3,
+    "Mem-ctrl util %": 4,
+    "CPU util %": 4,
+    "Spread %": 4,
+    "CPU mem GiB": 5,
+    "GPU": 6,
+    "Setup": 6,
+    "Run": 7,
+}
+_SHORT = {
+    "Framework": "FW",
+    "Precision": "Prec",
+    "Samples/s": "img/s",
+    "GPU util %": "GPU%",
+    "Mem-ctrl util %": "ctl%",
+    "GPU mem GiB": "GPU GiB",
+    "CPU util %": "CPU%",
+    "CPU mem GiB": "CPU GiB",
+    "Spread %": "Sprd%",
+}
 
 
 def print_results(console: Console, rows: Sequence[ResultRow], *, wide: bool = False) -> None:
@@ -99,10 +123,16 @@ def print_results(console: Console, rows: Sequence[ResultRow], *, wide: bool = F
     at narrow widths instead of every cell being cut; a pipe or ``--wide`` gets every column."""
     titles, body, caption = _parts(rows)
     columns = [
-        Column(t, _SHORT.get(t), _PRIORITY.get(t, 1), right=t in NUMERIC or t == "Run",
-               flex=t == "Published", min_width=12)
+        Column(
+            t,
+            _SHORT.get(t),
+            _PRIORITY.get(t, 1),
+            right=t in NUMERIC or t == "Run",
+            flex=t == "Published",
+            min_width=12,
+        )
         for t in titles
-    ]  # fmt: skip
+    ]
     layout = print_table(console, columns, body, wide=wide, title="zbench results")
     for line in caption:
         if not (line.startswith("Published: ") and "Published" in layout.dropped):

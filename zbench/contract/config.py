@@ -23,8 +23,11 @@ PRESETS: tuple[str, ...] = ("review", "max")
 # with torch.cuda.graphs; "compile" leaves them to torch.compile's cudagraph modes; "off".
 GRAPHS: tuple[str, ...] = ("off", "step", "compile")
 COMPILE_MODES: tuple[str, ...] = (
-    "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs",
-)  # fmt: skip
+    "default",
+    "reduce-overhead",
+    "max-autotune",
+    "max-autotune-no-cudagraphs",
+)
 CUDAGRAPH_COMPILE_MODES: tuple[str, ...] = ("reduce-overhead", "max-autotune")
 GRAD_COMPRESSION: tuple[str, ...] = ("none", "bf16")
 
@@ -70,13 +73,26 @@ WORKLOADS: dict[str, WorkloadInfo] = {
         # --preset max: a larger batch only where it raised throughput (ResNet-50's and the U-Nets'
         # kernels are still launch-bound at the review's batch in bf16).
         WorkloadInfo(
-            "resnet50", "ResNet-50", "classification", "images", "flowers102 | imagenet", 128,
-            max_batch=256, max_train_batches=(256, 384), max_infer_batches=(512, 1024),
+            "resnet50",
+            "ResNet-50",
+            "classification",
+            "images",
+            "flowers102 | imagenet",
+            128,
+            max_batch=256,
+            max_train_batches=(256, 384),
+            max_infer_batches=(512, 1024),
             batch_norm=True,
         ),
         WorkloadInfo(
-            "vgg16", "VGG16", "classification", "images", "imagenet | flowers102", 128,
-            max_train_batches=(128, 256), max_infer_batches=(256, 512),
+            "vgg16",
+            "VGG16",
+            "classification",
+            "images",
+            "imagenet | flowers102",
+            128,
+            max_train_batches=(128, 256),
+            max_infer_batches=(256, 512),
         ),
         WorkloadInfo(
             "fasterrcnn",
@@ -134,7 +150,7 @@ WORKLOADS: dict[str, WorkloadInfo] = {
             loss="cross-entropy + dice",  # MLPerf's DiceCELoss
         ),
     )
-}  # fmt: skip
+}
 
 
 MAX_STEPS = 10_000_000  # more is a typo (it would run for days), not a benchmark

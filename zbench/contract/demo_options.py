@@ -129,13 +129,19 @@ def _number(opt: Opt) -> Any:
 
 def _add(p: argparse.ArgumentParser, opt: Opt) -> None:
     if opt.kind == "bool":
-        p.add_argument(opt.flag, action=argparse.BooleanOptionalAction, default=opt.default,
-                       help=opt.help)  # fmt: skip
+        p.add_argument(
+            opt.flag, action=argparse.BooleanOptionalAction, default=opt.default, help=opt.help
+        )
     elif opt.kind == "switch":
         group = p.add_mutually_exclusive_group()
         for choice in opt.choices:
-            group.add_argument("--" + choice, dest=opt.name, action="store_const", const=choice,
-                               help=f"{opt.help} ({choice})")  # fmt: skip
+            group.add_argument(
+                "--" + choice,
+                dest=opt.name,
+                action="store_const",
+                const=choice,
+                help=f"{opt.help} ({choice})",
+            )
         p.set_defaults(**{opt.name: opt.default})
     elif opt.kind == "choice":
         p.add_argument(opt.flag, choices=opt.choices, default=opt.default, help=opt.help)

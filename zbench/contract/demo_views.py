@@ -9,10 +9,30 @@ from __future__ import annotations
 
 from typing import Any
 
-SNAKE_UNICODE = {"head": "██", "body": "██", "fruit": "● ", "empty": "· ", "h": "─", "v": "│",
-                 "tl": "┌", "tr": "┐", "bl": "└", "br": "┘"}  # fmt: skip
-SNAKE_ASCII = {"head": "@@", "body": "##", "fruit": "* ", "empty": ". ", "h": "-", "v": "|",
-               "tl": "+", "tr": "+", "bl": "+", "br": "+"}  # fmt: skip
+SNAKE_UNICODE = {
+    "head": "██",
+    "body": "██",
+    "fruit": "● ",
+    "empty": "· ",
+    "h": "─",
+    "v": "│",
+    "tl": "┌",
+    "tr": "┐",
+    "bl": "└",
+    "br": "┘",
+}
+SNAKE_ASCII = {
+    "head": "@@",
+    "body": "##",
+    "fruit": "* ",
+    "empty": ". ",
+    "h": "-",
+    "v": "|",
+    "tl": "+",
+    "tr": "+",
+    "bl": "+",
+    "br": "+",
+}
 
 
 def snake_segments(board: dict[str, Any], *, ascii: bool = False) -> list[tuple[str, str]]:

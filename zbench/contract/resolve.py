@@ -36,14 +36,24 @@ class MaxPreset:
 
 PRESETS_MAX: dict[str, MaxPreset] = {
     "torch": MaxPreset(
-        "bf16", "bf16 autocast", True, "compile", "torch.compile (inductor, mode default)",
-        "step", "step: forward, backward and fused SGD replayed as one CUDA graph",
+        "bf16",
+        "bf16 autocast",
+        True,
+        "compile",
+        "torch.compile (inductor, mode default)",
+        "step",
+        "step: forward, backward and fused SGD replayed as one CUDA graph",
     ),
     "tf": MaxPreset(
-        "bf16", "bf16 (Keras mixed_bfloat16)", False, "xla", "jit_compile", "off",
+        "bf16",
+        "bf16 (Keras mixed_bfloat16)",
+        False,
+        "xla",
+        "jit_compile",
+        "off",
         "off: a PyTorch option (XLA launches its own fused clusters)",
     ),
-}  # fmt: skip
+}
 
 
 @dataclasses.dataclass(frozen=True)

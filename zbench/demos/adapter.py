@@ -52,8 +52,9 @@ class EntryAdapter(DemoAdapter):
         try:
             module = importlib.import_module(self.entry.module)
         except ImportError as exc:
-            raise Unavailable(f"the {self.name} demo needs {exc.name}: pip install "
-                              "'zbench[torch]'") from exc  # fmt: skip
+            raise Unavailable(
+                f"the {self.name} demo needs {exc.name}: pip install 'zbench[torch]'"
+            ) from exc
         try:
             figures = module.run(self.demo_config.as_options(), self.events.emit)
         except ImportError as exc:  # a dependency imported late (OpenCV for video drives)
@@ -70,9 +71,10 @@ class EntryAdapter(DemoAdapter):
             points = [
                 (r[s.x], r[s.y])
                 for r in rows
-                if isinstance(r, dict) and isinstance(r.get(s.x), int | float)
+                if isinstance(r, dict)
+                and isinstance(r.get(s.x), int | float)
                 and isinstance(r.get(s.y), int | float)
-            ]  # fmt: skip
+            ]
             out.append((s.name, s.x, s.unit, points))
         return out
 

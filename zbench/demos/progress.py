@@ -44,8 +44,14 @@ class PhaseProgress:
             return
         self.last = now
         elapsed = now - self.start
-        self.emit("progress", phase=self.phase, step=step, total=self._total(elapsed),
-                  elapsed_s=round(elapsed, 2), **fields)  # fmt: skip
+        self.emit(
+            "progress",
+            phase=self.phase,
+            step=step,
+            total=self._total(elapsed),
+            elapsed_s=round(elapsed, 2),
+            **fields,
+        )
 
     def done(self, **fields: Any) -> None:
         """The phase's last event: the steps done are the total."""

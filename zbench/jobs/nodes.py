@@ -239,8 +239,16 @@ def file_rendezvous_options(cfg: NodesConfig, rank: str, store: Path) -> list[st
     """The torch launcher's options when every node is this machine: the ranks meet through a
     file store (``runners.torch.launch.file_rendezvous``), so nothing listens on the network;
     torchrun's c10d store would listen on every interface."""
-    return ["--nnodes", str(len(cfg.nodes)), "--node-rank", rank, "--rdzv-backend", "file",
-            "--rdzv-endpoint", str(store)]  # fmt: skip
+    return [
+        "--nnodes",
+        str(len(cfg.nodes)),
+        "--node-rank",
+        rank,
+        "--rdzv-backend",
+        "file",
+        "--rdzv-endpoint",
+        str(store),
+    ]
 
 
 def agent_args(

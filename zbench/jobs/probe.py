@@ -60,5 +60,9 @@ def probe_figures(job_id: int) -> dict[str, Any]:
         raise ProbeError(reason.split(": ", 1)[-1], exit_code=1)
     runs = Store(paths.db_path(None)).run_rows(RunFilter(run_ids=[info.run_id]))
     result = runs[0].result if runs else {}
-    return {"job_id": job_id, "run_id": info.run_id, "rows": result.get("rows", []),
-            "raw": result.get("tests", [])}  # fmt: skip
+    return {
+        "job_id": job_id,
+        "run_id": info.run_id,
+        "rows": result.get("rows", []),
+        "raw": result.get("tests", []),
+    }

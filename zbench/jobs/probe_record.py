@@ -84,19 +84,34 @@ def build_rows(
         p = peaks.get(gpu, {}) if gpu is not None else {}
         row: dict[str, Any] = {"test": test, "gpu": gpu}
         if test == "matmul":
-            row.update(name=f"matmul {r['dtype']}", unit="TFLOPS", value=r["tflops"],
-                       peak=p.get(PEAK_KEY[r["dtype"]]))  # fmt: skip
+            row.update(
+                name=f"matmul {r['dtype']}",
+                unit="TFLOPS",
+                value=r["tflops"],
+                peak=p.get(PEAK_KEY[r["dtype"]]),
+            )
         else:
-            peak_key = {"memcpy": "mem_bw_bytes_s", "h2d": "pcie_bytes_s", "d2h": "pcie_bytes_s",
-                        "p2p": "nvlink_bytes_s"}[test]  # fmt: skip
+            peak_key = {
+                "memcpy": "mem_bw_bytes_s",
+                "h2d": "pcie_bytes_s",
+                "d2h": "pcie_bytes_s",
+                "p2p": "nvlink_bytes_s",
+            }[test]
             peak = p.get(peak_key)
             if test == "p2p" and peak is None:
                 peak = p.get("pcie_bytes_s")
             dst = machine(r.get("dst"))
-            name = {"memcpy": "device memory copy", "h2d": "pinned host -> device",
-                    "d2h": "device -> pinned host"}.get(test, f"GPU {gpu} -> GPU {dst}")  # fmt: skip
-            row.update(name=name, unit="GB/s", value=r["bytes_s"] / 1e9,
-                       peak=None if peak is None else peak / 1e9)  # fmt: skip
+            name = {
+                "memcpy": "device memory copy",
+                "h2d": "pinned host -> device",
+                "d2h": "device -> pinned host",
+            }.get(test, f"GPU {gpu} -> GPU {dst}")
+            row.update(
+                name=name,
+                unit="GB/s",
+                value=r["bytes_s"] / 1e9,
+                peak=None if peak is None else peak / 1e9,
+            )
             if test == "p2p":
                 tx = nvlink_tx_during(samples, gpu, r["t_start"], r["t_end"], interval)
                 row["dst"] = dst
@@ -129,8 +144,12 @@ def probe_record(
     raw = [{k: v for k, v in r.items() if k not in ("v", "type")} for r in results]
     env = dict((start_event or {}).get("env") or {})
     names = list(env.get("gpus") or [])
-    env.update(gpu_names=names, host=socket.gethostname(), gpu_ids=list(gpu_ids),
-               cuda_visible_devices=",".join(str(g) for g in gpu_ids))  # fmt: skip
+    env.update(
+        gpu_names=names,
+        host=socket.gethostname(),
+        gpu_ids=list(gpu_ids),
+        cuda_visible_devices=",".join(str(g) for g in gpu_ids),
+    )
     env.setdefault("cpu_model", cpu_model())
     config = ProbeConfig.from_dict(row["config"]).as_dict()
     return {

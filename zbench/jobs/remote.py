@@ -114,9 +114,13 @@ def unreachable(hosts: Sequence[str], timeout: float = CHECK_TIMEOUT_S) -> dict[
         argv = [*ssh_base(host, connect_timeout=CHECK_CONNECT_S), "--", remote]
         try:
             proc = subprocess.run(
-                argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                timeout=timeout, check=False,
-            )  # fmt: skip
+                argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             return f"no answer over ssh within {timeout:g} s"
         except OSError as exc:

@@ -160,9 +160,11 @@ def _communication_bound(samples: Sequence[Sample], notes: list[str]) -> Finding
         return None
     peak = max((r for _, r in nvl if r is not None), default=0.0)
     busy = [
-        (p >= NVL_BUSY_PCT) if p is not None else (r is not None and r >= max(NVL_FLOOR, NVL_BUSY_REL * peak))
+        (p >= NVL_BUSY_PCT)
+        if p is not None
+        else (r is not None and r >= max(NVL_FLOOR, NVL_BUSY_REL * peak))
         for p, r in nvl
-    ]  # fmt: skip
+    ]
     sm = [_gpu_mean(s, "sm") for s in samples]
     share = sum(busy) / len(samples)
     if share < COMM_SHARE:
@@ -226,8 +228,10 @@ def bottleneck(samples: Sequence[Sample]) -> Verdict | None:
         "sm": _mean(_gpu_mean(s, "sm") for s in chosen),
         "tensor": _mean(_gpu_mean(s, "tensor") for s in chosen),
         "dram": _mean(_gpu_mean(s, "dram") for s in chosen),
-        "cpu_cores": (lambda c: None if c is None else c / 100.0)(_mean(s.get("cpu") for s in chosen)),
-    }  # fmt: skip
+        "cpu_cores": (lambda c: None if c is None else c / 100.0)(
+            _mean(s.get("cpu") for s in chosen)
+        ),
+    }
     base: dict[str, Any] = {
         "n_samples": len(chosen),
         "window_s": span,

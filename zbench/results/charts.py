@@ -207,20 +207,39 @@ def _device_charts(
     if not cpu:
         _scaling(rows, output, charts, plt, tag)
         _per_model(
-            single, output, charts, plt, "phase:measure:gpu_util_mean", f"gpu_util{tag}.png",
+            single,
+            output,
+            charts,
+            plt,
+            "phase:measure:gpu_util_mean",
+            f"gpu_util{tag}.png",
             "GPU utilization (%)",
-            "GPU utilization per model, training vs inference (measured window)", by_mode=True,
-        )  # fmt: skip
+            "GPU utilization per model, training vs inference (measured window)",
+            by_mode=True,
+        )
         _per_model(
-            [r for r in single if r.mode == "train"], output, charts, plt,
-            "phase:measure:gpu_mem_peak_bytes", f"gpu_memory{tag}.png", "GPU memory (GiB)",
-            "peak GPU memory per model during training", scale=1 / GIB, fmt="{:.1f}",
-        )  # fmt: skip
+            [r for r in single if r.mode == "train"],
+            output,
+            charts,
+            plt,
+            "phase:measure:gpu_mem_peak_bytes",
+            f"gpu_memory{tag}.png",
+            "GPU memory (GiB)",
+            "peak GPU memory per model during training",
+            scale=1 / GIB,
+            fmt="{:.1f}",
+        )
     _per_model(
-        single, output, charts, plt, "phase:measure:cpu_util_mean", f"cpu_util{tag}.png",
-        "CPU utilization (% of one core)", "CPU utilization of the runner per model and mode",
+        single,
+        output,
+        charts,
+        plt,
+        "phase:measure:cpu_util_mean",
+        f"cpu_util{tag}.png",
+        "CPU utilization (% of one core)",
+        "CPU utilization of the runner per model and mode",
         by_mode=True,
-    )  # fmt: skip
+    )
     _speedup(rows, output, charts, plt, tag)
 
 
@@ -233,10 +252,19 @@ def _anchor(rows: Sequence[ResultRow], workload: str, framework: str) -> Anchor 
 
 
 def _per_model(
-    rows: Sequence[ResultRow], output: Path, charts: list[Chart], plt: Any, attr: str,
-    filename: str, ylabel: str, description: str, *, by_mode: bool = False,
-    scale: float = 1.0, fmt: str = "{:,.0f}",
-) -> None:  # fmt: skip
+    rows: Sequence[ResultRow],
+    output: Path,
+    charts: list[Chart],
+    plt: Any,
+    attr: str,
+    filename: str,
+    ylabel: str,
+    description: str,
+    *,
+    by_mode: bool = False,
+    scale: float = 1.0,
+    fmt: str = "{:,.0f}",
+) -> None:
     models = _models(rows)
     series: list[tuple[str, list[float | None], bool]] = []
     modes = ("train", "infer") if by_mode else ("train",)
@@ -260,9 +288,10 @@ def _scaling(
 ) -> None:
     """ResNet-50 training on 1 vs N GPUs, pairing only runs identical but for the GPU count."""
     sel = [
-        r for r in rows
+        r
+        for r in rows
         if r.workload == "resnet50" and r.mode == "train" and r.precision in FP32_LIKE
-    ]  # fmt: skip
+    ]
     groups: list[str] = []
     one: list[float | None] = []
     many: list[float | None] = []
@@ -273,16 +302,23 @@ def _scaling(
         groups.append(label)
         one.append(float(g.base.samples_per_s))
         many.append(float(g.runs[n].samples_per_s))
-        notes.append(f"{label}: {g.speedup(n):.2f}x on {n} GPUs, "
-                     f"{100 * g.efficiency(n):.0f}% efficiency")  # fmt: skip
+        notes.append(
+            f"{label}: {g.speedup(n):.2f}x on {n} GPUs, {100 * g.efficiency(n):.0f}% efficiency"
+        )
     if not groups:
         return
     fig, ax = plt.subplots(figsize=(7, 4.5))
     _bars(ax, groups, [("1 GPU", one, False), ("all GPUs", many, False)], "images/s")
-    ax.set_title(f"ResNet-50 training: 1 GPU vs all GPUs ({_gpu_label(sel)})\n"
-                 + "; ".join(notes), fontsize=9)  # fmt: skip
-    _save(fig, output / f"scaling{tag}.png", "ResNet-50 training on 1 vs all GPUs, like runs "
-          "only: " + "; ".join(notes), charts)  # fmt: skip
+    ax.set_title(
+        f"ResNet-50 training: 1 GPU vs all GPUs ({_gpu_label(sel)})\n" + "; ".join(notes),
+        fontsize=9,
+    )
+    _save(
+        fig,
+        output / f"scaling{tag}.png",
+        "ResNet-50 training on 1 vs all GPUs, like runs only: " + "; ".join(notes),
+        charts,
+    )
 
 
 def _speedup(
@@ -302,9 +338,8 @@ def _speedup(
         others = {
             r.precision: float(r.samples_per_s or 0) / float(ref.samples_per_s or 1)
             for r in rows
-            if key(r) == k
-            and r.precision in ("tf32", "fp16", "bf16") and r.samples_per_s
-        }  # fmt: skip
+            if key(r) == k and r.precision in ("tf32", "fp16", "bf16") and r.samples_per_s
+        }
         if not others:
             continue
         groups.append(f"{model_name(ref.workload)}\n{_fw(ref.framework)} {ref.mode}")
@@ -318,14 +353,21 @@ def _speedup(
     if not groups:
         return
     published_label = "FP16 published, over " + "/".join(sorted(b.upper() for b in bases))
-    plotted = [(k if k != "published" else published_label, v, k == "published")
-               for k, v in series.items() if any(x is not None for x in v)]  # fmt: skip
+    plotted = [
+        (k if k != "published" else published_label, v, k == "published")
+        for k, v in series.items()
+        if any(x is not None for x in v)
+    ]
     fig, ax = plt.subplots(figsize=(9, 4.5))
     _bars(ax, groups, plotted, "speedup over FP32 (x)", "{:.2f}")
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_title(f"Mixed-precision speedup over FP32 ({_gpu_label(used)})")
-    _save(fig, output / f"precision_speedup{tag}.png",
-          "TF32/FP16/BF16 throughput over FP32 per model, framework and mode", charts)  # fmt: skip
+    _save(
+        fig,
+        output / f"precision_speedup{tag}.png",
+        "TF32/FP16/BF16 throughput over FP32 per model, framework and mode",
+        charts,
+    )
 
 
 def _published_speedup(ref: ResultRow) -> tuple[float | None, str | None]:

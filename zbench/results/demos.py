@@ -19,8 +19,12 @@ from zbench.csvcell import write_rows
 from zbench.store import RunFilter, Store
 from zbench.textfit import Column, one_line
 
-COMMON: tuple[tuple[str, str], ...] = (("Demo", "demo"), ("Mode", "mode"), ("GPU", "gpu_name"),
-                                       ("Min", "minutes"))  # fmt: skip
+COMMON: tuple[tuple[str, str], ...] = (
+    ("Demo", "demo"),
+    ("Mode", "mode"),
+    ("GPU", "gpu_name"),
+    ("Min", "minutes"),
+)
 TEXT_COLUMNS = {"Demo", "Mode", "GPU"}
 
 
@@ -75,10 +79,20 @@ def _row(run: dict[str, Any]) -> DemoResult:
 def from_result_rows(rows: Sequence[Any]) -> list[DemoResult]:
     """Demo table rows of ``results.api.ResultRow`` objects (the report's selection)."""
     return [
-        _row({"id": r.run_id, "job_id": r.job_id, "created": r.created, "workload": r.workload,
-              "mode": r.mode, "gpu_name": r.gpu_name, "result": r.result, "config": r.config})
+        _row(
+            {
+                "id": r.run_id,
+                "job_id": r.job_id,
+                "created": r.created,
+                "workload": r.workload,
+                "mode": r.mode,
+                "gpu_name": r.gpu_name,
+                "result": r.result,
+                "config": r.config,
+            }
+        )
         for r in rows
-    ]  # fmt: skip
+    ]
 
 
 def demo_results(

@@ -150,8 +150,13 @@ def published_cell(pub: Published) -> str:
 def published_notes(pubs: Sequence[Published], rows: Sequence[ResultRow] = ()) -> list[str]:
     """One line per published source used in a table (where the figures come from, and how), and
     one per row whose published figure does not compare, saying why."""
-    notes = sorted({f"{p.anchor.gpu}: {p.anchor.source} ({p.anchor.settings})"
-                    for p in pubs if p.anchor is not None})  # fmt: skip
+    notes = sorted(
+        {
+            f"{p.anchor.gpu}: {p.anchor.source} ({p.anchor.settings})"
+            for p in pubs
+            if p.anchor is not None
+        }
+    )
     for row, p in zip(rows, pubs, strict=False):
         if p.reason and p.candidate is not None:
             c = p.candidate

@@ -99,9 +99,11 @@ def warnings(row: Any) -> list[tuple[str, str]]:
         mem = m.get("other_mem_max_bytes")
         extra = f", {mem / 2**30:.1f} GiB" if mem else ""
         out.append(
-            ("contention", f"other processes used its GPUs while it was measured (up to "
-                           f"{others:.0f}{extra})")
-        )  # fmt: skip
+            (
+                "contention",
+                f"other processes used its GPUs while it was measured (up to {others:.0f}{extra})",
+            )
+        )
     host = m.get("host_cpu_mean")
     if host is not None and host >= HOST_BUSY_PCT:
         out.append(("host busy", f"the host's CPUs were {host:.0f}% busy while it was measured"))

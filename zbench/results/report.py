@@ -62,10 +62,14 @@ def _intro(sel: Selection, flt: Filters) -> list[str]:
     if sel.demos:
         kinds.append(f"{len(sel.demos)} demo run(s)")
     span = f"{_day(min(created))} to {_day(max(created))}" if created else "unknown dates"
-    return [f"# {TITLE}", "",
-            f"{', '.join(kinds)}, recorded {span} (UTC). Selection: {md_text(flt.describe())}. "
-            "Every figure below comes from the results database; nothing was measured while "
-            "writing this report.", ""]  # fmt: skip
+    return [
+        f"# {TITLE}",
+        "",
+        f"{', '.join(kinds)}, recorded {span} (UTC). Selection: {md_text(flt.describe())}. "
+        "Every figure below comes from the results database; nothing was measured while "
+        "writing this report.",
+        "",
+    ]
 
 
 def _charts(rows: list[ResultRow], figures: Path, root: Path, out: list[Path]) -> list[str]:
@@ -76,8 +80,7 @@ def _charts(rows: list[ResultRow], figures: Path, root: Path, out: list[Path]) -
     for chart in charts:
         out.append(chart.path)
         text = md_text(chart.description)
-        lines += [f"![{text}]({_rel(chart.path, root)})", "",
-                  f"*{text[0].upper()}{text[1:]}.*", ""]  # fmt: skip
+        lines += [f"![{text}]({_rel(chart.path, root)})", "", f"*{text[0].upper()}{text[1:]}.*", ""]
     scaling = scaling_lines(rows)
     if scaling:
         lines += ["Scaling, same setup apart from the GPU count:", "", *scaling, ""]
@@ -96,9 +99,11 @@ def _timeseries(
         if not samples:
             continue
         progress(f"time series of run {r.run_id}")
-        title = (f"Run {r.run_id}: {model_name(r.workload)} "
-                 f"{FRAMEWORK_NAMES.get(r.framework, r.framework)} {r.mode}, {r.gpus} GPU(s), "
-                 f"{(r.precision or 'default').upper()}, batch {r.batch_size}")  # fmt: skip
+        title = (
+            f"Run {r.run_id}: {model_name(r.workload)} "
+            f"{FRAMEWORK_NAMES.get(r.framework, r.framework)} {r.mode}, {r.gpus} GPU(s), "
+            f"{(r.precision or 'default').upper()}, batch {r.batch_size}"
+        )
         path = figures / "timeseries" / f"run-{r.run_id}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
         if draw_run(samples, title, path):
@@ -107,9 +112,14 @@ def _timeseries(
             lines += [f"### {text}", "", f"![{text}]({_rel(path, root)})", ""]
     if not lines:
         return []
-    return ["## Over time", "",
-            "Each run's raw samples (every 0.5 s): setup, warm-up and measured window shaded. "
-            "The tables' means come from the green (measure) stretch only.", "", *lines]  # fmt: skip
+    return [
+        "## Over time",
+        "",
+        "Each run's raw samples (every 0.5 s): setup, warm-up and measured window shaded. "
+        "The tables' means come from the green (measure) stretch only.",
+        "",
+        *lines,
+    ]
 
 
 def build_markdown(

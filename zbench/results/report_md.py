@@ -70,7 +70,7 @@ def machine_section(rows: Sequence[ResultRow], probes: Sequence[ResultRow]) -> l
         ("RAM", _gib(host.get("ram_bytes")) + (" GiB" if host.get("ram_bytes") else "")),
         ("Compute capability", _distinct(c for e in envs for c in (e.get("gpu_capability") or []))),
         ("OS", host.get("os") or NA_TEXT),
-    ]  # fmt: skip
+    ]
     shown = [[k, v] for k, v in facts if v != NA_TEXT]
     if shown:
         out += ["", *md_table(["", "Value"], shown, set())]
@@ -78,26 +78,63 @@ def machine_section(rows: Sequence[ResultRow], probes: Sequence[ResultRow]) -> l
     if gpus:
         out += ["", "### GPUs and their theoretical peaks", ""]
         out += md_table(
-            ["GPU", "Name", "Arch", "SMs", "Memory GiB", "FP32 TFLOPS", "BF16 TFLOPS",
-             "Memory TB/s", "PCIe GB/s", "NVLink links"],
-            [[str(g.get("index")), str(g.get("name")), str(g.get("architecture") or NA_TEXT),
-              _num(g.get("sm_count"), "d"), _gib(g.get("mem_total_bytes")),
-              _num(g.get("fp32_tflops"), ".1f"), _num(g.get("bf16_tflops"), ".0f"),
-              _num(None if g.get("mem_bw_bytes_s") is None else g["mem_bw_bytes_s"] / 1e12, ".2f"),
-              _num(None if g.get("pcie_bytes_s") is None else g["pcie_bytes_s"] / 1e9, ".0f"),
-              _num(g.get("nvlink_links"), "d")] for g in gpus],
-            {"SMs", "Memory GiB", "FP32 TFLOPS", "BF16 TFLOPS", "Memory TB/s", "PCIe GB/s",
-             "NVLink links"},
-        )  # fmt: skip
+            [
+                "GPU",
+                "Name",
+                "Arch",
+                "SMs",
+                "Memory GiB",
+                "FP32 TFLOPS",
+                "BF16 TFLOPS",
+                "Memory TB/s",
+                "PCIe GB/s",
+                "NVLink links",
+            ],
+            [
+                [
+                    str(g.get("index")),
+                    str(g.get("name")),
+                    str(g.get("architecture") or NA_TEXT),
+                    _num(g.get("sm_count"), "d"),
+                    _gib(g.get("mem_total_bytes")),
+                    _num(g.get("fp32_tflops"), ".1f"),
+                    _num(g.get("bf16_tflops"), ".0f"),
+                    _num(
+                        None if g.get("mem_bw_bytes_s") is None else g["mem_bw_bytes_s"] / 1e12,
+                        ".2f",
+                    ),
+                    _num(None if g.get("pcie_bytes_s") is None else g["pcie_bytes_s"] / 1e9, ".0f"),
+                    _num(g.get("nvlink_links"), "d"),
+                ]
+                for g in gpus
+            ],
+            {
+                "SMs",
+                "Memory GiB",
+                "FP32 TFLOPS",
+                "BF16 TFLOPS",
+                "Memory TB/s",
+                "PCIe GB/s",
+                "NVLink links",
+            },
+        )
     topo = rec.get("topology") or {}
     if topo.get("labels") and topo.get("matrix"):
         out += ["", "### Topology", ""]
-        out += md_table(["", *topo["labels"]],
-                     [[lab, *map(str, row)] for lab, row in zip(topo["labels"], topo["matrix"],
-                                                                strict=False)], set())  # fmt: skip
+        out += md_table(
+            ["", *topo["labels"]],
+            [
+                [lab, *map(str, row)]
+                for lab, row in zip(topo["labels"], topo["matrix"], strict=False)
+            ],
+            set(),
+        )
     if not rec:
-        out += ["", "No `zbench doctor` record was stored with these runs: no GPU peaks or "
-                "topology; the lines above are what the runners reported."]  # fmt: skip
+        out += [
+            "",
+            "No `zbench doctor` record was stored with these runs: no GPU peaks or "
+            "topology; the lines above are what the runners reported.",
+        ]
     out += probe_section(probes)
     return [*out, ""]
 
@@ -114,15 +151,23 @@ def probe_section(probes: Sequence[ResultRow]) -> list[str]:
     body: list[list[str]] = []
     for r in rows:
         extra = r.get("nvlink_tx_gb_s")
-        body.append([
-            str(r.get("name")), "" if r.get("gpu") is None else str(r.get("gpu")),
-            f"{_num(r.get('value'), ',.1f')} {r.get('unit', '')}".strip(),
-            f"{_num(r.get('peak'), ',.1f')} {r.get('unit', '')}".strip() if r.get("peak") else "",
-            "" if r.get("ratio") is None else f"{100 * r['ratio']:.0f}%",
-            "" if extra is None else f"{extra:,.1f} GB/s",
-        ])  # fmt: skip
-    out += md_table(["Test", "GPU", "Measured", "Peak", "Of peak", "NVLink TX (NVML)"], body,
-                 {"Measured", "Peak", "Of peak", "NVLink TX (NVML)"})  # fmt: skip
+        body.append(
+            [
+                str(r.get("name")),
+                "" if r.get("gpu") is None else str(r.get("gpu")),
+                f"{_num(r.get('value'), ',.1f')} {r.get('unit', '')}".strip(),
+                f"{_num(r.get('peak'), ',.1f')} {r.get('unit', '')}".strip()
+                if r.get("peak")
+                else "",
+                "" if r.get("ratio") is None else f"{100 * r['ratio']:.0f}%",
+                "" if extra is None else f"{extra:,.1f} GB/s",
+            ]
+        )
+    out += md_table(
+        ["Test", "GPU", "Measured", "Peak", "Of peak", "NVLink TX (NVML)"],
+        body,
+        {"Measured", "Peak", "Of peak", "NVLink TX (NVML)"},
+    )
     return out
 
 
@@ -143,16 +188,22 @@ def notes_for(row: ResultRow, charted: bool) -> list[str]:
         out.append(f"only {m['n_samples']} samples in the measured window: the means are rough")
     sm = m.get("sm_activity_mean")
     if row.gpu_util is not None and sm is not None and row.gpu_util >= UTIL_HIGH and sm < SM_LOW:
-        out.append(f"GPU util {row.gpu_util:.0f}% but SM activity {sm:.0f}%: the GPU is busy, "
-                   "not full")  # fmt: skip
+        out.append(
+            f"GPU util {row.gpu_util:.0f}% but SM activity {sm:.0f}%: the GPU is busy, not full"
+        )
     cfg = row.config if isinstance(row.config, dict) else {}
     if cfg.get("preset") not in (None, "", DEFAULT_PRESET):
         tuned = [k.replace("_", "-") for k in ("compile", "channels_last") if cfg.get(k)]
-        out.append(f"preset {cfg['preset']}" + (f" ({', '.join(tuned)})" if tuned else "")
-                   + ": not the review's default setup")  # fmt: skip
+        out.append(
+            f"preset {cfg['preset']}"
+            + (f" ({', '.join(tuned)})" if tuned else "")
+            + ": not the review's default setup"
+        )
     if not charted:
-        out.append("a newer run of another setup (batch, data, versions ...) holds its place in "
-                   "the charts: this run is in the tables only")  # fmt: skip
+        out.append(
+            "a newer run of another setup (batch, data, versions ...) holds its place in "
+            "the charts: this run is in the tables only"
+        )
     return out
 
 
@@ -161,12 +212,16 @@ def experiment_section(rows: Sequence[ResultRow], left_out: Sequence[ResultRow])
     notes; then how each row was measured."""
     if not rows:
         return []
-    out = ["## The experiments", "",
-           "Means over each run's measured window (warm-up excluded), sampled every 0.5 s. GPU "
-           "memory is the fullest GPU's, in GiB (2^30 bytes); CPU utilization is the runner's "
-           "process tree in % of one core (200% = two cores busy); CPU memory is its resident "
-           "memory in GiB. Spread: (max - min) / median of the measured windows' rates. Setup: "
-           "runs that share it were measured alike.", ""]  # fmt: skip
+    out = [
+        "## The experiments",
+        "",
+        "Means over each run's measured window (warm-up excluded), sampled every 0.5 s. GPU "
+        "memory is the fullest GPU's, in GiB (2^30 bytes); CPU utilization is the runner's "
+        "process tree in % of one core (200% = two cores busy); CPU memory is its resident "
+        "memory in GiB. Spread: (max - min) / median of the measured windows' rates. Setup: "
+        "runs that share it were measured alike.",
+        "",
+    ]
     excluded = {r.run_id for r in left_out}
     by_workload: dict[str, list[ResultRow]] = {}
     for r in rows:
@@ -178,8 +233,11 @@ def experiment_section(rows: Sequence[ResultRow], left_out: Sequence[ResultRow])
         out += md_results(group)
         warned = md_warnings(group)
         out += ["", *warned] if warned else []
-        notes = [f"Run {r.run_id}: {note}." for r in group
-                 for note in notes_for(r, r.run_id not in excluded)]  # fmt: skip
+        notes = [
+            f"Run {r.run_id}: {note}."
+            for r in group
+            for note in notes_for(r, r.run_id not in excluded)
+        ]
         if notes:
             out += ["", "**Notes**", "", *(f"- {md_text(note)}" for note in notes)]
         out.append("")

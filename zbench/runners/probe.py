@@ -46,8 +46,12 @@ def _events_timed(fn: Callable[[], object], inner: int, repeats: int, warmup: in
 def matmul_tflops(gpu: int, dtype: str, n: int, repeats: int) -> float:
     """Measured TFLOP/s of an n x n matmul on one GPU in ``dtype`` (fp32, tf32, fp16, bf16)."""
     torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
-    torch_dtype = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
-                   "bf16": torch.bfloat16}[dtype]  # fmt: skip
+    torch_dtype = {
+        "fp32": torch.float32,
+        "tf32": torch.float32,
+        "fp16": torch.float16,
+        "bf16": torch.bfloat16,
+    }[dtype]
     with torch.cuda.device(gpu):
         a = torch.randn(n, n, device=f"cuda:{gpu}", dtype=torch_dtype)
         b = torch.randn(n, n, device=f"cuda:{gpu}", dtype=torch_dtype)
@@ -129,27 +133,67 @@ def main(argv: list[str] | None = None) -> int:
     repeats = 5 if args.quick else 10
     nbytes = (256 if args.quick else 1024) * 2**20
     pairs = [(s, d) for s in gpus for d in gpus if s != d]
-    ev.emit("start", config=vars(args), env={
-        "torch": torch.__version__, "cuda": torch.version.cuda,
-        "gpus": [torch.cuda.get_device_name(g) for g in gpus]})  # fmt: skip
+    ev.emit(
+        "start",
+        config=vars(args),
+        env={
+            "torch": torch.__version__,
+            "cuda": torch.version.cuda,
+            "gpus": [torch.cuda.get_device_name(g) for g in gpus],
+        },
+    )
     steps: list[tuple[str, Callable[[], dict[str, Any]]]] = []
     for g in gpus:
         for dt in MATMUL_DTYPES:
-            steps.append((f"matmul {dt} GPU {g}", lambda g=g, dt=dt: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
-                "test": "matmul", "dtype": dt, "gpu": g, "n": n,
-                "tflops": matmul_tflops(g, dt, n, repeats)}))  # fmt: skip
-        steps.append((f"memory copy GPU {g}", lambda g=g: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
-            "test": "memcpy", "gpu": g, "bytes": nbytes,
-            "bytes_s": memcpy_bytes_s(g, nbytes, repeats)}))  # fmt: skip
+            steps.append(
+                (
+                    f"matmul {dt} GPU {g}",
+                    lambda g=g, dt=dt: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
+                        "test": "matmul",
+                        "dtype": dt,
+                        "gpu": g,
+                        "n": n,
+                        "tflops": matmul_tflops(g, dt, n, repeats),
+                    },
+                )
+            )
+        steps.append(
+            (
+                f"memory copy GPU {g}",
+                lambda g=g: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
+                    "test": "memcpy",
+                    "gpu": g,
+                    "bytes": nbytes,
+                    "bytes_s": memcpy_bytes_s(g, nbytes, repeats),
+                },
+            )
+        )
         for to_dev, name in ((True, "h2d"), (False, "d2h")):
-            steps.append((f"pinned {name} GPU {g}", lambda g=g, t=to_dev, name=name: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
-                "test": name, "gpu": g, "bytes": nbytes,
-                "bytes_s": host_copy_bytes_s(g, nbytes, repeats, t)}))  # fmt: skip
+            steps.append(
+                (
+                    f"pinned {name} GPU {g}",
+                    lambda g=g, t=to_dev, name=name: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
+                        "test": name,
+                        "gpu": g,
+                        "bytes": nbytes,
+                        "bytes_s": host_copy_bytes_s(g, nbytes, repeats, t),
+                    },
+                )
+            )
     for s, d in pairs:
-        steps.append((f"GPU {s} -> GPU {d}", lambda s=s, d=d: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
-            "test": "p2p", "src": s, "dst": d, "bytes": nbytes,
-            "peer_access": torch.cuda.can_device_access_peer(s, d),
-            **p2p_copy(s, d, nbytes, args.p2p_seconds, ev)}))  # fmt: skip
+        steps.append(
+            (
+                f"GPU {s} -> GPU {d}",
+                lambda s=s, d=d: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
+                    "test": "p2p",
+                    "src": s,
+                    "dst": d,
+                    "bytes": nbytes,
+                    "peer_access": torch.cuda.can_device_access_peer(s, d),
+                    **p2p_copy(s, d, nbytes, args.p2p_seconds, ev),
+                },
+            )
+        )
     ev.phase("measure")
     try:
         for i, (label, step) in enumerate(steps):

@@ -35,13 +35,17 @@ def warnings_for(nv: Any, handle: Any, snap: GpuSnapshot) -> list[str]:
     out = []
     i = snap.index
     if _q(nv, "nvmlDeviceGetPersistenceMode", handle) == 0:
-        out.append(f"GPU {i}: persistence mode is off (each new process pays driver start-up; "
-                   "`sudo nvidia-smi -pm 1`)")  # fmt: skip
+        out.append(
+            f"GPU {i}: persistence mode is off (each new process pays driver start-up; "
+            "`sudo nvidia-smi -pm 1`)"
+        )
     default = _q(nv, "nvmlDeviceGetPowerManagementDefaultLimit", handle)
     enforced = _q(nv, "nvmlDeviceGetEnforcedPowerLimit", handle)
     if isinstance(default, int) and isinstance(enforced, int) and enforced < default:
-        out.append(f"GPU {i}: power cap {enforced / 1000:.0f} W is below the default "
-                   f"{default / 1000:.0f} W")  # fmt: skip
+        out.append(
+            f"GPU {i}: power cap {enforced / 1000:.0f} W is below the default "
+            f"{default / 1000:.0f} W"
+        )
     if snap.ecc_errors is not NA and snap.ecc_errors:
         out.append(f"GPU {i}: {snap.ecc_errors} uncorrected ECC errors since the driver loaded")
     if snap.throttle_reasons is not NA:
@@ -66,17 +70,19 @@ def gpu_report(backend: NvmlBackend) -> dict[str, Any]:
             warnings += warnings_for(nv, dev.handle, g)
             continue
         specs = read_specs(nv, dev.handle)
-        gpus.append({
-            "index": g.index,
-            "name": g.name,
-            "uuid": g.uuid,
-            "bus_id": g.bus_id,
-            **to_dict(specs),
-            "power_limit_w": to_dict(g.power_limit_w),
-            "nvlink_links": len(dev.nvlink.links) if dev.nvlink.supported else None,
-            "nvlink_link_bytes_s": to_dict(dev.nvlink.capacity),
-            "gpm_supported": dev.gpm.supported,
-        })  # fmt: skip
+        gpus.append(
+            {
+                "index": g.index,
+                "name": g.name,
+                "uuid": g.uuid,
+                "bus_id": g.bus_id,
+                **to_dict(specs),
+                "power_limit_w": to_dict(g.power_limit_w),
+                "nvlink_links": len(dev.nvlink.links) if dev.nvlink.supported else None,
+                "nvlink_link_bytes_s": to_dict(dev.nvlink.capacity),
+                "gpm_supported": dev.gpm.supported,
+            }
+        )
         warnings += warnings_for(nv, dev.handle, g)
     topo = matrix(
         nv,

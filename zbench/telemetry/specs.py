@@ -51,8 +51,14 @@ TENSOR_CLOCK_CAP_MHZ = {(9, 0): 1830.0}
 MEMORY_DATA_RATE = 2
 # PCIe per-lane transfer rate (GT/s) and line-code efficiency, per generation (PCI-SIG): gen 5 x16
 # -> 32 GT/s x 16 x 128/130 / 8 = 63 GB/s per direction.
-_PCIE = {1: (2.5, 0.8), 2: (5.0, 0.8), 3: (8.0, 128 / 130), 4: (16.0, 128 / 130),
-         5: (32.0, 128 / 130), 6: (64.0, 242 / 256)}  # fmt: skip
+_PCIE = {
+    1: (2.5, 0.8),
+    2: (5.0, 0.8),
+    3: (8.0, 128 / 130),
+    4: (16.0, 128 / 130),
+    5: (32.0, 128 / 130),
+    6: (64.0, 242 / 256),
+}
 
 
 def pcie_bytes_s(gen: int | None, width: int | None) -> Metric:

@@ -27,9 +27,17 @@ Emit = Callable[..., None]
 PREVIEW_PX = 48
 SCRIPT_FRAMES = 150  # the scripted performance's length unless `frames` says
 SMOKE_CONFIG = MotionConfig(
-    num_kp=5, kp_expansion=8, kp_max=32, kp_blocks=3, dm_expansion=8, dm_max=32, dm_blocks=3,
-    gen_expansion=8, gen_max=32, gen_res=2,
-)  # fmt: skip
+    num_kp=5,
+    kp_expansion=8,
+    kp_max=32,
+    kp_blocks=3,
+    dm_expansion=8,
+    dm_max=32,
+    dm_blocks=3,
+    gen_expansion=8,
+    gen_max=32,
+    gen_res=2,
+)
 
 
 # The options a job offers come from the contract's demo table (one set of defaults); the rest
@@ -144,15 +152,27 @@ def _train(model, state, opts: MotionOptions, device, emit: Emit, frames: FrameT
     progress = PhaseProgress(emit, "train", opts.steps, seconds)
 
     def on_step(st: train.TrainStatus) -> None:
-        progress(st.step, loss=round(st.losses["total"], 5), first_step=base,
-                 losses={k: round(v, 5) for k, v in st.losses.items()})  # fmt: skip
+        progress(
+            st.step,
+            loss=round(st.losses["total"], 5),
+            first_step=base,
+            losses={k: round(v, 5) for k, v in st.losses.items()},
+        )
         if st.sample:
             panels = {k: _u8(v) for k, v in st.sample.items()}
             frames("train", base + st.step, panels)
 
-    opt, history = train.train(model, pairs, steps=opts.steps, seconds=seconds, bf16=opts.bf16,
-                               optimizer=opt, callback=on_step, seed=opts.seed + base,
-                               losses=train.recipe_losses(train.DEFAULT_RECIPE, opts.size, device))  # fmt: skip
+    opt, history = train.train(
+        model,
+        pairs,
+        steps=opts.steps,
+        seconds=seconds,
+        bf16=opts.bf16,
+        optimizer=opt,
+        callback=on_step,
+        seed=opts.seed + base,
+        losses=train.recipe_losses(train.DEFAULT_RECIPE, opts.size, device),
+    )
     progress.done()
     step = base + (int(history[-1]["step"]) if history else 0)
     path = train.save(model, Path(opts.checkpoint_dir), opt, step)
@@ -225,8 +245,9 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         frames("animate", i, {"source": src, "driving": d, "result": out}, force=last)
         progress(i + 1)
 
-    loop = live.run_live(anim, src, itertools.chain([first], drv), device,
-                         live.VideoSink(Path(opts.out)), show)  # fmt: skip
+    loop = live.run_live(
+        anim, src, itertools.chain([first], drv), device, live.VideoSink(Path(opts.out)), show
+    )
     progress.done()
     if not loop.frames:
         raise ValueError(f"no driving frames in {opts.drive}")
@@ -238,8 +259,14 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     )
     quality = evaluate.quality(model, clips, lms, masks, opts.bf16)
     progress(1, force=True)
-    fps = evaluate.measure_fps(model, opts.size, frames=20 if opts.smoke else 300, warmup=3 if opts.smoke else 20,
-                               bf16=opts.bf16, compile=compiled)  # fmt: skip
+    fps = evaluate.measure_fps(
+        model,
+        opts.size,
+        frames=20 if opts.smoke else 300,
+        warmup=3 if opts.smoke else 20,
+        bf16=opts.bf16,
+        compile=compiled,
+    )
     progress.done()
     result = {
         "demo": "motion",

@@ -66,9 +66,12 @@ def quality(
         masks[:, :1].expand(n, t, 1, h, w).reshape(n * t, 1, h, w), masks.reshape(n * t, 1, h, w)
     )
     fit = renderer.FIT_LANDMARKS
-    estimated = torch.cat([
-        warp.estimate_affine(src[i : i + chunk], drv[i : i + chunk]) for i in range(0, n * t, chunk)
-    ])  # fmt: skip
+    estimated = torch.cat(
+        [
+            warp.estimate_affine(src[i : i + chunk], drv[i : i + chunk])
+            for i in range(0, n * t, chunk)
+        ]
+    )
     grids = {
         "source": warp.make_grid(h, w, images.device)[None].expand(n * t, h, w, 2),
         "affine": warp.affine_grid(estimated, h, w),
@@ -88,10 +91,12 @@ def quality(
     result = {}
     for name, out in outputs.items():
         err = (out.float().clamp(0, 1) - drv).abs().mean(1, keepdim=True)
-        moved = torch.cat([
-            warp.transport_points(grids[name][i : i + chunk], lm_src[i : i + chunk], w)
-            for i in range(0, n * t, chunk)
-        ])  # fmt: skip
+        moved = torch.cat(
+            [
+                warp.transport_points(grids[name][i : i + chunk], lm_src[i : i + chunk], w)
+                for i in range(0, n * t, chunk)
+            ]
+        )
         result[name] = {
             "l1": float(err.mean()),
             "l1_head": float((err * head).sum() / head.sum().clamp(min=1)),

@@ -88,8 +88,13 @@ class VideoSink:
         return self.path
 
 
-def _decode(frames: Iterable[np.ndarray], out: queue.Queue, stop: threading.Event, pin: bool,
-            errors: list[BaseException]) -> None:  # fmt: skip
+def _decode(
+    frames: Iterable[np.ndarray],
+    out: queue.Queue,
+    stop: threading.Event,
+    pin: bool,
+    errors: list[BaseException],
+) -> None:
     try:
         for f in frames:
             if stop.is_set():
@@ -140,8 +145,9 @@ def run_live(
     limited: Iterator[np.ndarray] = iter(driving)
     if limit is not None:
         limited = (f for i, f in zip(range(limit), limited, strict=False))
-    decoder = threading.Thread(target=_decode, args=(limited, decoded, stop, cuda, errors),
-                               name="decode", daemon=True)  # fmt: skip
+    decoder = threading.Thread(
+        target=_decode, args=(limited, decoded, stop, cuda, errors), name="decode", daemon=True
+    )
     writer = threading.Thread(target=output, name="output", daemon=True)
     stopped = False
     t0 = time.perf_counter()

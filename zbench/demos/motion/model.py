@@ -160,9 +160,13 @@ class ResBlock(nn.Module):
     def __init__(self, c: int) -> None:
         super().__init__()
         self.body = nn.Sequential(
-            nn.BatchNorm2d(c), nn.ReLU(True), nn.Conv2d(c, c, 3, padding=1, bias=False),
-            nn.BatchNorm2d(c), nn.ReLU(True), nn.Conv2d(c, c, 3, padding=1),
-        )  # fmt: skip
+            nn.BatchNorm2d(c),
+            nn.ReLU(True),
+            nn.Conv2d(c, c, 3, padding=1, bias=False),
+            nn.BatchNorm2d(c),
+            nn.ReLU(True),
+            nn.Conv2d(c, c, 3, padding=1),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x + self.body(x)

@@ -16,23 +16,54 @@ import torch
 # The first FIT_LANDMARKS are the classic five (the affine baseline is fitted to them); brows and
 # cheeks are surface points too, so a quality measure over all of them is not the affine fit's own.
 LANDMARKS = (
-    "left_eye", "right_eye", "nose", "mouth", "chin",
-    "left_brow", "right_brow", "left_cheek", "right_cheek",
-)  # fmt: skip
+    "left_eye",
+    "right_eye",
+    "nose",
+    "mouth",
+    "chin",
+    "left_brow",
+    "right_brow",
+    "left_cheek",
+    "right_cheek",
+)
 FIT_LANDMARKS = 5
 
 IDENTITY_KEYS = (
     "style",  # 0 realistic-ish, 1 anime
-    "skin_r", "skin_g", "skin_b",
-    "hair_r", "hair_g", "hair_b",
-    "iris_r", "iris_g", "iris_b",
-    "bg1_r", "bg1_g", "bg1_b",
-    "bg2_r", "bg2_g", "bg2_b",
-    "shirt_r", "shirt_g", "shirt_b",
-    "bg_angle", "bg_pattern", "bg_freq",
-    "face_w", "face_h", "eye_gap", "eye_size", "mouth_w",
-    "hair_long", "fringe", "glasses", "bow", "cx", "cy", "size",
-)  # fmt: skip
+    "skin_r",
+    "skin_g",
+    "skin_b",
+    "hair_r",
+    "hair_g",
+    "hair_b",
+    "iris_r",
+    "iris_g",
+    "iris_b",
+    "bg1_r",
+    "bg1_g",
+    "bg1_b",
+    "bg2_r",
+    "bg2_g",
+    "bg2_b",
+    "shirt_r",
+    "shirt_g",
+    "shirt_b",
+    "bg_angle",
+    "bg_pattern",
+    "bg_freq",
+    "face_w",
+    "face_h",
+    "eye_gap",
+    "eye_size",
+    "mouth_w",
+    "hair_long",
+    "fringe",
+    "glasses",
+    "bow",
+    "cx",
+    "cy",
+    "size",
+)
 POSE_KEYS = ("yaw", "pitch", "roll", "eye_open", "mouth_open", "tx", "ty", "scale")
 
 

@@ -173,8 +173,9 @@ def _align_level(
     xy1 = torch.cat([grid, torch.ones_like(grid[..., :1])], -1).reshape(1, 1, h * w, 3)
 
     def sample(mm: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        out = F.grid_sample(stack, affine_grid(mm, h, w), padding_mode="border",
-                            align_corners=True).flatten(2)  # fmt: skip
+        out = F.grid_sample(
+            stack, affine_grid(mm, h, w), padding_mode="border", align_corners=True
+        ).flatten(2)
         r = out[:, :c] - target
         return r, out[:, c:], r.square().mean((1, 2))
 

@@ -21,8 +21,20 @@ from zbench.demos.snake.model import load_checkpoint
 from zbench.demos.snake.ppo import masked_logits
 from zbench.demos.snake.render import render_board, utf8_terminal
 
-KEYS = {"\x1b[A": 0, "\x1b[C": 1, "\x1b[B": 2, "\x1b[D": 3, "w": 0, "d": 1, "s": 2, "a": 3,
-        "k": 0, "l": 1, "j": 2, "h": 3}  # fmt: skip
+KEYS = {
+    "\x1b[A": 0,
+    "\x1b[C": 1,
+    "\x1b[B": 2,
+    "\x1b[D": 3,
+    "w": 0,
+    "d": 1,
+    "s": 2,
+    "a": 3,
+    "k": 0,
+    "l": 1,
+    "j": 2,
+    "h": 3,
+}
 
 
 @contextlib.contextmanager
@@ -59,8 +71,10 @@ def _view(env: SnakeEnv, title: str, games: list[int], ascii: bool, hint: str) -
     board = env.board(0)
     best = max(games, default=0)
     mean = sum(games) / len(games) if games else 0.0
-    status = Text(f"{title}  score {board['score']}  best {best}  mean {mean:.1f}  games "
-                  f"{len(games)}", style="bold")  # fmt: skip
+    status = Text(
+        f"{title}  score {board['score']}  best {best}  mean {mean:.1f}  games {len(games)}",
+        style="bold",
+    )
     return Group(status, render_board(board, ascii=ascii), Text(hint, style="dim"))
 
 
@@ -99,8 +113,10 @@ def play(checkpoint: str | None, *, board: int = 12, fps: float = 8.0, games: in
         except KeyboardInterrupt:
             pass
     if finished:
-        console.print(f"\n{len(finished)} games, best {max(finished)}, "
-                      f"mean {sum(finished) / len(finished):.1f}")  # fmt: skip
+        console.print(
+            f"\n{len(finished)} games, best {max(finished)}, "
+            f"mean {sum(finished) / len(finished):.1f}"
+        )
     return 0
 
 

@@ -145,9 +145,15 @@ def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
         raise ValueError(f"no detector checkpoint in {o.checkpoint_dir} and no training budget")
     emit("phase", phase="train_detector", detail="rendered scenes")
     progress = _progress(emit, "train_detector", o, 2 / 3)
-    losses = train.train_detector(model, **_budget(o, 2 / 3), batch=1 if o.smoke else 8,
-                                  size=o.train_size(), bf16=o.bf16, seed=o.seed,
-                                  callback=_callback(progress))  # fmt: skip
+    losses = train.train_detector(
+        model,
+        **_budget(o, 2 / 3),
+        batch=1 if o.smoke else 8,
+        size=o.train_size(),
+        bf16=o.bf16,
+        seed=o.seed,
+        callback=_callback(progress),
+    )
     progress.done()
     train.save(ckpt, model, steps=len(losses))
     frames = train.held_out(2 if o.smoke else 50, o.train_size(), device, 5 if o.smoke else 40)
@@ -179,9 +185,15 @@ def load_or_train_embedder(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
     model = ReidNet(train.NUM_IDENTITIES).to(device)
     emit("phase", phase="train_embedder", detail="rendered scenes")
     progress = _progress(emit, "train_embedder", o, 1 / 3)
-    losses = train.train_embedder(model, **_budget(o, 1 / 3), batch=1 if o.smoke else 6,
-                                  size=o.train_size(), bf16=o.bf16, seed=o.seed,
-                                  callback=_callback(progress))  # fmt: skip
+    losses = train.train_embedder(
+        model,
+        **_budget(o, 1 / 3),
+        batch=1 if o.smoke else 6,
+        size=o.train_size(),
+        bf16=o.bf16,
+        seed=o.seed,
+        callback=_callback(progress),
+    )
     progress.done()
     train.save(ckpt, model, steps=len(losses))
     emit("phase", phase="saved", detail=str(ckpt), steps=len(losses))
@@ -251,8 +263,14 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         o.max_cosine_distance, o.nn_budget, 0.7, o.max_age, o.n_init, o.min_confidence
     )
     bt = ByteTrackParams(o.track_thresh, match_thresh=o.match_thresh, track_buffer=o.track_buffer)
-    pipe = pipeline.Pipeline(pipeline.make_tracker(o.tracker, ds, bt, fps), detector, embedder,
-                             o.detector, o.seed, save_detections={} if o.save_detections else None)  # fmt: skip
+    pipe = pipeline.Pipeline(
+        pipeline.make_tracker(o.tracker, ds, bt, fps),
+        detector,
+        embedder,
+        o.detector,
+        o.seed,
+        save_detections={} if o.save_detections else None,
+    )
     out = Path(o.out_dir)
     writer = mot_io.AnnotatedVideo(out / f"{name}.mp4", fps) if o.video and not npy else None
     preview = FramePreview(emit)

@@ -257,8 +257,15 @@ class AnnotatedVideo:
             hist.append((x + w // 2, y + h))
             del hist[: -self.trail]
             cv2.rectangle(img, (x, y), (x + w, y + h), (b, g, r), thick)
-            cv2.putText(img, str(t.track_id), (x, max(y - 4, 10)), cv2.FONT_HERSHEY_SIMPLEX,
-                        0.5 * thick, (b, g, r), thick)  # fmt: skip
+            cv2.putText(
+                img,
+                str(t.track_id),
+                (x, max(y - 4, 10)),
+                cv2.FONT_HERSHEY_SIMPLEX,
+                0.5 * thick,
+                (b, g, r),
+                thick,
+            )
             if len(hist) > 1:
                 cv2.polylines(img, [np.array(hist, np.int32)], False, (b, g, r), thick)
         return img

@@ -93,12 +93,17 @@ def deepsort_npy(path: Path, gt: Path | None, limit: int | None) -> Iterator[Fra
         last = max(last, max(gt_by))
     for t in range(1, (min(last, limit) if limit else last) + 1):
         tlwh, conf, feat = frames.get(t, (np.zeros((0, 4)), np.zeros(0), None))
-        yield Frame(t, None, gt_by.get(t, np.zeros((0, 9))) if gt_by is not None else None,
-                    detections=(tlwh, conf, feat))  # fmt: skip
+        yield Frame(
+            t,
+            None,
+            gt_by.get(t, np.zeros((0, 9))) if gt_by is not None else None,
+            detections=(tlwh, conf, feat),
+        )
 
 
-def noisy_truth(truth: FrameTruth, rng: np.random.Generator, width: int, height: int,
-                min_vis: float = 0.3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def noisy_truth(
+    truth: FrameTruth, rng: np.random.Generator, width: int, height: int, min_vis: float = 0.3
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Detections a good detector would give: most visible figures, jittered, a few false alarms.
 
     Returns tlwh ``[N, 4]``, scores ``[N]`` and the figure id of each (-1: false alarm).
@@ -111,8 +116,9 @@ def noisy_truth(truth: FrameTruth, rng: np.random.Generator, width: int, height:
     score = np.clip(0.55 + 0.4 * vis[found] + rng.normal(0, 0.1, len(box)), 0.05, 1.0)
     n_fp = rng.poisson(0.05 * max(len(vis), 1))
     h = rng.uniform(0.05, 0.2, n_fp) * height
-    fp = np.stack([rng.uniform(0, width, n_fp), rng.uniform(0.3, 0.9, n_fp) * height,
-                   h * 0.4, h], axis=1)  # fmt: skip
+    fp = np.stack(
+        [rng.uniform(0, width, n_fp), rng.uniform(0.3, 0.9, n_fp) * height, h * 0.4, h], axis=1
+    )
     ids = np.concatenate([truth.ids[found], np.full(n_fp, -1)])
     return np.concatenate([box, fp]), np.concatenate([score, rng.uniform(0.1, 0.6, n_fp)]), ids
 
@@ -151,8 +157,12 @@ class StageTimes:
         def rate(s: float) -> float | None:
             return round(self.frames / s, 1) if s > 0 else None
 
-        return {"detector": rate(self.detector), "embedder": rate(self.embedder),
-                "tracker": rate(self.tracker), "end_to_end": rate(self.total)}  # fmt: skip
+        return {
+            "detector": rate(self.detector),
+            "embedder": rate(self.embedder),
+            "tracker": rate(self.tracker),
+            "end_to_end": rate(self.total),
+        }
 
 
 @dataclass

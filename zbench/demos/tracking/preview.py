@@ -46,8 +46,15 @@ class FramePreview:
     def due(self) -> bool:
         return time.monotonic() - self.last >= self.period
 
-    def __call__(self, index: int, total: int | None, rgb: np.ndarray | None, tracks: list,
-                 times, final: bool = False) -> None:  # fmt: skip
+    def __call__(
+        self,
+        index: int,
+        total: int | None,
+        rgb: np.ndarray | None,
+        tracks: list,
+        times,
+        final: bool = False,
+    ) -> None:
         if (not final and not self.due()) or index == self.sent:
             return
         self.last, self.sent = time.monotonic(), index

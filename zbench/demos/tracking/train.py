@@ -46,8 +46,16 @@ Callback = Callable[[TrainStatus], None]
 class SceneStream:
     """``batch`` scenes at ``width x height``, each advanced ``skip`` frames per draw."""
 
-    def __init__(self, batch: int, width: int, height: int, device, seed: int,
-                 palette: np.ndarray | None = None, skip: int = 4) -> None:  # fmt: skip
+    def __init__(
+        self,
+        batch: int,
+        width: int,
+        height: int,
+        device,
+        seed: int,
+        palette: np.ndarray | None = None,
+        skip: int = 4,
+    ) -> None:
         self.batch, self.w, self.h, self.device = batch, width, height, device
         self.seed, self.palette, self.skip = seed, palette, skip
         self.rng = np.random.default_rng(seed)
@@ -55,8 +63,13 @@ class SceneStream:
         self.uses = 0
 
     def _new(self) -> Scene:
-        cfg = SceneConfig(width=self.w, height=self.h, targets=int(self.rng.integers(5, 60)),
-                          seed=int(self.rng.integers(1 << 31)), noise=float(self.rng.uniform(1, 8)))  # fmt: skip
+        cfg = SceneConfig(
+            width=self.w,
+            height=self.h,
+            targets=int(self.rng.integers(5, 60)),
+            seed=int(self.rng.integers(1 << 31)),
+            noise=float(self.rng.uniform(1, 8)),
+        )
         return Scene(cfg, self.device, self.palette)
 
     def draw(self):
@@ -115,8 +128,12 @@ def _lr(base: float, step: int, frac: float, warmup: int = 100) -> float:
     return base * min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(frac, 1.0)))
 
 
-def _loop(step_fn: Callable[[float], float], steps: int | None, seconds: float | None,
-          callback: Callback | None) -> list[float]:  # fmt: skip
+def _loop(
+    step_fn: Callable[[float], float],
+    steps: int | None,
+    seconds: float | None,
+    callback: Callback | None,
+) -> list[float]:
     if steps is None and seconds is None:
         raise ValueError("give steps, seconds or both")
     t0, losses, step = time.monotonic(), [], 0
@@ -132,9 +149,18 @@ def _loop(step_fn: Callable[[float], float], steps: int | None, seconds: float |
     return losses
 
 
-def train_detector(model: nn.Module, *, steps: int | None = None, seconds: float | None = None,
-                   batch: int = 8, size: tuple[int, int] = (960, 540), bf16: bool = True,
-                   lr: float = 1e-3, seed: int = 0, callback: Callback | None = None) -> list[float]:  # fmt: skip
+def train_detector(
+    model: nn.Module,
+    *,
+    steps: int | None = None,
+    seconds: float | None = None,
+    batch: int = 8,
+    size: tuple[int, int] = (960, 540),
+    bf16: bool = True,
+    lr: float = 1e-3,
+    seed: int = 0,
+    callback: Callback | None = None,
+) -> list[float]:
     """Faster R-CNN losses on rendered frames; figures under 20 % visible are not targets."""
     device = next(model.parameters()).device
     det.set_bf16(model, bf16 and device.type == "cuda")
@@ -182,9 +208,18 @@ def _jitter(tlwh: np.ndarray, rng: np.random.Generator, amount: float = 0.08) ->
     return out
 
 
-def train_embedder(model: ReidNet, *, steps: int | None = None, seconds: float | None = None,
-                   batch: int = 6, size: tuple[int, int] = (960, 540), bf16: bool = True,
-                   lr: float = 2e-3, seed: int = 0, callback: Callback | None = None) -> list[float]:  # fmt: skip
+def train_embedder(
+    model: ReidNet,
+    *,
+    steps: int | None = None,
+    seconds: float | None = None,
+    batch: int = 6,
+    size: tuple[int, int] = (960, 540),
+    bf16: bool = True,
+    lr: float = 2e-3,
+    seed: int = 0,
+    callback: Callback | None = None,
+) -> list[float]:
     """Identity classification over `NUM_IDENTITIES` clothing sets seen in rendered scenes."""
     device = next(model.parameters()).device
     assert model.classifier is not None, "build ReidNet(num_classes=...) to train it"

@@ -45,11 +45,17 @@ class TfAdapter(Adapter):
         self.strategy = env.make_strategy(self.devices)
         replicas = int(self.strategy.num_replicas_in_sync)
         if cfg.channels_last or cfg.compile:
-            print("note: --channels-last and --compile are PyTorch options: TensorFlow runs NHWC, "
-                  "use --xla to compile", file=sys.stderr)  # fmt: skip
+            print(
+                "note: --channels-last and --compile are PyTorch options: TensorFlow runs NHWC, "
+                "use --xla to compile",
+                file=sys.stderr,
+            )
         if cfg.graphs not in (None, "off") or cfg.grad_compression != "none":
-            print("note: --graphs and --grad-compression are PyTorch options: TensorFlow's XLA "
-                  "(--xla) fuses the step, its strategy all-reduces in FP32", file=sys.stderr)  # fmt: skip
+            print(
+                "note: --graphs and --grad-compression are PyTorch options: TensorFlow's XLA "
+                "(--xla) fuses the step, its strategy all-reduces in FP32",
+                file=sys.stderr,
+            )
         # Indexes a real dataset now, so bad input is reported before a model is built.
         self.batches = make_batches(self.strategy, WORKLOADS[cfg.workload], cfg)
         tf32 = cfg.precision == "tf32"

@@ -130,8 +130,19 @@ def candidates(default: tuple[int, ...]) -> tuple[tuple[int, ...], str]:
 SEARCH_FILE = "batch_search.json"
 
 
-SEARCH_KEYS = ("workload", "mode", "precision", "channels_last", "image_size", "compile",
-               "compile_mode", "device", "data", "data_source", "grad_compression")  # fmt: skip
+SEARCH_KEYS = (
+    "workload",
+    "mode",
+    "precision",
+    "channels_last",
+    "image_size",
+    "compile",
+    "compile_mode",
+    "device",
+    "data",
+    "data_source",
+    "grad_compression",
+)
 
 
 def search_key(cfg: RunConfig, batches: tuple[int, ...], fields: dict[str, Any]) -> str:
@@ -142,8 +153,13 @@ def search_key(cfg: RunConfig, batches: tuple[int, ...], fields: dict[str, Any])
     if cfg.data_source != "synthetic-device":
         key["workers"] = cfg.workers
     gpu = torch.cuda.get_device_name() if cfg.device == "cuda" else "cpu"
-    key.update(fields, candidates=list(batches), backend=compile_backend(), gpu=gpu,
-               torch=torch.__version__)  # fmt: skip
+    key.update(
+        fields,
+        candidates=list(batches),
+        backend=compile_backend(),
+        gpu=gpu,
+        torch=torch.__version__,
+    )
     return json.dumps(key, sort_keys=True)
 
 

@@ -42,15 +42,21 @@ FIGURES: tuple[tuple[str, str], ...] = (
     ("ctl %", "% of time the memory controller was busy reading or writing GPU memory"),
     ("SM act", "share of the SMs busy, averaged over time (GPM, Hopper and newer): the real load"),
     ("tensor", "share of time the tensor cores were busy (GPM): high for FP16/BF16/TF32 matmuls"),
-    ("util hint", "util high but SM act low: kernels run, but few SMs work (small batches, "
-                  "launch-bound or waiting on data): try a larger batch or CUDA graphs"),
+    (
+        "util hint",
+        "util high but SM act low: kernels run, but few SMs work (small batches, "
+        "launch-bound or waiting on data): try a larger batch or CUDA graphs",
+    ),
     ("NVLink", "bytes/s over all links, and the share of their capacity"),
     ("PCIe", "host<->GPU bytes/s (TX from the GPU, RX to it)"),
-    ("bottleneck", "job detail: what limited the job in its measured window (input-, "
-                   "communication-, memory-bound, throttled or GPU-bound) and the evidence"),
+    (
+        "bottleneck",
+        "job detail: what limited the job in its measured window (input-, "
+        "communication-, memory-bound, throttled or GPU-bound) and the evidence",
+    ),
     ("throttle", "why clocks are held down: sw_power_cap, hw_slowdown, thermal ... (idle is fine)"),
     ("job #", "in the process table: the zbench job a GPU process belongs to"),
-)  # fmt: skip
+)
 
 
 class HelpScreen(ModalScreen[None]):

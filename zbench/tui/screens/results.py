@@ -180,10 +180,12 @@ class ResultsScreen(Screen[None]):
         for i, row in enumerate(rows):
             cells = row_cells(row, columns)
             table.add_row(
-                *(Text(c, justify="right" if t in NUMERIC else "left")
-                  for c, (t, _, _) in zip(cells, columns, strict=True)),
+                *(
+                    Text(c, justify="right" if t in NUMERIC else "left")
+                    for c, (t, _, _) in zip(cells, columns, strict=True)
+                ),
                 key=str(i),
-            )  # fmt: skip
+            )
         table.move_cursor(column=column)
         self.query_one(ThroughputBars).show(rows)
         self.query_one(ScalingChart).show(rows)

@@ -41,10 +41,18 @@ class LearningCurve(PlotextPlot):
         plt.title("score (mean, best) over s since launch")
         xs = [float(p.get("t_s") or 0.0) for p in points]
         if points:
-            plt.plot(xs, [float(p.get("mean_score") or 0) for p in points], label="mean",
-                     marker="braille")  # fmt: skip
-            plt.plot(xs, [float(p.get("best_score") or 0) for p in points], label="best",
-                     marker="braille")  # fmt: skip
+            plt.plot(
+                xs,
+                [float(p.get("mean_score") or 0) for p in points],
+                label="mean",
+                marker="braille",
+            )
+            plt.plot(
+                xs,
+                [float(p.get("best_score") or 0) for p in points],
+                label="best",
+                marker="braille",
+            )
         self.refresh()
 
 
@@ -56,8 +64,11 @@ class LossCurve(PlotextPlot):
         plt.clear_data()
         plt.clear_figure()
         plt.title("training loss over steps")
-        pts = [(float(p["step"]), float(p["loss"])) for p in points
-               if isinstance(p.get("step"), int | float) and isinstance(p.get("loss"), int | float)]  # fmt: skip
+        pts = [
+            (float(p["step"]), float(p["loss"]))
+            for p in points
+            if isinstance(p.get("step"), int | float) and isinstance(p.get("loss"), int | float)
+        ]
         if pts:
             plt.plot([x for x, _ in pts], [y for _, y in pts], label="loss", marker="braille")
         self.refresh()

@@ -28,9 +28,15 @@ COLUMNS = (
 # Fixed widths: DataTable sizes auto columns from the first rows, so a queued job would later clip
 # "▶ measure". Sized for the longest usual value; all eight columns fit in 80 terminal columns.
 WIDTHS = {
-    "id": 3, "workload": 10, "framework": 5, "gpus": 5, "precision": 4, "state": 9,
-    "progress": 14, "speed": 9,
-}  # fmt: skip
+    "id": 3,
+    "workload": 10,
+    "framework": 5,
+    "gpus": 5,
+    "precision": 4,
+    "state": 9,
+    "progress": 14,
+    "speed": 9,
+}
 
 STATE_STYLE = {
     JobState.RUNNING: "bold",

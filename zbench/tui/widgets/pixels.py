@@ -22,8 +22,16 @@ from textual.widget import Widget
 from zbench.glyphs import encoding_is_utf8
 
 RAMP = " .:-=+*#%@"  # ASCII brightness ramp, dark to light
-BOX_COLOURS = ((230, 25, 75), (60, 180, 75), (255, 225, 25), (0, 130, 200), (245, 130, 48),
-               (145, 30, 180), (70, 240, 240), (240, 50, 230))  # fmt: skip
+BOX_COLOURS = (
+    (230, 25, 75),
+    (60, 180, 75),
+    (255, 225, 25),
+    (0, 130, 200),
+    (245, 130, 48),
+    (145, 30, 180),
+    (70, 240, 240),
+    (240, 50, 230),
+)
 
 Pixel = tuple[int, int, int]
 
@@ -73,10 +81,12 @@ def cells(pixels: list[list[Pixel]], ascii: bool = False) -> list[list[Segment]]
         if ascii:
             rows.append([_ascii(t, b) for t, b in zip(top, bottom, strict=True)])
         else:
-            rows.append([
-                Segment("▀", Style(color=Color.from_rgb(*t), bgcolor=Color.from_rgb(*b)))
-                for t, b in zip(top, bottom, strict=True)
-            ])  # fmt: skip
+            rows.append(
+                [
+                    Segment("▀", Style(color=Color.from_rgb(*t), bgcolor=Color.from_rgb(*b)))
+                    for t, b in zip(top, bottom, strict=True)
+                ]
+            )
     return rows
 
 
