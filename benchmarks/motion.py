@@ -125,7 +125,8 @@ def speed_phase(args, model) -> list[dict]:
 def sample_strip(args, model, device) -> dict:
     """Scripted driving -> GIF (source | driving | result) and a 6-frame PNG strip."""
     opts = demo.MotionOptions(size=args.size, frames=12 if args.smoke else 100, device=str(device))
-    src, drv = demo._driving(opts, device)
+    src, frames, _ = demo._driving(opts, device)
+    drv = np.stack(list(frames))
     anim = Animator(model)
     anim.set_source(torch.from_numpy(src).to(device))
     outs = anim(torch.from_numpy(drv).to(device)).cpu().numpy()
