@@ -52,6 +52,10 @@ class Demo:
         return {o.name: o.default for o in self.options}
 
 
+# The lengths of the demos' own inputs when `--frames` is not given (a file is used whole).
+MOTION_SCRIPT_FRAMES = 150  # the scripted performance
+TRACKING_GENERATED_FRAMES = 300  # a generated sequence
+
 _DEVICE = Opt("device", "choice", "cuda", "cuda or cpu", choices=("cuda", "cpu"))
 _SEED = Opt("seed", "int", 0, "random seed")
 
@@ -133,8 +137,8 @@ MOTION = Demo(
             "frames",
             "int",
             None,
-            "driving frames to animate (default: 150 scripted, a whole video, a webcam until "
-            "stopped)",
+            f"driving frames to animate (default: {MOTION_SCRIPT_FRAMES} scripted, a whole video, "
+            "a webcam until stopped)",
             low=1,
             high=10_000_000,
         ),
@@ -186,7 +190,8 @@ TRACKING = Demo(
             "frames",
             "int",
             None,
-            "frames to track (default: 300 generated, the whole input otherwise)",
+            f"frames to track (default: {TRACKING_GENERATED_FRAMES} generated, the whole input "
+            "otherwise)",
             low=1,
             high=1_000_000,
         ),

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from zbench.contract.demos import MOTION
+from zbench.contract.demos import MOTION, MOTION_SCRIPT_FRAMES
 from zbench.demos.motion import evaluate, live, renderer, train, video
 from zbench.demos.motion.infer import Animator
 from zbench.demos.motion.model import MotionConfig, MotionModel
@@ -25,7 +25,7 @@ from zbench.demos.progress import PhaseProgress
 
 Emit = Callable[..., None]
 PREVIEW_PX = 48
-SCRIPT_FRAMES = 150  # the scripted performance's length unless `frames` says
+SCRIPT_FRAMES = MOTION_SCRIPT_FRAMES
 SMOKE_CONFIG = MotionConfig(
     num_kp=5,
     kp_expansion=8,

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from zbench.contract.demos import TRACKING_GENERATED_FRAMES
 from zbench.demos.progress import PhaseProgress
 from zbench.demos.tracking import detector as det
 from zbench.demos.tracking import mot_io, pipeline, train
@@ -25,7 +26,7 @@ from zbench.demos.tracking.scene import SceneConfig, to_hwc
 
 Emit = Callable[..., None]
 DETECTOR_FILE, EMBEDDER_FILE = "detector.pt", "embedder.pt"
-GENERATED_FRAMES = 300  # a generated sequence's length unless `frames` says
+GENERATED_FRAMES = TRACKING_GENERATED_FRAMES
 
 
 @dataclass
