@@ -51,6 +51,8 @@ class Candidate:
     graph: bool = False
     optimizer: str = "fused"
     inductor: tuple[tuple[str, Any], ...] = ()
+    stem_channels: int = 3  # 4 or 8: the input and the first convolution padded with zeros
+    setup: tuple[str, ...] = ()  # process-wide switches, by name: SETUPS below
     note: str = ""
 
 
@@ -67,6 +69,24 @@ CANDIDATES = (
     Candidate("pointwise", graph=True, inductor=(*CDT, ("max_autotune_pointwise", True)),
               note="graph + cdt + pointwise autotuning"),
     Candidate("cdt384", batch=384, graph=True, inductor=CDT, note="graph + cdt, batch 384"),
+    Candidate("combo", graph=True, inductor=(("combo_kernels", True),),
+              note="graph + combo kernels (independent small kernels launched as one)"),
+    Candidate("conv1x1mm", graph=True, inductor=(("conv_1x1_as_mm", True),),
+              note="graph + 1x1 convolutions as matmuls (cuBLAS)"),
+    Candidate("pad4", graph=True, stem_channels=4,
+              note="graph + input and stem padded to 4 channels (MLPerf's NHWC layout)"),
+    Candidate("pad8", graph=True, stem_channels=8, note="graph + input and stem padded to 8"),
+    Candidate("mpfallback", graph=True, setup=("maxpool_fallback",),
+              note="graph + max-pool backward by ATen's NHWC kernel, not a Triton fusion"),
+    Candidate("cudnnall", graph=True, setup=("cudnn_all",),
+              note="graph + cuDNN autotuner tries every algorithm (benchmark_limit 0)"),
+    Candidate("cdt-combo", graph=True, inductor=(*CDT, ("combo_kernels", True)),
+              note="graph + cdt + combo kernels"),
+    Candidate("cdt-pad4", graph=True, inductor=CDT, stem_channels=4, note="graph + cdt + pad4"),
+    Candidate("cdt-combo-pad4", graph=True, inductor=(*CDT, ("combo_kernels", True)),
+              stem_channels=4, note="graph + cdt + combo kernels + pad4"),
+    Candidate("cdt-combo-384", batch=384, graph=True, inductor=(*CDT, ("combo_kernels", True)),
+              note="graph + cdt + combo kernels, batch 384"),
     Candidate("freeze", mode="infer", batch=512, inductor=(("freezing", True),),
               note="inference: freezing"),
     Candidate("freeze-graph", mode="infer", batch=512, graph=True,
@@ -110,15 +130,51 @@ def _bf16(cache: bool = True) -> Any:
     return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=cache)
 
 
-def _model(batch: int) -> tuple[Any, Any, Any]:
+def _model(batch: int, stem_channels: int = 3) -> tuple[Any, Any, Any]:
     import torch
 
     from benchmarks.reference import models
 
     torch.manual_seed(0)
-    model = models.build("resnet50", 224).cuda().to(memory_format=torch.channels_last)
+    model = models.build("resnet50", 224)
     x, y = models.batch("resnet50", 224, batch, torch.device("cuda"), torch.channels_last)
+    if stem_channels > 3:
+        # The same network: the extra input channels are zeros and so are their weights, whose
+        # gradients are then zero too (with weight decay and momentum they stay zero).
+        old = model.conv1
+        model.conv1 = torch.nn.Conv2d(stem_channels, old.out_channels, old.kernel_size,
+                                      old.stride, old.padding, bias=False)  # fmt: skip
+        with torch.no_grad():
+            model.conv1.weight.zero_()
+            model.conv1.weight[:, :3] = old.weight
+        pad = x.new_zeros((x.shape[0], stem_channels - 3, *x.shape[2:]))
+        x = torch.cat((x, pad), 1).contiguous(memory_format=torch.channels_last)
+    model = model.cuda().to(memory_format=torch.channels_last)
     return model, x, y
+
+
+def _maxpool_fallback() -> None:
+    """Inductor lowers max-pool's backward to a Triton gather over the pooling windows (with the
+    residual add fused in); this makes it call ATen's CUDA kernel instead."""
+    import torch
+    from torch._inductor import lowering
+
+    op = torch.ops.aten.max_pool2d_with_indices_backward
+    lowering.lowerings.pop(op, None)
+    lowering.lowerings.pop(op.default, None)
+    lowering.make_fallback(op, warn=False)
+
+
+def _cudnn_all() -> None:
+    import torch
+
+    torch.backends.cudnn.benchmark_limit = 0  # 0: try every algorithm (PyTorch's default: 10)
+
+
+SETUPS: dict[str, Callable[[], None]] = {
+    "maxpool_fallback": _maxpool_fallback,
+    "cudnn_all": _cudnn_all,
+}
 
 
 def _compile(model: Any, c: Candidate) -> Any:
@@ -164,7 +220,7 @@ def make_step(c: Candidate) -> Callable[[], None]:
     import torch
     import torch.nn.functional as F
 
-    model, x, y = _model(c.batch)
+    model, x, y = _model(c.batch, c.stem_channels)
     net = _compile(model, c)
     if c.mode == "infer":
         model.eval()
@@ -235,6 +291,8 @@ def serve(name: str) -> int:
     )
     for key, value in c.inductor:  # this process runs one side: its options set globally
         setattr(inductor_config, key, value)
+    for name in c.setup:
+        SETUPS[name]()
     t0 = time.perf_counter()
     step = make_step(c)
     _window(step, 3)
@@ -291,7 +349,43 @@ def bn_micro() -> list[dict[str, Any]]:
                 times.append(s.elapsed_time(e))
             row[label] = round(statistics.median(times), 3)
         rows.append(row)
+    rows.append(maxpool_micro())
     return rows
+
+
+def maxpool_micro() -> dict[str, Any]:
+    """ResNet-50's stem max-pool (3x3, stride 2) forward and backward on its bf16 NHWC activation:
+    inductor's Triton kernels (compiled) against ATen's CUDA kernels (eager), median of 20."""
+    import torch
+    import torch.nn.functional as F
+
+    x = torch.randn(256, 64, 112, 112, device="cuda", dtype=torch.bfloat16)
+    x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
+    g = torch.randn(256, 64, 56, 56, device="cuda", dtype=torch.bfloat16)
+    g = g.contiguous(memory_format=torch.channels_last)
+    row: dict[str, Any] = {"shape": "maxpool 256x64x112x112"}
+
+    def pool(x: torch.Tensor) -> torch.Tensor:
+        return F.max_pool2d(x, 3, 2, 1)
+
+    for label, fn in (("triton", torch.compile(pool)), ("aten", pool)):
+
+        def fb(fn: Callable[[torch.Tensor], torch.Tensor] = fn) -> None:
+            x.grad = None
+            fn(x).backward(g)
+
+        for _ in range(3):
+            fb()
+        times = []
+        for _ in range(20):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fb()
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e))
+        row[label] = round(statistics.median(times), 3)
+    return row
 
 
 # --- main --------------------------------------------------------------------------------------

@@ -1,0 +1,106 @@
+"""Where a warm `--preset max` start spends its seconds: cold run, warm run, warm run profiled.
+
+    python3 benchmarks/start_split.py --out start.json [--prof warm.prof] [--mode train]
+
+One fresh data directory (so zbench's compile cache starts empty): the cold run compiles and
+fills the cache, the warm run reuses it, and a third run, warm too, runs under cProfile. Prints the
+seconds from launch to each phase of the cold and warm runs, and the profiled run's cumulative
+seconds in the parts a start is made of (imports, CUDA, dynamo, the caches, cuDNN's autotuner,
+the capture). cProfile slows Python-heavy parts (dynamo's tracing) more than the rest: read its
+split as shares, and the unprofiled warm run for the total.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.reference import runs  # noqa: E402
+
+# (label, substring of "file:function" in the profile): the parts named in the summary.
+PARTS = (
+    ("import torch", "torch/__init__.py:<module>"),
+    ("import torchvision", "torchvision/__init__.py:<module>"),
+    ("runner imports", "zbench/runners/__main__.py:<module>"),
+    ("environment facts", "envinfo.py:environment"),
+    ("prepare", "adapter.py:prepare"),
+    ("build model", "adapter.py:_model"),
+    ("batch search", "adapter.py:choose_batch"),
+    ("dynamo: convert frame", "convert_frame.py:_compile"),
+    ("AOTAutograd cache load", "autograd_cache.py:load"),
+    ("FX graph cache load", "codecache.py:load_with_key"),
+    ("inductor compile_fx", "compile_fx.py:compile_fx_inner"),
+    ("async compile pool", "async_compile.py:process_pool"),
+    ("graph capture", "graphs.py:_capture"),
+    ("cuDNN convolution (autotune)", "{built-in method torch.convolution}"),
+    ("cuDNN conv backward", "{built-in method torch._ops.aten.convolution_backward"),
+)
+
+
+def summary(prof: Path, top: int) -> dict[str, object]:
+    stats = pstats.Stats(str(prof))
+    rows = []
+    for (file, line, fn), (_cc, _nc, _tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        rows.append((ct, f"{file}:{fn}" if line else fn, f"{Path(file).name}:{line}:{fn}"))
+    parts = {}
+    for label, key in PARTS:
+        hits = [ct for ct, name, _ in rows if key in name or key in f"{{{name}}}"]
+        parts[label] = round(max(hits), 2) if hits else None
+    total = max(ct for ct, _, _ in rows)
+    longest = sorted(rows, reverse=True)[:top]
+    return {
+        "profiled_total_s": round(total, 2),
+        "parts_s": parts,
+        "top_cumulative": [(round(ct, 2), short) for ct, _, short in longest],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--mode", choices=("train", "infer"), default="train")
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--prof", type=Path, help="keep the profile here (pstats)")
+    p.add_argument("--top", type=int, default=60)
+    a = p.parse_args(argv)
+    home = tempfile.mkdtemp(prefix="zbench-start-split-")
+    env = runs.child_env({"ZBENCH_HOME": home})
+    for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
+        env.pop(var, None)
+    argv_run = ["resnet50", "--preset", "max", "--mode", a.mode, "--batch-size", str(a.batch),
+                "--steps", "20", "--warmup", "5", "--repeat", "1"]  # fmt: skip
+    log = Path(home) / "runs.log"
+    out: dict[str, object] = {}
+    for name in ("cold", "warm"):
+        res = runs.zbench(argv_run, log, 600, env)
+        out[name] = {k: res.get(k) for k in ("to_measure_s", "marks_s", "compile_s", "samples_per_s",
+                                              "process_s", "error")}  # fmt: skip
+        print(f"{name}: {json.dumps(out[name])}", flush=True)
+    prof = a.prof or Path(home) / "warm.prof"
+    prof.parent.mkdir(parents=True, exist_ok=True)
+    events = Path(home) / "events.jsonl"
+    t0 = time.perf_counter()
+    cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "zbench.runners", *argv_run,
+           "--events", str(events)]  # fmt: skip
+    rc = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, check=False).returncode
+    out["profiled"] = {"rc": rc, "wall_s": round(time.perf_counter() - t0, 2)}
+    if rc == 0 and prof.exists():
+        out["profiled"].update(summary(prof, a.top))  # type: ignore[union-attr]
+        print(json.dumps(out["profiled"], indent=1), flush=True)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
