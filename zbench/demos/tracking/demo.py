@@ -239,8 +239,8 @@ def _source(o: TrackingOptions, device, emit: Emit) -> Source:
             return Source(pipeline.generated(cfg, device), cfg.fps, name, cfg.frames)
         emit("phase", phase="render", detail=f"{cfg.frames} frames, before tracking")
         t0 = time.perf_counter()
-        frames = list(pipeline.generated(cfg, device))
-        return Source(frames, cfg.fps, name, cfg.frames, round(time.perf_counter() - t0, 2))
+        rendered = list(pipeline.generated(cfg, device))
+        return Source(rendered, cfg.fps, name, cfg.frames, round(time.perf_counter() - t0, 2))
     if o.input.startswith("webcam:"):
         cam = int(o.input.split(":", 1)[1])
         return Source(pipeline.video(cam, device, o.frames, gt), 30.0, "webcam", o.frames)
@@ -318,7 +318,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         # The device detects and embeds the next chunk while the host tracks, draws and writes.
-        pipe.run_batched(src.frames, o.batch, WARMUP_CHUNKS, show)
+        pipe.run_batched(src.frames, o.batch or 1, WARMUP_CHUNKS, show)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a webcam runs until stopped; keep its tracks
         stopped = True
     finally:

@@ -404,10 +404,10 @@ class Pipeline:
         marks = _Marks(images[0].device)  # type: ignore[union-attr]
         marks.mark()
         x = to_unit(torch.stack(images + images[-1:] * (batch - len(chunk))))  # type: ignore[arg-type]
-        found = self.detector.batch(x)[: len(chunk)]  # type: ignore[union-attr]
+        found = self.detector.batch(x)[: len(chunk)]  # type: ignore[attr-defined]
         marks.mark()
         boxes = [b for b, _ in found]
-        feats = self.embedder.batch(x[: len(chunk)], boxes)  # type: ignore[union-attr]
+        feats = self.embedder.batch(x[: len(chunk)], boxes)  # type: ignore[attr-defined]
         packed = torch.cat(
             [torch.cat(boxes).float(), torch.cat([s for _, s in found]).float()[:, None], feats],
             dim=1,
