@@ -37,7 +37,9 @@ def _pipe(models) -> pipeline.Pipeline:
 
 
 def test_chunks_give_the_serial_detections_features_and_tracks_on_the_cpu(models, frames):
-    """fp32 on the CPU: batching changes no number, so tracks are equal, not merely close."""
+    """fp32 on the CPU: the same detections and features up to rounding (oneDNN may pick another
+    convolution algorithm for another batch size; here they come out bit-equal), and the same
+    tracks."""
     serial = _pipe(models)
     for f in frames:
         serial.step(f)
@@ -61,9 +63,9 @@ def test_chunks_give_the_serial_detections_features_and_tracks_on_the_cpu(models
     for t, (tlwh, score, feat) in serial.save_detections.items():
         b_tlwh, b_score, b_feat = batched.save_detections[t]
         assert len(tlwh) > 0
-        np.testing.assert_array_equal(b_tlwh, tlwh)
-        np.testing.assert_array_equal(b_score, score)
-        np.testing.assert_array_equal(b_feat, feat)
+        np.testing.assert_allclose(b_tlwh, tlwh, rtol=1e-5, atol=1e-3)
+        np.testing.assert_allclose(b_score, score, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(b_feat, feat, rtol=1e-4, atol=1e-5)
     assert batched.results == serial.results and len({r[1] for r in serial.results}) > 3
     times = batched.times
     assert (times.warmup_frames, times.frames) == (4, 6)  # the warm-up chunk is timed apart
