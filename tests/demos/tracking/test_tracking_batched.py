@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,20 @@ def test_a_run_no_longer_than_the_warm_up_is_timed_whole(models, frames):
 def test_a_batch_below_one_is_refused(models, frames):
     with pytest.raises(ValueError, match="batch must be >= 1"):
         _pipe(models).run_batched(frames, batch=0)
+
+
+def test_the_tracker_thread_runs_at_the_short_switch_interval_and_it_is_restored(models, frames):
+    seen: list[float] = []
+    before = sys.getswitchinterval()
+    _pipe(models).run_batched(
+        frames[:2], 2, on_tracks=lambda *_: seen.append(sys.getswitchinterval())
+    )
+    assert seen == pytest.approx([pipeline.SWITCH_INTERVAL_S] * 2) and before > 1e-3
+    assert sys.getswitchinterval() == before
+    _pipe(models).run_batched(
+        frames[:1],
+        1,
+        on_tracks=lambda *_: seen.append(sys.getswitchinterval()),
+        switch_interval=None,
+    )
+    assert seen[-1] == before

@@ -144,7 +144,7 @@ def test_benchmark_smoke_writes_json(tmp_path):
     res = json.loads(out.read_text())
     assert set(res["end_to_end"]) == {"deepsort", "bytetrack", "fused"}
     modes = res["end_to_end"]["deepsort"]["modes"]
-    assert list(modes) == [m for m, _, _ in tracking.MODES]
+    assert list(modes) == [m[0] for m in tracking.MODES]
     for m in modes.values():
         assert m["fps"]["end_to_end"] > 0 and 0 <= m["metrics"]["HOTA"] <= 1
     # One frame at a time, in a thread or not, the tracks are the serial ones; in chunks the CPU's
