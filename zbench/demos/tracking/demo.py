@@ -347,7 +347,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         "output_fps": (
             round(pipe.times.frames / pipe.times.output, 1) if pipe.times.output > 0 else None
         ),
-        "wall_s": round(wall_s, 3),  # the tracking call, warm-up and the video file's closing in
+        "wall_s": round(wall_s, 3),  # the tracking call: warm-up and video writing included
         "render_s": src.render_s,
         "detections_per_frame": round(pipe.times.detections / max(pipe.times.frames, 1), 1),
         "tracks": len(pipe.ids),
