@@ -6,7 +6,9 @@
 1. Train the detector (2/3 of --minutes) and the re-id embedder (1/3) on rendered scenes; AP@0.5
    on held-out 1080p frames (figures under 30 % visible ignored).
 2. End to end on 1080p frames with --targets figures, pre-rendered on the device (so the renderer
-   is not timed): detector, embedder, tracker and the whole chain, bf16, batch-1 streaming.
+   is not timed): detector, embedder, tracker and the whole chain, bf16; stages in turn, overlapped
+   with a tracker thread, and in chunks of 4 and 8 frames (`Pipeline.run_batched`), each with its
+   HOTA/MOTA/IDF1. `--skip-association` leaves out step 4 (speed only).
 3. Tracker alone on the CPU at --targets figures, identical jittered-truth detections and features:
    our Deep SORT, our ByteTrack, deep-sort-realtime (the published algorithm's maintained port).
 4. Association quality on --sequences generated sequences, identical detections (jittered truth with
@@ -57,6 +59,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--checkpoint-dir", type=Path, help="load detector.pt/embedder.pt, skip training"
     )
+    p.add_argument(
+        "--skip-association",
+        action="store_true",
+        help="speed only: skip the association-quality sequences (step 4)",
+    )
     p.add_argument("--smoke", action="store_true", help="tiny frames and models (CPU test)")
     p.add_argument("--out", type=Path, required=True, help="JSON results path")
     p.add_argument("--out-dir", type=Path, required=True, help="checkpoints and result files")
@@ -100,38 +107,55 @@ def models(a, device, size):
     return dmodel, emodel, info
 
 
+# End-to-end modes: (name, CUDA graph for the backbone, frames per chunk (None: stages in turn),
+# Python's thread switch interval in the chunked runs (pipeline.SWITCH_INTERVAL_S; None: Python's
+# own 5 ms, to show what the GIL hand-over costs the launching thread)).
+MODES = (
+    ("eager", False, None, None),
+    ("serial", True, None, None),
+    ("overlapped", True, 1, pipeline.SWITCH_INTERVAL_S),
+    ("overlapped_switch5ms", True, 1, None),
+    ("batch4", True, 4, pipeline.SWITCH_INTERVAL_S),
+    ("batch8", True, 8, pipeline.SWITCH_INTERVAL_S),
+    ("batch8_switch5ms", True, 8, None),
+)
+
+
 def end_to_end(a, device, dmodel, emodel, tracker_name: str, frames) -> dict:
-    """Stages in turn with the eager detector, then with the backbone replayed from a CUDA graph
-    (the demo's default on a GPU), then overlapped (tracker thread); the same tracks each time."""
-    warm = 3 if a.smoke else 20
+    """Each mode on the same frames after the same warm-up frames (same tracker state): stages in
+    turn with the eager detector, then with the backbone replayed from a CUDA graph (the serial
+    reference), then overlapped (tracker thread) one frame at a time and in chunks of 4 and 8.
+    HOTA/MOTA/IDF1 per mode over the frames after the warm-up; bf16 batches may round differently
+    from batch 1, so the tracks can differ slightly from the serial ones."""
+    warm = 4 if a.smoke else 24  # whole chunks of 4 and 8
     gt = np.concatenate([f.gt for f in frames[warm:]])
-    out: dict = {}
+    out: dict = {"warmup_frames": warm, "modes": {}}
     rows: dict[str, np.ndarray] = {}
-    for mode, graphs in (("eager", False), ("serial", True), ("overlapped", True)):
+    for mode, graphs, batch, switch in MODES:
         tracker = pipeline.make_tracker(tracker_name, DeepSortParams(), ByteTrackParams())
         detector = det.Detector(dmodel, graphs=graphs)
         pipe = pipeline.Pipeline(tracker, detector, Embedder(emodel), "model")
-        for f in frames[:warm]:
-            pipe.step(f)
-        pipe.times = pipeline.StageTimes()
-        pipe.results.clear()
-        if mode == "overlapped":
-            pipe.run_overlapped(frames[warm:])
-            out["overlapped_fps"] = pipe.times.fps()["end_to_end"]
-        else:
+        r: dict = {}
+        if batch is None:
+            for f in frames[:warm]:
+                pipe.step(f)
+            pipe.times = pipeline.StageTimes()
             for f in frames[warm:]:
                 pipe.step(f)
-        rows[mode] = np.array(pipe.results)
-        if mode == "eager":
-            out["fps_eager_detector"] = pipe.times.fps()
-        elif mode == "serial":
-            out["fps"] = pipe.times.fps()
+        else:
+            pipe.run_batched(frames, batch, warm // batch, switch_interval=switch)
+            r["warmup_s"] = round(pipe.times.warmup, 3)
+        res = np.array(pipe.results).reshape(-1, 6)
+        rows[mode] = res[res[:, 0] > warm]
+        r["fps"] = pipe.times.fps()
+        r["detections_per_frame"] = round(pipe.times.detections / max(pipe.times.frames, 1), 1)
+        r["metrics"] = metrics.evaluate(gt, rows[mode])
+        if mode == "serial":
             out["detector_cuda_graphs"] = detector.graphed
             out["detector_graph_error"] = detector.graph_error
-            out["detections_per_frame"] = round(pipe.times.detections / pipe.times.frames, 1)
-            out["metrics"] = metrics.evaluate(gt, rows[mode].reshape(-1, 6))
-    out["graphs_same_tracks"] = bool(np.array_equal(rows["eager"], rows["serial"]))
-    out["overlapped_same_tracks"] = bool(np.array_equal(rows["overlapped"], rows["serial"]))
+        out["modes"][mode] = r
+    for mode, r in out["modes"].items():
+        r["same_tracks_as_serial"] = bool(np.array_equal(rows[mode], rows["serial"]))
     return out
 
 
@@ -241,8 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     del frames
     log(f"[3/4] tracker alone on the CPU, {a.targets} targets")
     res["tracker_alone"] = tracker_alone(a, a.targets)
-    log(f"[4/4] association quality, {a.sequences} sequences x {a.seq_frames} frames")
-    res["association"] = association(a, device, emodel)
+    if a.skip_association:
+        log("[4/4] association quality: skipped (--skip-association)")
+    else:
+        log(f"[4/4] association quality, {a.sequences} sequences x {a.seq_frames} frames")
+        res["association"] = association(a, device, emodel)
 
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(res, indent=2))
@@ -255,16 +282,21 @@ def print_table(res: dict) -> None:
         f"\ndevice {res['device']}  detector AP@0.5 {res['detector_ap50_1080p']:.3f}  training {res['training']}"
     )
     for name, r in res["end_to_end"].items():
-        f, m, e = r["fps"], r["metrics"], r["fps_eager_detector"]
-        print(f"e2e {name:10s} det {f['detector']} emb {f['embedder']} trk {f['tracker']} "
-              f"end-to-end {f['end_to_end']} (overlapped {r['overlapped_fps']}) FPS  "
-              f"HOTA {m['HOTA']:.3f} MOTA {m['MOTA']:.3f} IDF1 {m['IDF1']:.3f}")  # fmt: skip
-        print(f"    eager detector: det {e['detector']} end-to-end {e['end_to_end']} FPS; "
-              f"CUDA graphs {r['detector_cuda_graphs']} ({r['detector_graph_error'] or 'no error'}); "
-              f"same tracks: graphs {r['graphs_same_tracks']}, "
-              f"overlapped {r['overlapped_same_tracks']}")  # fmt: skip
+        print(
+            f"e2e {name} at batch 1 and in chunks, frames/s after {r['warmup_frames']} warm-up "
+            f"frames; CUDA graphs {r['detector_cuda_graphs']} "
+            f"({r['detector_graph_error'] or 'no error'})"
+        )
+        for mode, m in r["modes"].items():
+            f, q = m["fps"], m["metrics"]
+            print(
+                f"    {mode:14s} det {f['detector']} emb {f['embedder']} trk {f['tracker']} "
+                f"end-to-end {f['end_to_end']}  HOTA {q['HOTA']:.3f} MOTA {q['MOTA']:.3f} "
+                f"IDF1 {q['IDF1']:.3f}  same tracks as serial {m['same_tracks_as_serial']}"
+                + (f"  warm-up {m['warmup_s']} s" if "warmup_s" in m else "")
+            )
     print(f"tracker alone (CPU, frames/s): {res['tracker_alone']}")
-    for name, m in res["association"].items():
+    for name, m in res.get("association", {}).items():
         if isinstance(m, dict):
             print(
                 f"assoc {name:20s} HOTA {m['HOTA']:.3f} MOTA {m['MOTA']:.3f} IDF1 {m['IDF1']:.3f} IDSW {m['IDSW']}"

@@ -55,6 +55,9 @@ class Demo:
 # The lengths of the demos' own inputs when `--frames` is not given (a file is used whole).
 MOTION_SCRIPT_FRAMES = 150  # the scripted performance
 TRACKING_GENERATED_FRAMES = 300  # a generated sequence
+# Frames per detector and embedder call when tracking a file, a folder or a generated sequence (a
+# webcam is tracked frame by frame, for latency).
+TRACKING_BATCH = 8
 
 _DEVICE = Opt("device", "choice", "cuda", "cuda or cpu", choices=("cuda", "cpu"))
 _SEED = Opt("seed", "int", 0, "random seed")
@@ -202,6 +205,14 @@ TRACKING = Demo(
             "deepsort (as published), bytetrack, or fused (two passes, appearance + motion)",
             choices=("deepsort", "bytetrack", "fused"),
         ),
+        Opt(
+            "batch",
+            "int",
+            None,
+            f"frames per detector and embedder call (default {TRACKING_BATCH}; 1 for a webcam)",
+            low=1,
+            high=64,
+        ),
         Opt("gt", "str", None, "ground truth (MOT gt.txt) to score with; a MOT folder's own gt"),
         Opt("out", "str", None, "results folder (default: under ZBENCH_HOME)"),
         Opt("checkpoint", "str", None, "model folder (default: under ZBENCH_HOME)"),
@@ -212,10 +223,14 @@ TRACKING = Demo(
     view="boxes",
     mode=lambda o: str(o.get("tracker", "deepsort")),
     summary=(
-        ("Frames/s (end to end)", "fps.end_to_end"),
+        ("Tracking frames/s (end to end, after warm-up)", "fps.end_to_end"),
         ("Frames/s (detector)", "fps.detector"),
         ("Frames/s (embedder)", "fps.embedder"),
         ("Frames/s (tracker)", "fps.tracker"),
+        ("Frames/s (drawing and video writing)", "output_fps"),
+        ("Warm-up (graph capture, first calls), s", "warmup_s"),
+        ("Tracking wall time (warm-up and video included), s", "wall_s"),
+        ("Rendering the generated frames beforehand, s", "render_s"),
         ("HOTA", "metrics.HOTA"),
         ("MOTA", "metrics.MOTA"),
         ("IDF1", "metrics.IDF1"),

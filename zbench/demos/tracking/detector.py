@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from zbench.demos.tracking.boxes import iou_matrix
+from zbench.demos.tracking.scene import to_unit
 
 
 class Bf16Backbone(nn.Module):
@@ -136,12 +137,20 @@ class Detector:
     def graph_error(self) -> str | None:
         return getattr(getattr(self.model, "backbone", None), "graph_error", None)
 
-    @torch.inference_mode()
     def __call__(self, image: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Boxes ``[N, 4]`` tlbr and scores ``[N]`` as device tensors (no host sync)."""
-        x = image.to(self.device, non_blocking=True).float().div_(255)
-        out = self.model([x])[0]
-        return out["boxes"], out["scores"]
+        """Boxes ``[N, 4]`` tlbr and scores ``[N]`` of one uint8 frame, as device tensors."""
+        return self.batch(to_unit(image.to(self.device, non_blocking=True))[None])[0]
+
+    @torch.inference_mode()
+    def batch(self, frames: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Boxes and scores per frame of ``[B, 3, H, W]`` frames in [0, 1], in one model call.
+
+        torchvision resizes each frame alone and pads the batch to one shape (equal frames get
+        equal padding), so the backbone sees ``[B, 3, h, w]`` (its CUDA graph is keyed on B); the
+        proposal and box heads keep each frame's boxes apart.
+        """
+        outs = self.model(list(frames.to(self.device)))
+        return [(o["boxes"], o["scores"]) for o in outs]
 
 
 def tlbr_to_tlwh(boxes: np.ndarray) -> np.ndarray:

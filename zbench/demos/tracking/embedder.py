@@ -11,6 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from zbench.demos.tracking.scene import to_unit
+
 CROP_HW = (128, 64)
 FEATURE_DIM = 128
 
@@ -69,13 +71,23 @@ class ReidNet(nn.Module):
 
 def crop(image: torch.Tensor, tlbr: torch.Tensor) -> torch.Tensor:
     """Crops ``[N, 3, 128, 64]`` in [0, 1] from a uint8 ``[3, H, W]`` frame and tlbr boxes."""
+    return crop_batch(to_unit(image[None]), [tlbr])
+
+
+def crop_batch(frames: torch.Tensor, tlbr: list[torch.Tensor]) -> torch.Tensor:
+    """Crops of every frame's boxes, frame by frame, from ``[B, 3, H, W]`` frames in [0, 1].
+
+    One ``roi_align`` for the whole batch: each box row carries its frame's index.
+    """
     from torchvision.ops import roi_align
 
-    if len(tlbr) == 0:
-        return image.new_zeros((0, 3, *CROP_HW), dtype=torch.float32)
-    rois = torch.cat([tlbr.new_zeros(len(tlbr), 1), tlbr.float()], dim=1)
-    x = image[None].float().div_(255)
-    return roi_align(x, rois, CROP_HW, spatial_scale=1.0, sampling_ratio=2, aligned=True)
+    n = sum(len(b) for b in tlbr)
+    if n == 0:
+        return frames.new_zeros((0, 3, *CROP_HW), dtype=torch.float32)
+    index = torch.cat([torch.full((len(b),), i, dtype=torch.float32) for i, b in enumerate(tlbr)])
+    boxes = torch.cat([b.float() for b in tlbr])
+    rois = torch.cat([index.to(boxes.device)[:, None], boxes], dim=1)
+    return roi_align(frames, rois, CROP_HW, spatial_scale=1.0, sampling_ratio=2, aligned=True)
 
 
 class Embedder:
@@ -86,9 +98,15 @@ class Embedder:
         self.device = next(model.parameters()).device
         self.bf16 = bf16 and self.device.type == "cuda"
 
-    @torch.inference_mode()
     def __call__(self, image: torch.Tensor, tlbr: torch.Tensor) -> torch.Tensor:
-        x = crop(image.to(self.device), tlbr.to(self.device))
+        """Features of one uint8 ``[3, H, W]`` frame's tlbr boxes."""
+        return self.batch(to_unit(image.to(self.device)[None]), [tlbr])
+
+    @torch.inference_mode()
+    def batch(self, frames: torch.Tensor, tlbr: list[torch.Tensor]) -> torch.Tensor:
+        """Features of all boxes of ``[B, 3, H, W]`` frames in [0, 1], frame after frame, in one
+        call of the network; ``tlbr[i]`` are frame i's boxes."""
+        x = crop_batch(frames.to(self.device), [b.to(self.device) for b in tlbr])
         if len(x) == 0:
             return x.new_zeros((0, FEATURE_DIM))
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):

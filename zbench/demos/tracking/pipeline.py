@@ -2,13 +2,16 @@
 
 Sources yield `Frame`s: an image (uint8 ``[3, H, W]`` tensor on the device, or None when
 detections come from a file), the ground truth rows when known, and precomputed detections
-(public det.txt, Deep SORT .npy files) when given. Stage times are wall clock with the device
-synchronised at each stage's end, so they add up to the end-to-end time per frame.
+(public det.txt, Deep SORT .npy files) when given. `Pipeline.step` runs the stages in turn on one
+frame; `Pipeline.run_batched` detects and embeds frames in chunks while a second thread tracks
+them (`StageTimes` says what each figure means in either case).
 """
 
 from __future__ import annotations
 
+import itertools
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -22,7 +25,7 @@ from zbench.demos.tracking import mot_io
 from zbench.demos.tracking.bytetrack import ByteTracker, ByteTrackParams
 from zbench.demos.tracking.deepsort import DeepSortParams, DeepSortTracker, TrackOut
 from zbench.demos.tracking.fused import FusedParams, FusedTracker
-from zbench.demos.tracking.scene import FrameTruth, Scene, SceneConfig
+from zbench.demos.tracking.scene import FrameTruth, Scene, SceneConfig, to_unit
 
 
 @dataclass
@@ -123,6 +126,17 @@ def noisy_truth(
     return np.concatenate([box, fp]), np.concatenate([score, rng.uniform(0.1, 0.6, n_fp)]), ids
 
 
+def _tlwh(tlbr: np.ndarray) -> np.ndarray:
+    return np.concatenate([tlbr[:, :2], tlbr[:, 2:] - tlbr[:, :2]], axis=1)
+
+
+# Python's thread switch interval while the tracker thread runs beside the launching one. Each torch
+# call releases the GIL; when the tracker thread takes it, the launching thread waits until the
+# tracker releases it, up to the interval (5 ms by default). On a CPU, 3,000 small torch calls took
+# 8 ms alone, 5.3 s beside a busy Python thread at 5 ms and 0.13 s at 0.1 ms.
+SWITCH_INTERVAL_S = 1e-4
+
+
 TRACKERS = ("deepsort", "bytetrack", "fused")
 
 
@@ -144,7 +158,18 @@ def make_tracker(name: str, deepsort: DeepSortParams, byte: ByteTrackParams, fps
 
 @dataclass
 class StageTimes:
-    """Seconds spent per stage over the frames processed."""
+    """Seconds spent per stage over the frames timed, and what the timing left out.
+
+    `Pipeline.step` (stages in turn): wall clock with the device synchronised at each stage's end,
+    so the stages add up to ``total``. `Pipeline.run_batched` (chunks of frames, a tracker thread):
+    ``detector`` and ``embedder`` are each chunk's span on the device, from the stage's turn on
+    the stream to its last kernel, the embedder's including the one host copy (CUDA events; wall
+    clock on the CPU, where the calls are synchronous); ``tracker`` is the tracker's wall clock in
+    its thread; ``output`` the seconds of the per-frame callback there (drawing, video writing).
+    These overlap, so they add up to more than ``total``, the wall time after the warm-up; each
+    stage's rate is what it would sustain alone. ``warmup`` is the wall time of the first chunks
+    (CUDA-graph capture, first calls), over ``warmup_frames`` frames, timed apart.
+    """
 
     detector: float = 0.0
     embedder: float = 0.0
@@ -152,6 +177,9 @@ class StageTimes:
     total: float = 0.0
     frames: int = 0
     detections: int = 0
+    output: float = 0.0
+    warmup: float = 0.0
+    warmup_frames: int = 0
 
     def fps(self) -> dict[str, float | None]:
         def rate(s: float) -> float | None:
@@ -163,6 +191,46 @@ class StageTimes:
             "tracker": rate(self.tracker),
             "end_to_end": rate(self.total),
         }
+
+
+class _Marks:
+    """Points in a stream of device work, and the seconds between them once the work is done:
+    CUDA events on a GPU (timed on the device, no host sync), wall clock on the CPU."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.cuda = device.type == "cuda"
+        self.points: list = []
+
+    def mark(self) -> None:
+        if self.cuda:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            self.points.append(event)
+        else:
+            self.points.append(time.perf_counter())
+
+    def wait(self) -> None:
+        """Until the work before the last mark is done (releases the GIL while it waits)."""
+        if self.cuda:
+            self.points[-1].synchronize()
+
+    def spans(self) -> list[float]:
+        """Seconds between consecutive marks; call after `wait`."""
+        a, b = self.points[:-1], self.points[1:]
+        if self.cuda:
+            return [x.elapsed_time(y) / 1000 for x, y in zip(a, b, strict=True)]
+        return [y - x for x, y in zip(a, b, strict=True)]
+
+
+@dataclass
+class _Chunk:
+    """A chunk's frames and what the device gave for them, ready to track once `marks` say so."""
+
+    frames: list[Frame]
+    counts: list[int] | None = None  # detections per frame, packed in `host` (None: `given`)
+    host: torch.Tensor | None = None  # [sum(counts), 4 + 1 + 128]: tlbr, score, feature
+    given: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # per-frame `detect`
+    marks: _Marks | None = None
 
 
 @dataclass
@@ -215,17 +283,22 @@ class Pipeline:
                 raise ValueError("no embedder and no features for this input")
             feats = self.embedder(img, tlbr.to(img.device))  # type: ignore[operator]
         if tlwh is None or scores is None:  # detector output: one host copy of each
-            tlbr_np = tlbr.float().cpu().numpy()
-            tlwh = np.concatenate([tlbr_np[:, :2], tlbr_np[:, 2:] - tlbr_np[:, :2]], axis=1)
+            tlwh = _tlwh(tlbr.float().cpu().numpy())
             scores = score_t.float().cpu().numpy()
         feats_np = feats.float().cpu().numpy() if isinstance(feats, torch.Tensor) else feats
         t2 = time.perf_counter()
         self.times.detector += t1 - t0
         self.times.embedder += t2 - t1
+        return self._keep(frame.index, tlwh, scores, feats_np)
+
+    def _keep(
+        self, index: int, tlwh: np.ndarray, scores: np.ndarray, feats: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A frame's detections on the host: counted, saved when asked."""
         self.times.detections += len(tlwh)
         if self.save_detections is not None:
-            self.save_detections[frame.index] = (np.asarray(tlwh), np.asarray(scores), feats_np)
-        return np.asarray(tlwh), np.asarray(scores), np.asarray(feats_np)
+            self.save_detections[index] = (np.asarray(tlwh), np.asarray(scores), feats)
+        return np.asarray(tlwh), np.asarray(scores), np.asarray(feats)
 
     def track(
         self, index: int, tlwh: np.ndarray, scores: np.ndarray, feats: np.ndarray
@@ -247,45 +320,134 @@ class Pipeline:
         self.times.total += time.perf_counter() - t0
         return tracks, tlwh, scores
 
-    def run_overlapped(
+    def run_batched(
         self,
         frames: Iterable[Frame],
+        batch: int = 1,
+        warmup: int = 0,
         on_tracks: Callable[[Frame, list[TrackOut]], None] | None = None,
+        switch_interval: float | None = SWITCH_INTERVAL_S,
     ) -> float:
-        """Detector and embedder on frame t+1 while a second thread tracks frame t.
+        """Detect and embed ``batch`` frames at a time while a second thread tracks the last chunk.
 
-        The device work of the next frame proceeds while the tracker runs on the host (the CUDA
-        calls release the GIL); tracks come out in frame order, each frame's handed to
-        ``on_tracks`` in the tracker's thread (the demo writes its video and live view there).
-        Returns the wall time, which also goes to ``times.total``.
+        Per chunk: one detector call on the ``[B, 3, H, W]`` frames (a short last chunk is padded
+        with its last frame, so the backbone's CUDA graph for B serves it), one ``roi_align`` and
+        one embedder call over all their boxes, one device-to-host copy of boxes, scores and
+        features. The copy is not waited for here: the next chunk's work is queued behind it while
+        the tracker thread waits for it (CUDA calls release the GIL), then tracks the frames
+        strictly in order and hands each to ``on_tracks`` (the demo draws and writes video there).
+        Frames with given detections, ``mode="truth"`` or frames of unequal sizes go through
+        `detect` one at a time. The first ``warmup`` chunks are timed apart (``times`` starts
+        afresh after them, with their seconds in ``times.warmup``); a run of no more chunks than
+        that is timed whole. Python's thread switch interval is ``switch_interval`` during the
+        call (None: left as it is; see `SWITCH_INTERVAL_S`). Returns the wall time of the call.
         """
-        work: queue.Queue = queue.Queue(maxsize=2)
+        if batch < 1:
+            raise ValueError(f"batch must be >= 1, got {batch}")
+        work: queue.Queue[_Chunk | None] = queue.Queue(maxsize=2)
         failure: list[BaseException] = []
 
         def tracker_loop() -> None:
-            while (item := work.get()) is not None:
-                if not failure:
-                    try:
-                        frame, rest = item[0], item[1:]
-                        tracks = self.track(frame.index, *rest)
-                        if on_tracks is not None:
-                            on_tracks(frame, tracks)
-                    except BaseException as exc:  # reported in the caller's thread
-                        failure.append(exc)
+            while (chunk := work.get()) is not None:
+                try:
+                    if not failure:
+                        self._track_chunk(chunk, on_tracks)
+                except BaseException as exc:  # reported in the caller's thread
+                    failure.append(exc)
+                finally:
+                    work.task_done()
 
         thread = threading.Thread(target=tracker_loop, name="tracker", daemon=True)
-        t0 = time.perf_counter()
+        source: Iterator[Frame] = iter(frames)
+        chunk: list[Frame] = []
+        interval = sys.getswitchinterval()
+        if switch_interval is not None:
+            sys.setswitchinterval(switch_interval)
+        start = timed_from = time.perf_counter()
         thread.start()
         try:
-            for frame in frames:
-                if failure:
+            for n in itertools.count(1):
+                chunk = []
+                for frame in itertools.islice(source, batch):
+                    chunk.append(frame)
+                if not chunk or failure:
                     break
-                work.put((frame, *self.detect(frame)))
+                work.put(self._detect_chunk(chunk, batch))
+                chunk = []
+                if n == warmup:
+                    ahead = next(source, None)  # is there a frame left to time?
+                    if ahead is None:
+                        break
+                    source = itertools.chain([ahead], source)
+                    work.join()  # tracked, so their device work is done too
+                    timed_from = time.perf_counter()
+                    self.times = StageTimes(
+                        warmup=timed_from - start, warmup_frames=self.times.frames
+                    )
+        except KeyboardInterrupt:  # Ctrl-C while reading a chunk: its frames read are tracked
+            if chunk and not failure:
+                work.put(self._detect_chunk(chunk, batch))
+            raise
         finally:  # also on Ctrl-C: the frames already detected are tracked and timed
             work.put(None)
             thread.join()
-            wall = time.perf_counter() - t0
-            self.times.total += wall
+            end = time.perf_counter()
+            self.times.total += end - timed_from
+            sys.setswitchinterval(interval)
         if failure:
             raise failure[0]
-        return wall
+        return end - start
+
+    def _batchable(self, chunk: list[Frame]) -> bool:
+        shape = chunk[0].image.shape if chunk[0].image is not None else None
+        return (
+            self.mode == "model"
+            and self.detector is not None
+            and self.embedder is not None
+            and shape is not None
+            and all(
+                f.detections is None and f.image is not None and f.image.shape == shape
+                for f in chunk
+            )
+        )
+
+    def _detect_chunk(self, chunk: list[Frame], batch: int) -> _Chunk:
+        if not self._batchable(chunk):
+            return _Chunk(chunk, given=[self.detect(f) for f in chunk])
+        images = [f.image for f in chunk]
+        marks = _Marks(images[0].device)  # type: ignore[union-attr]
+        marks.mark()
+        x = to_unit(torch.stack(images + images[-1:] * (batch - len(chunk))))  # type: ignore[arg-type]
+        found = self.detector.batch(x)[: len(chunk)]  # type: ignore[attr-defined]
+        marks.mark()
+        boxes = [b for b, _ in found]
+        feats = self.embedder.batch(x[: len(chunk)], boxes)  # type: ignore[attr-defined]
+        packed = torch.cat(
+            [torch.cat(boxes).float(), torch.cat([s for _, s in found]).float()[:, None], feats],
+            dim=1,
+        )
+        host = packed.to("cpu", non_blocking=True)  # into pinned memory on a GPU; waited for later
+        marks.mark()
+        return _Chunk(chunk, [len(b) for b in boxes], host, marks=marks)
+
+    def _track_chunk(
+        self, chunk: _Chunk, on_tracks: Callable[[Frame, list[TrackOut]], None] | None
+    ) -> None:
+        given = chunk.given
+        if given is None:
+            assert chunk.marks is not None and chunk.host is not None and chunk.counts is not None
+            chunk.marks.wait()
+            detector_s, embedder_s = chunk.marks.spans()
+            self.times.detector += detector_s
+            self.times.embedder += embedder_s
+            parts = np.split(chunk.host.numpy(), np.cumsum(chunk.counts)[:-1])
+            given = [
+                self._keep(f.index, _tlwh(p[:, :4]), p[:, 4], p[:, 5:])
+                for f, p in zip(chunk.frames, parts, strict=True)
+            ]
+        for frame, dets in zip(chunk.frames, given, strict=True):
+            tracks = self.track(frame.index, *dets)
+            if on_tracks is not None:
+                t0 = time.perf_counter()
+                on_tracks(frame, tracks)
+                self.times.output += time.perf_counter() - t0

@@ -278,6 +278,11 @@ def to_hwc(image: torch.Tensor) -> np.ndarray:
     return image.permute(1, 2, 0).contiguous().cpu().numpy()
 
 
+def to_unit(frames: torch.Tensor) -> torch.Tensor:
+    """uint8 frames (``[3, H, W]`` or ``[B, 3, H, W]``) as float32 in [0, 1], as the models take."""
+    return frames.float().div_(255)
+
+
 def write_sequence(folder: Path, cfg: SceneConfig, name: str | None = None) -> Path:
     """Render a sequence to a MOTChallenge folder: img1/*.jpg, gt/gt.txt, seqinfo.ini."""
     from zbench.demos.tracking import mot_io
