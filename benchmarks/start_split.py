@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=60)
     a = p.parse_args(argv)
     home = tempfile.mkdtemp(prefix="zbench-start-split-")
-    env = runs.child_env({"ZBENCH_HOME": home})
+    env = runs.with_bytecode(runs.child_env({"ZBENCH_HOME": home}), home)
     for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
         env.pop(var, None)
     argv_run = ["resnet50", "--preset", "max", "--mode", a.mode, "--batch-size", str(a.batch),

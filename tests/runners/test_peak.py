@@ -197,6 +197,28 @@ def test_freeze_for_inference_turns_on_inductor_freezing(monkeypatch: pytest.Mon
     assert inductor_config.freezing is True
 
 
+def test_kernel_tuning_only_under_max_on_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch")
+    import torch
+    import torch._inductor.config as inductor_config
+
+    from zbench.runners.torch import tuning
+    from zbench.runners.torch.adapter import TorchAdapter
+
+    adapter = TorchAdapter()
+    cfg = resolve(parse_args(["resnet50", "--preset", "max"])[0]).config
+    assert adapter._tunes_kernels(cfg) is False  # the adapter's device is the CPU until prepare
+    adapter.device = torch.device("cuda", 0)
+    assert adapter._tunes_kernels(cfg) is True
+    review = resolve(parse_args(["resnet50", "--preset", "review"])[0]).config
+    assert adapter._tunes_kernels(review) is False
+    monkeypatch.setenv("ZBENCH_COMPILE_BACKEND", "eager")
+    assert adapter._tunes_kernels(cfg) is False
+    monkeypatch.setattr(inductor_config, "coordinate_descent_tuning", False)
+    assert tuning.tune_kernels() == {"coordinate_descent_tuning": True}
+    assert inductor_config.coordinate_descent_tuning is True
+
+
 def test_search_keeps_the_fastest_and_records_ooms() -> None:
     torch = pytest.importorskip("torch")
     from zbench.runners.torch import tuning
@@ -286,6 +308,7 @@ def test_max_infer_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     result = check_stream(events)
     assert result["settings"]["graphs"] == "off" and result["settings"]["batch_search"] is None
     assert result["settings"]["freezing"] is False  # inductor freezing only on a GPU
+    assert result["settings"]["inductor"] is None  # kernel tuning only on a GPU
     assert result["batch_size"] == 2 and result["precision"] == "bf16"
 
 

@@ -131,6 +131,7 @@ def speed_settings(cfg: RunConfig, data: str, devices: Devices) -> dict[str, Any
         "grad_compression": None,
         "batch_search": None,
         "freezing": False,
+        "inductor": None,
     }
 
 

@@ -165,6 +165,7 @@ class TorchAdapter(Adapter):
             "grad_compression": None,
             "batch_search": None,
             "freezing": self._freezing(cfg),
+            "inductor": tuning.tune_kernels() if self._tunes_kernels(cfg) else None,
         }
         if self.distributed and cfg.mode == "train":
             opts = tuning.ddp_options(cfg.preset == "max")
@@ -180,6 +181,15 @@ class TorchAdapter(Adapter):
 
             torch._dynamo.config.automatic_dynamic_shapes = False
         return out
+
+    def _tunes_kernels(self, cfg: RunConfig) -> bool:
+        """Inductor's kernel tuning (tuning.MAX_INDUCTOR) under ``--preset max`` on a GPU."""
+        return (
+            cfg.preset == "max"
+            and bool(cfg.compile)
+            and self.device.type == "cuda"
+            and tuning.compile_backend() == "inductor"
+        )
 
     def _freezing(self, cfg: RunConfig) -> bool:
         """Inductor freezing under ``--preset max`` inference on a GPU (tuning.freeze_for_inference);
@@ -321,7 +331,12 @@ class TorchAdapter(Adapter):
             batches, source = tuning.candidates(candidates)
         except ValueError as exc:
             raise BadInput(str(exc)) from None
-        fields = {"graphs": self.graphs, "freezing": self._freezing(cfg), "gpus": self.world}
+        fields = {
+            "graphs": self.graphs,
+            "freezing": self._freezing(cfg),
+            "inductor": self.settings.get("inductor"),
+            "gpus": self.world,
+        }
         key = tuning.search_key(cfg, batches, fields)
         hit = tuning.cached_search(key) if self.rank == 0 else None
         if self.distributed:  # every rank takes rank 0's answer
