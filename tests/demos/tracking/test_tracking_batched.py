@@ -87,18 +87,23 @@ def test_a_batch_below_one_is_refused(models, frames):
         _pipe(models).run_batched(frames, batch=0)
 
 
-def test_the_tracker_thread_runs_at_the_short_switch_interval_and_it_is_restored(models, frames):
+def test_one_frame_chunks_run_at_the_short_switch_interval_and_it_is_restored(models, frames):
     seen: list[float] = []
     before = sys.getswitchinterval()
     _pipe(models).run_batched(
-        frames[:2], 2, on_tracks=lambda *_: seen.append(sys.getswitchinterval())
+        frames[:2], 1, on_tracks=lambda *_: seen.append(sys.getswitchinterval())
     )
     assert seen == pytest.approx([pipeline.SWITCH_INTERVAL_S] * 2) and before > 1e-3
     assert sys.getswitchinterval() == before
+    _pipe(models).run_batched(  # chunks of several frames keep Python's own interval
+        frames[:2], 2, on_tracks=lambda *_: seen.append(sys.getswitchinterval())
+    )
+    assert seen[-1] == pytest.approx(pipeline.PYTHON_SWITCH_INTERVAL_S)
     _pipe(models).run_batched(
         frames[:1],
         1,
         on_tracks=lambda *_: seen.append(sys.getswitchinterval()),
-        switch_interval=None,
+        switch_interval=2e-3,
     )
-    assert seen[-1] == before
+    assert seen[-1] == pytest.approx(2e-3)
+    assert sys.getswitchinterval() == before

@@ -133,8 +133,18 @@ def _tlwh(tlbr: np.ndarray) -> np.ndarray:
 # Python's thread switch interval while the tracker thread runs beside the launching one. Each torch
 # call releases the GIL; when the tracker thread takes it, the launching thread waits until the
 # tracker releases it, up to the interval (5 ms by default). On a CPU, 3,000 small torch calls took
-# 8 ms alone, 5.3 s beside a busy Python thread at 5 ms and 0.13 s at 0.1 ms.
+# 8 ms alone, 5.3 s beside a busy Python thread at 5 ms and 0.13 s at 0.1 ms. On one H200 (1080p,
+# 50 targets, benchmarks/tracking.py) the short interval paid at one frame per chunk (83.3, 82.0,
+# 100.4 frames/s for Deep SORT, ByteTrack, fused against 71.7, 75.6, 77.7 at 5 ms) and not at 8
+# (116.8, 184.5, 193.0 against 196.6, 220.5, 170.8): a chunk's launches are few and the tracker
+# thread, switched out every 0.1 ms, fell behind. So it is used for one-frame chunks only.
 SWITCH_INTERVAL_S = 1e-4
+PYTHON_SWITCH_INTERVAL_S = 5e-3  # Python's default
+
+
+def switch_interval_for(batch: int) -> float:
+    """The thread switch interval `Pipeline.run_batched` uses for ``batch`` frames a chunk."""
+    return SWITCH_INTERVAL_S if batch == 1 else PYTHON_SWITCH_INTERVAL_S
 
 
 TRACKERS = ("deepsort", "bytetrack", "fused")
@@ -326,7 +336,7 @@ class Pipeline:
         batch: int = 1,
         warmup: int = 0,
         on_tracks: Callable[[Frame, list[TrackOut]], None] | None = None,
-        switch_interval: float | None = SWITCH_INTERVAL_S,
+        switch_interval: float | None = None,
     ) -> float:
         """Detect and embed ``batch`` frames at a time while a second thread tracks the last chunk.
 
@@ -340,7 +350,7 @@ class Pipeline:
         `detect` one at a time. The first ``warmup`` chunks are timed apart (``times`` starts
         afresh after them, with their seconds in ``times.warmup``); a run of no more chunks than
         that is timed whole. Python's thread switch interval is ``switch_interval`` during the
-        call (None: left as it is; see `SWITCH_INTERVAL_S`). Returns the wall time of the call.
+        call (None: `switch_interval_for` the batch). Returns the wall time of the call.
         """
         if batch < 1:
             raise ValueError(f"batch must be >= 1, got {batch}")
@@ -361,8 +371,7 @@ class Pipeline:
         source: Iterator[Frame] = iter(frames)
         chunk: list[Frame] = []
         interval = sys.getswitchinterval()
-        if switch_interval is not None:
-            sys.setswitchinterval(switch_interval)
+        sys.setswitchinterval(switch_interval or switch_interval_for(batch))
         start = timed_from = time.perf_counter()
         thread.start()
         try:
