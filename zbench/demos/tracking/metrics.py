@@ -10,6 +10,8 @@ removed rather than counted as false positives; other non-pedestrian classes are
 
 from __future__ import annotations
 
+import contextlib
+import io
 from typing import Any
 
 import numpy as np
@@ -21,7 +23,10 @@ from zbench.demos.tracking.mot_io import rows_by_frame
 
 def _trackeval():
     try:
-        import trackeval.metrics as tm
+        # TrackEval's package import prints a line for each optional dataset class whose
+        # dependency is missing (BURST: pycocotools); only its metric classes are used here.
+        with contextlib.redirect_stdout(io.StringIO()):
+            import trackeval.metrics as tm
     except ImportError as exc:
         raise RuntimeError(
             "TrackEval is missing: pip install --no-deps trackeval (see docs/demos-tracking.md)"
