@@ -139,18 +139,26 @@ def _model(batch: int, stem_channels: int = 3) -> tuple[Any, Any, Any]:
     model = models.build("resnet50", 224)
     x, y = models.batch("resnet50", 224, batch, torch.device("cuda"), torch.channels_last)
     if stem_channels > 3:
-        # The same network: the extra input channels are zeros and so are their weights, whose
-        # gradients are then zero too (with weight decay and momentum they stay zero).
-        old = model.conv1
-        model.conv1 = torch.nn.Conv2d(stem_channels, old.out_channels, old.kernel_size,
-                                      old.stride, old.padding, bias=False)  # fmt: skip
-        with torch.no_grad():
-            model.conv1.weight.zero_()
-            model.conv1.weight[:, :3] = old.weight
-        pad = x.new_zeros((x.shape[0], stem_channels - 3, *x.shape[2:]))
-        x = torch.cat((x, pad), 1).contiguous(memory_format=torch.channels_last)
+        model, x = pad_stem(model, x, stem_channels)
     model = model.cuda().to(memory_format=torch.channels_last)
     return model, x, y
+
+
+def pad_stem(model: Any, x: Any, channels: int) -> tuple[Any, Any]:
+    """The same network on ``channels`` input channels: the extra channels of the input are zeros
+    and so are their weights in the first convolution, whose gradients are then zero too (with
+    weight decay and momentum they stay zero). MLPerf's NHWC ResNet-50 pads its input to 4."""
+    import torch
+
+    old = model.conv1
+    model.conv1 = torch.nn.Conv2d(
+        channels, old.out_channels, old.kernel_size, old.stride, old.padding, bias=False
+    ).to(old.weight.device)
+    with torch.no_grad():
+        model.conv1.weight.zero_()
+        model.conv1.weight[:, :3] = old.weight
+    pad = x.new_zeros((x.shape[0], channels - 3, *x.shape[2:]))
+    return model, torch.cat((x, pad), 1).contiguous(memory_format=torch.channels_last)
 
 
 def _maxpool_fallback() -> None:

@@ -4,10 +4,10 @@
 
 One fresh data directory (so zbench's compile cache starts empty): the cold run compiles and
 fills the cache, the warm run reuses it, and a third run, warm too, runs under cProfile. Prints the
-seconds from launch to each phase of the cold and warm runs, and the profiled run's cumulative
-seconds in the parts a start is made of (imports, CUDA, dynamo, the caches, cuDNN's autotuner,
-the capture). cProfile slows Python-heavy parts (dynamo's tracing) more than the rest: read its
-split as shares, and the unprofiled warm run for the total.
+seconds from launch to each phase of the cold and warm runs, and the profiled run's functions by
+self and cumulative time. cProfile slows Python-heavy parts (dynamo's tracing) more than the rest:
+read its split as shares, and the unprofiled warm run for the total. The runs reuse Python's
+bytecode from the first one, as an installed torch would (`runs.with_bytecode`).
 """
 
 from __future__ import annotations
@@ -27,41 +27,26 @@ if str(REPO) not in sys.path:
 
 from benchmarks.reference import runs  # noqa: E402
 
-# (label, substring of "file:function" in the profile): the parts named in the summary.
-PARTS = (
-    ("import torch", "torch/__init__.py:<module>"),
-    ("import torchvision", "torchvision/__init__.py:<module>"),
-    ("runner imports", "zbench/runners/__main__.py:<module>"),
-    ("environment facts", "envinfo.py:environment"),
-    ("prepare", "adapter.py:prepare"),
-    ("build model", "adapter.py:_model"),
-    ("batch search", "adapter.py:choose_batch"),
-    ("dynamo: convert frame", "convert_frame.py:_compile"),
-    ("AOTAutograd cache load", "autograd_cache.py:load"),
-    ("FX graph cache load", "codecache.py:load_with_key"),
-    ("inductor compile_fx", "compile_fx.py:compile_fx_inner"),
-    ("async compile pool", "async_compile.py:process_pool"),
-    ("graph capture", "graphs.py:_capture"),
-    ("cuDNN convolution (autotune)", "{built-in method torch.convolution}"),
-    ("cuDNN conv backward", "{built-in method torch._ops.aten.convolution_backward"),
-)
-
 
 def summary(prof: Path, top: int) -> dict[str, object]:
+    """The profile's functions by their own (self) time and by cumulative time. Self time is the
+    view that adds up here: dynamo's frame evaluation hides the outer frames' cumulative time from
+    cProfile (a warm run's harness functions showed almost none), while built-ins such as
+    ``compile`` (Python source to bytecode) and the CUDA calls keep theirs."""
     stats = pstats.Stats(str(prof))
-    rows = []
-    for (file, line, fn), (_cc, _nc, _tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
-        rows.append((ct, f"{file}:{fn}" if line else fn, f"{Path(file).name}:{line}:{fn}"))
-    parts = {}
-    for label, key in PARTS:
-        hits = [ct for ct, name, _ in rows if key in name or key in f"{{{name}}}"]
-        parts[label] = round(max(hits), 2) if hits else None
-    total = max(ct for ct, _, _ in rows)
-    longest = sorted(rows, reverse=True)[:top]
+    rows = [
+        (tt, ct, nc, f"{Path(file).name}:{line}:{fn}")
+        for (file, line, fn), (_cc, nc, tt, ct, _callers) in stats.stats.items()  # type: ignore[attr-defined]
+    ]
     return {
-        "profiled_total_s": round(total, 2),
-        "parts_s": parts,
-        "top_cumulative": [(round(ct, 2), short) for ct, _, short in longest],
+        "profiled_self_s": round(sum(r[0] for r in rows), 2),
+        "top_self": [
+            (round(tt, 2), nc, name) for tt, _, nc, name in sorted(rows, reverse=True)[:top]
+        ],
+        "top_cumulative": [
+            (round(ct, 2), nc, name)
+            for _, ct, nc, name in sorted(rows, key=lambda r: r[1], reverse=True)[:top]
+        ],
     }
 
 
@@ -71,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--prof", type=Path, help="keep the profile here (pstats)")
-    p.add_argument("--top", type=int, default=60)
+    p.add_argument("--top", type=int, default=30)
     a = p.parse_args(argv)
     home = tempfile.mkdtemp(prefix="zbench-start-split-")
     env = runs.with_bytecode(runs.child_env({"ZBENCH_HOME": home}), home)

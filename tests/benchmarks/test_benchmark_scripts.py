@@ -296,3 +296,34 @@ def test_benchmark_children_get_a_private_zbench_home_unless_one_is_set(
     assert runs.child_env()["ZBENCH_HOME"] == str(home)  # one per invocation, not per child
     monkeypatch.setenv("ZBENCH_HOME", "/srv/zbench-home")
     assert runs.child_env()["ZBENCH_HOME"] == "/srv/zbench-home"
+
+
+def test_start_runs_write_and_reuse_bytecode(tmp_path: Path) -> None:
+    from benchmarks.reference import runs
+
+    env = runs.with_bytecode({"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/bin"}, str(tmp_path))
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["PATH"] == "/bin"
+    assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "pycache")
+    mod = tmp_path / "m.py"
+    mod.write_text("X = 1\n")
+    cmd = [sys.executable, "-c", "import m"]
+    subprocess.run(cmd, cwd=tmp_path, env={**env, "PYTHONPATH": str(tmp_path)}, check=True)
+    assert list((tmp_path / "pycache").rglob("m.*.pyc"))  # the next start reads it
+
+
+def test_padded_stem_computes_the_same_network() -> None:
+    torch = pytest.importorskip("torch")
+    torchvision = pytest.importorskip("torchvision")
+    from benchmarks import peak_candidates
+
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50(weights=None, num_classes=10).eval()
+    x = torch.randn(2, 3, 64, 64)
+    want = model(x)
+    padded, x4 = peak_candidates.pad_stem(model, x, 4)
+    assert x4.shape == (2, 4, 64, 64) and padded.conv1.weight.shape[1] == 4
+    torch.testing.assert_close(padded(x4), want, rtol=1e-4, atol=1e-5)
+    padded.train()
+    padded(x4).sum().backward()
+    assert padded.conv1.weight.grad[:, 3].abs().max() == 0  # the zero channel never learns
+    assert padded.conv1.weight.grad[:, :3].abs().max() > 0
