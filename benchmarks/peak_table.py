@@ -31,8 +31,8 @@ if str(REPO) not in sys.path:
 
 from benchmarks.args import comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
-from zbench.contract.config import WORKLOADS  # noqa: E402
 from zbench.contract.resolve import max_batches  # noqa: E402
+from zbench.contract.workloads import WORKLOADS  # noqa: E402
 
 SIDES = ("review", "bf16-eager", "max", "compiled-ref")
 MODES = ("train", "infer")

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from zbench.contract.config import WORKLOADS, RunConfig, UsageError, parse_args
+from zbench.contract.config import RunConfig, UsageError, parse_args
+from zbench.contract.workloads import WORKLOADS
 
 
 def test_defaults_resolve_to_review_settings() -> None:

@@ -33,7 +33,7 @@ def test_max_resolves_graphs_compile_mode_and_batch_candidates() -> None:
 
 
 def test_every_workload_has_a_max_entry_that_says_what_it_chose() -> None:
-    from zbench.contract.config import WORKLOADS
+    from zbench.contract.workloads import WORKLOADS
 
     for name in WORKLOADS:
         for framework in ("torch", "tf"):

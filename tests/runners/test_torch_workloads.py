@@ -124,7 +124,7 @@ def test_one_channel_batch_is_channels_last_in_its_strides(workload: str, fmt_na
     # (2D) bf16 training ran at 0.966 of a plain loop on an H200.
     import torch
 
-    from zbench.contract.config import WORKLOADS
+    from zbench.contract.workloads import WORKLOADS
     from zbench.runners.torch.tasks import Shape, Task
 
     fmt = getattr(torch, fmt_name)

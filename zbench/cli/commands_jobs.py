@@ -17,7 +17,8 @@ from zbench.cli.options import (
     app,
 )
 from zbench.cli.table_options import DemoCommand, given_argv, table_lines, with_options
-from zbench.contract.config import RUN_OPTIONS, WORKLOADS
+from zbench.contract.config import RUN_OPTIONS
+from zbench.contract.workloads import WORKLOADS
 
 # --- telemetry -------------------------------------------------------------------------------------
 

@@ -209,7 +209,7 @@ _PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
 def review_order(rows: list[ResultRow]) -> list[ResultRow]:
     """The review's reading order: model, framework, GPU count, train before infer, precision,
     then oldest first."""
-    from zbench.contract.config import WORKLOADS  # framework-free
+    from zbench.contract.workloads import WORKLOADS  # framework-free
 
     order = list(WORKLOADS)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zbench.contract.config import WORKLOADS
+from zbench.contract.workloads import WORKLOADS
 from zbench.results.anchors import Anchor, find_anchor, published_for
 from zbench.results.api import ResultRow
 from zbench.results.format import FRAMEWORK_NAMES, GIB, model_name

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zbench.contract.config import WORKLOADS
+from zbench.contract.workloads import WORKLOADS
 from zbench.results.anchors import Published
 from zbench.results.api import ResultRow
 from zbench.results.identity import fields, gpu_model, label, setup_id

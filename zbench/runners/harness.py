@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from zbench.contract import measure
-from zbench.contract.config import WORKLOADS, RunConfig
+from zbench.contract.config import RunConfig
 from zbench.contract.events import Start
 from zbench.contract.protocol import EventWriter
 from zbench.contract.resolve import check_options, check_shape, resolve, workload_info
+from zbench.contract.workloads import WORKLOADS
 from zbench.runners.datasets import DatasetError
 
 PROGRESS_EVERY_S = 0.5

@@ -13,7 +13,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from zbench.contract.config import WORKLOADS as CONTRACT_WORKLOADS
+from zbench.contract.workloads import WORKLOADS as CONTRACT_WORKLOADS
 from zbench.runners.tf import models
 
 Batch = tuple[Any, Any]

@@ -15,7 +15,8 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from zbench.contract.config import WORKLOADS, RunConfig
+from zbench.contract.config import RunConfig
+from zbench.contract.workloads import WORKLOADS
 from zbench.runners.harness import Adapter, BadInput, Prepared, StepTimer, Unavailable
 from zbench.runners.torch import env as envinfo
 from zbench.runners.torch import tuning

@@ -10,7 +10,8 @@ from typing import Any
 
 import torch
 
-from zbench.contract.config import WORKLOADS, RunConfig
+from zbench.contract.config import RunConfig
+from zbench.contract.workloads import WORKLOADS
 
 AUTOCAST_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 

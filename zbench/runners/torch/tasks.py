@@ -17,7 +17,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset, RandomSampler, SequentialSampler
 
-from zbench.contract.config import WORKLOADS
+from zbench.contract.workloads import WORKLOADS
 from zbench.runners import datasets as ds
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
