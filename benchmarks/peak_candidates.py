@@ -315,6 +315,23 @@ def serve(name: str) -> int:
     return 0
 
 
+def _median_ms(fn: Callable[[], None], runs: int = 20) -> float:
+    """Median milliseconds of ``fn`` on the GPU (CUDA events around each call), after 3 calls."""
+    import torch
+
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(runs):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return round(statistics.median(times), 3)
+
+
 BN_SHAPES = ((256, 64, 112, 112), (256, 256, 56, 56), (256, 512, 28, 28), (256, 1024, 14, 14))
 
 
@@ -345,17 +362,7 @@ def bn_micro() -> list[dict[str, Any]]:
                 x.grad = None
                 fn().backward(g)
 
-            for _ in range(3):
-                fb()
-            times = []
-            for _ in range(20):
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                fb()
-                e.record()
-                e.synchronize()
-                times.append(s.elapsed_time(e))
-            row[label] = round(statistics.median(times), 3)
+            row[label] = _median_ms(fb)
         rows.append(row)
     rows.append(maxpool_micro())
     return rows
@@ -382,17 +389,7 @@ def maxpool_micro() -> dict[str, Any]:
             x.grad = None
             fn(x).backward(g)
 
-        for _ in range(3):
-            fb()
-        times = []
-        for _ in range(20):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fb()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e))
-        row[label] = round(statistics.median(times), 3)
+        row[label] = _median_ms(fb)
     return row
 
 
