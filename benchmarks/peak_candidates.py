@@ -8,7 +8,7 @@ switches (coordinate-descent tuning of the Triton kernels, pointwise autotuning,
 the foreach optimizer, larger batches. Inference reference: torch.compile at batch 512; candidates:
 inductor freezing, freezing plus the forward in one CUDA graph. ``--bn`` also times training
 batch-norm + ReLU on ResNet-50's layer shapes: inductor's Triton kernels against cuDNN's NHWC
-kernels (eager), forward and backward.
+kernels (eager), forward and backward, and the stem max-pool (benchmarks/kernel_micro.py).
 
 Each side (the references and every candidate) is its own process, all compiling at once with
 one cold inductor cache made for this run: in one process dynamo would reuse one side's compiled
@@ -315,84 +315,6 @@ def serve(name: str) -> int:
     return 0
 
 
-def _median_ms(fn: Callable[[], None], runs: int = 20) -> float:
-    """Median milliseconds of ``fn`` on the GPU (CUDA events around each call), after 3 calls."""
-    import torch
-
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(runs):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return round(statistics.median(times), 3)
-
-
-BN_SHAPES = ((256, 64, 112, 112), (256, 256, 56, 56), (256, 512, 28, 28), (256, 1024, 14, 14))
-
-
-def bn_micro() -> list[dict[str, Any]]:
-    """Training batch-norm (+ ReLU) forward and backward on one activation: inductor's fused Triton
-    kernels (compiled) against cuDNN's NHWC batch-norm (eager), median of 20 CUDA-event timings."""
-    import torch
-    from torch import nn
-
-    rows = []
-    for shape in BN_SHAPES:
-        x = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
-        x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
-        g = torch.randn_like(x)
-        row: dict[str, Any] = {"shape": "x".join(map(str, shape))}
-        for label, relu, compiled in (("triton bn+relu", True, True), ("cudnn bn+relu", True, False),
-                                      ("cudnn bn", False, False)):  # fmt: skip
-            bn = nn.BatchNorm2d(shape[1]).cuda().train()
-
-            def f(bn: nn.Module = bn, relu: bool = relu, x: torch.Tensor = x) -> torch.Tensor:
-                out = bn(x)
-                return torch.relu(out) if relu else out
-
-            fn = torch.compile(f) if compiled else f
-
-            def fb(fn: Callable[[], torch.Tensor] = fn, x: torch.Tensor = x,
-                   g: torch.Tensor = g) -> None:  # fmt: skip
-                x.grad = None
-                fn().backward(g)
-
-            row[label] = _median_ms(fb)
-        rows.append(row)
-    rows.append(maxpool_micro())
-    return rows
-
-
-def maxpool_micro() -> dict[str, Any]:
-    """ResNet-50's stem max-pool (3x3, stride 2) forward and backward on its bf16 NHWC activation:
-    inductor's Triton kernels (compiled) against ATen's CUDA kernels (eager), median of 20."""
-    import torch
-    import torch.nn.functional as F
-
-    x = torch.randn(256, 64, 112, 112, device="cuda", dtype=torch.bfloat16)
-    x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
-    g = torch.randn(256, 64, 56, 56, device="cuda", dtype=torch.bfloat16)
-    g = g.contiguous(memory_format=torch.channels_last)
-    row: dict[str, Any] = {"shape": "maxpool 256x64x112x112"}
-
-    def pool(x: torch.Tensor) -> torch.Tensor:
-        return F.max_pool2d(x, 3, 2, 1)
-
-    for label, fn in (("triton", torch.compile(pool)), ("aten", pool)):
-
-        def fb(fn: Callable[[torch.Tensor], torch.Tensor] = fn) -> None:
-            x.grad = None
-            fn(x).backward(g)
-
-        row[label] = _median_ms(fb)
-    return row
-
-
 # --- main --------------------------------------------------------------------------------------
 
 
@@ -483,7 +405,9 @@ def main(argv: list[str]) -> int:
     if a.serve:
         return serve(a.serve)
     if a.child == "bn":  # internal: the batch-norm timings, printed as JSON
-        print(json.dumps(bn_micro()))
+        from benchmarks import kernel_micro
+
+        print(json.dumps(kernel_micro.bn_micro()))
         return 0
     cache = Path(tempfile.mkdtemp(prefix="zbench-candidates-inductor-"))
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache), "TRITON_CACHE_DIR": str(cache / "triton"),
