@@ -25,7 +25,6 @@ from zbench.demos.progress import PhaseProgress
 
 Emit = Callable[..., None]
 PREVIEW_PX = 48
-SCRIPT_FRAMES = MOTION_SCRIPT_FRAMES
 SMOKE_CONFIG = MotionConfig(
     num_kp=5,
     kp_expansion=8,
@@ -194,7 +193,7 @@ def _driving(opts: MotionOptions, device) -> tuple[np.ndarray, Iterator[np.ndarr
     ident = renderer.sample_identity(g, 2)
     src = _source_image(opts, ident, device)
     if opts.drive == "scripted":
-        n = opts.frames or SCRIPT_FRAMES
+        n = opts.frames or MOTION_SCRIPT_FRAMES
         drv_ident = {k: v[1:].expand(n) for k, v in ident.items()}
         imgs = renderer.render(drv_ident, renderer.scripted_poses(n), opts.size, device).images
         return src, (_u8(i) for i in imgs), n

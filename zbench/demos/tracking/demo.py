@@ -27,7 +27,6 @@ from zbench.demos.tracking.scene import SceneConfig, to_hwc
 
 Emit = Callable[..., None]
 DETECTOR_FILE, EMBEDDER_FILE = "detector.pt", "embedder.pt"
-GENERATED_FRAMES = TRACKING_GENERATED_FRAMES
 # The first chunk (CUDA-graph capture of the backbone at its batch, the models' first calls) is
 # timed apart from the tracking rate.
 WARMUP_CHUNKS = 1
@@ -87,7 +86,7 @@ class TrackingOptions:
         if o.batch < 1:
             raise ValueError("batch must be >= 1")
         if o.input == "generated" and o.frames is None:
-            o.frames = GENERATED_FRAMES
+            o.frames = TRACKING_GENERATED_FRAMES
         if o.tracker not in pipeline.TRACKERS:
             raise ValueError(f"unknown tracker {o.tracker!r}: use {', '.join(pipeline.TRACKERS)}")
         if o.detector not in ("model", "truth", "public"):
@@ -233,7 +232,9 @@ def _cap(n: int | None, limit: int | None) -> int | None:
 def _source(o: TrackingOptions, device, emit: Emit) -> Source:
     gt = Path(o.gt) if o.gt else None
     if o.input == "generated":
-        cfg = SceneConfig(o.width, o.height, o.targets, o.frames or GENERATED_FRAMES, o.seed)
+        cfg = SceneConfig(
+            o.width, o.height, o.targets, o.frames or TRACKING_GENERATED_FRAMES, o.seed
+        )
         name = f"generated-{o.seed}"
         if cfg.frames * 3 * cfg.width * cfg.height > PRERENDER_BYTES:
             return Source(pipeline.generated(cfg, device), cfg.fps, name, cfg.frames)

@@ -371,7 +371,9 @@ class Pipeline:
         source: Iterator[Frame] = iter(frames)
         chunk: list[Frame] = []
         interval = sys.getswitchinterval()
-        sys.setswitchinterval(switch_interval or switch_interval_for(batch))
+        sys.setswitchinterval(
+            switch_interval_for(batch) if switch_interval is None else switch_interval
+        )
         start = timed_from = time.perf_counter()
         thread.start()
         try:
