@@ -193,15 +193,10 @@ class TorchAdapter(Adapter):
         )
 
     def _freezing(self, cfg: RunConfig) -> bool:
-        """Inductor freezing under ``--preset max`` inference on a GPU (tuning.freeze_for_inference);
-        another compile backend has no such pass, and the settings say so."""
-        return (
-            cfg.preset == "max"
-            and bool(cfg.compile)
-            and cfg.mode != "train"
-            and self.device.type == "cuda"
-            and tuning.compile_backend() == "inductor"
-        )
+        """Inductor freezing under ``--preset max`` inference on a GPU (tuning.freeze_for_inference):
+        where the kernels are tuned, for inference; another compile backend has no such pass, and
+        the settings say so."""
+        return cfg.mode != "train" and self._tunes_kernels(cfg)
 
     def _model(self, cfg: RunConfig) -> tuple[nn.Module, nn.Module, torch.optim.Optimizer | None]:
         """Model, the module a step calls (DDP, compiled) and optimizer, made once per process."""
