@@ -192,10 +192,7 @@ def reference_main(a: argparse.Namespace) -> int:
 
 def start_times(a: argparse.Namespace, mode: str, log: Path, timeout: float) -> dict[str, Any]:
     """Cold and warm start: one fresh ZBENCH_HOME (zbench's own compile cache in it), two runs."""
-    home = tempfile.mkdtemp(prefix="zbench-peak-start-")
-    env = runs.with_bytecode(runs.child_env({"ZBENCH_HOME": home}), home)
-    for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
-        env.pop(var, None)
+    _, env = runs.start_env("zbench-peak-start-")
     batch = ["--batch-size", str(a.start_batch)] if a.start_batch else []
     argv = ["resnet50", "--preset", "max", "--mode", mode, *batch, "--steps", str(START_STEPS),
             "--warmup", str(START_WARMUP), "--repeat", "1", "--device", a.device,

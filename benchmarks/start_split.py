@@ -7,7 +7,7 @@ fills the cache, the warm run reuses it, and a third run, warm too, runs under c
 seconds from launch to each phase of the cold and warm runs, and the profiled run's functions by
 self and cumulative time. cProfile slows Python-heavy parts (dynamo's tracing) more than the rest:
 read its split as shares, and the unprofiled warm run for the total. The runs reuse Python's
-bytecode from the first one, as an installed torch would (`runs.with_bytecode`).
+bytecode from the first one, as an installed torch would (`runs.start_env`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import json
 import pstats
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -58,10 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prof", type=Path, help="keep the profile here (pstats)")
     p.add_argument("--top", type=int, default=30)
     a = p.parse_args(argv)
-    home = tempfile.mkdtemp(prefix="zbench-start-split-")
-    env = runs.with_bytecode(runs.child_env({"ZBENCH_HOME": home}), home)
-    for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"):
-        env.pop(var, None)
+    home, env = runs.start_env("zbench-start-split-")
     argv_run = ["resnet50", "--preset", "max", "--mode", a.mode, "--batch-size", str(a.batch),
                 "--steps", "20", "--warmup", "5", "--repeat", "1"]  # fmt: skip
     log = Path(home) / "runs.log"

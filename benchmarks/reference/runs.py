@@ -38,16 +38,21 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def with_bytecode(env: dict[str, str], home: str) -> dict[str, str]:
-    """``env`` for start-time runs: Python writes and reuses bytecode (under ``home``).
+def start_env(prefix: str) -> tuple[str, dict[str, str]]:
+    """A fresh data folder and the environment of start-time runs in it: zbench's own compile
+    cache under it (no inductor or Triton folder from the caller), and Python writing and reusing
+    bytecode there.
 
     A pip install leaves compiled bytecode beside torch's sources; a site-packages without it
     (one lent H200 machine's: PYTHONDONTWRITEBYTECODE=1, no __pycache__) recompiles about 2,200
     modules at every start, 6.9 s of a warm `--preset max` start in a profile there. The first
     run writes the bytecode, as an install would have, and the start figures are a user's."""
-    env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    home = tempfile.mkdtemp(prefix=prefix)
+    env = child_env({"ZBENCH_HOME": home})
+    for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "PYTHONDONTWRITEBYTECODE"):
+        env.pop(var, None)
     env["PYTHONPYCACHEPREFIX"] = str(Path(home) / "pycache")
-    return env
+    return home, env
 
 
 def _run(

@@ -298,12 +298,17 @@ def test_benchmark_children_get_a_private_zbench_home_unless_one_is_set(
     assert runs.child_env()["ZBENCH_HOME"] == "/srv/zbench-home"
 
 
-def test_start_runs_write_and_reuse_bytecode(tmp_path: Path) -> None:
+def test_start_runs_write_and_reuse_bytecode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from benchmarks.reference import runs
 
-    env = runs.with_bytecode({"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/bin"}, str(tmp_path))
-    assert "PYTHONDONTWRITEBYTECODE" not in env and env["PATH"] == "/bin"
-    assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "pycache")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/elsewhere")
+    home, env = runs.start_env("zbench-test-start-")
+    assert "PYTHONDONTWRITEBYTECODE" not in env and "TORCHINDUCTOR_CACHE_DIR" not in env
+    assert env["ZBENCH_HOME"] == home and env["PYTHONPYCACHEPREFIX"] == str(Path(home) / "pycache")
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")  # this test's own folder
     mod = tmp_path / "m.py"
     mod.write_text("X = 1\n")
     cmd = [sys.executable, "-c", "import m"]
