@@ -75,7 +75,8 @@ def test_ddp_cells_run_one_and_two_gpus_under_torchrun() -> None:
 def test_peak_plan_keeps_max_autotune_last_and_zbench_first_at_each_shape() -> None:
     a = peak.parser().parse_args([])
     jobs = peak.plan(a, gpus=2)
-    assert jobs[0] == ("zbench", "train", 256)
+    # the start runs first, then zbench's row in their warm data folder, then the references
+    assert jobs[:3] == [("start", "train", 256), ("zbench", "train", 256), ("eager", "train", 256)]
     # the references' kernel search first, then zbench's training, which reuses what it cached
     assert jobs[-3:] == [
         ("max-autotune", "train", 256),
@@ -130,7 +131,7 @@ def test_peak_modes_infer_plans_no_training_run() -> None:
     a = peak.parser().parse_args(["--modes", "infer", "--infer-batches", "512,1024"])
     jobs = peak.plan(a, gpus=2)
     assert {m for _, m, _ in jobs} == {"infer"}
-    assert jobs[0] == ("zbench", "infer", 512)
+    assert jobs[:2] == [("start", "infer", 512), ("zbench", "infer", 512)]
     assert not any(side.startswith("zbench-") for side, _, _ in jobs)  # no 2-GPU nor graphs rows
 
 

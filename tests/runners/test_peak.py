@@ -215,7 +215,9 @@ def test_kernel_tuning_only_under_max_on_a_gpu(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("ZBENCH_COMPILE_BACKEND", "eager")
     assert adapter._tunes_kernels(cfg) is False
     monkeypatch.setattr(inductor_config, "coordinate_descent_tuning", False)
-    assert tuning.tune_kernels() == {"coordinate_descent_tuning": True}
+    tuned = tuning.tune_kernels()
+    assert tuned["coordinate_descent_tuning"] is True
+    assert tuned["warm_cache_fix"].startswith(("installed", "not needed"))
     assert inductor_config.coordinate_descent_tuning is True
 
 
