@@ -80,6 +80,8 @@ CANDIDATES = (
               note="graph + max-pool backward by ATen's NHWC kernel, not a Triton fusion"),
     Candidate("cudnnall", graph=True, setup=("cudnn_all",),
               note="graph + cuDNN autotuner tries every algorithm (benchmark_limit 0)"),
+    Candidate("heuristic", graph=True, setup=("cudnn_heuristic",),
+              note="graph + cuDNN's heuristic algorithms (autotuner off)"),
     Candidate("cdt-combo", graph=True, inductor=(*CDT, ("combo_kernels", True)),
               note="graph + cdt + combo kernels"),
     Candidate("cdt-pad4", graph=True, inductor=CDT, stem_channels=4, note="graph + cdt + pad4"),
@@ -91,6 +93,9 @@ CANDIDATES = (
               note="inference: freezing"),
     Candidate("freeze-graph", mode="infer", batch=512, graph=True,
               inductor=(("freezing", True),), note="inference: freezing + one CUDA graph"),
+    Candidate("freeze-graph-heuristic", mode="infer", batch=512, graph=True,
+              inductor=(("freezing", True),), setup=("cudnn_heuristic",),
+              note="inference: freezing + one CUDA graph + cuDNN's heuristic algorithms"),
 )  # fmt: skip
 NAMES = tuple(c.name for c in CANDIDATES)
 BY_NAME = {c.name: c for c in CANDIDATES}
@@ -179,9 +184,19 @@ def _cudnn_all() -> None:
     torch.backends.cudnn.benchmark_limit = 0  # 0: try every algorithm (PyTorch's default: 10)
 
 
+def _cudnn_heuristic() -> None:
+    """cuDNN's heuristic choice of each convolution's algorithm, not the autotuner's timed one. The
+    autotuner's results live in the process, so every start pays them again (benchmarks/
+    start_split.py's ``cudnn-off``); this measures what the heuristic choice costs per step."""
+    import torch
+
+    torch.backends.cudnn.benchmark = False
+
+
 SETUPS: dict[str, Callable[[], None]] = {
     "maxpool_fallback": _maxpool_fallback,
     "cudnn_all": _cudnn_all,
+    "cudnn_heuristic": _cudnn_heuristic,
 }
 
 

@@ -1,6 +1,7 @@
 """Where a warm `--preset max` start spends its seconds: cold run, warm run, warm run profiled.
 
     python3 benchmarks/start_split.py --out start.json [--prof warm.prof] [--mode train]
+    python3 benchmarks/start_split.py --out start.json --variants warm,cudnn-off,limit1,threads1
 
 One fresh data directory (so zbench's compile cache starts empty): the cold run compiles and
 fills the cache, the warm run reuses it, and a third run, warm too, runs under cProfile. Prints the
@@ -8,12 +9,16 @@ seconds from launch to each phase of the cold and warm runs, and the profiled ru
 self and cumulative time. cProfile slows Python-heavy parts (dynamo's tracing) more than the rest:
 read its split as shares, and the unprofiled warm run for the total. The runs reuse Python's
 bytecode from the first one, as an installed torch would (`runs.start_env`).
+
+``--variants`` adds warm runs that change one thing each (VARIANTS), between the warm run and the
+profiled one, with their rate beside their start: a start saved by a slower step is no saving.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pstats
 import subprocess
 import sys
@@ -25,6 +30,35 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.reference import runs  # noqa: E402
+
+# Warm runs that change one thing. cuDNN's autotuner lives in the process, so every start times the
+# convolution algorithms again: "cudnn-off" takes cuDNN's heuristic choice instead, "limitN" times
+# only the heuristic's first N (PyTorch's default is 10). Inductor loads a warm cache's kernels in
+# a pool of compile workers; "threads1" loads them in the process itself.
+VARIANTS: dict[str, dict[str, str]] = {
+    "warm": {},  # the same warm start again: the spread of the figure
+    "cudnn-off": {"ZBENCH_CUDNN_BENCHMARK": "0"},
+    "limit1": {"benchmark_limit": "1"},
+    "limit3": {"benchmark_limit": "3"},
+    "threads1": {"TORCHINDUCTOR_COMPILE_THREADS": "1"},
+}
+
+
+def variant_env(name: str, env: dict[str, str], home: Path) -> dict[str, str]:
+    """``env`` with variant ``name`` applied. A cuDNN benchmark limit has no environment variable:
+    a ``sitecustomize`` module ahead on the path sets it at interpreter start (zbench sets
+    ``cudnn.benchmark`` only, never the limit, so it stays)."""
+    extra = dict(VARIANTS[name])
+    limit = extra.pop("benchmark_limit", None)
+    out = {**env, **extra}
+    if limit is not None:
+        site = home / f"site-{name}"
+        site.mkdir(exist_ok=True)
+        (site / "sitecustomize.py").write_text(
+            f"import torch\ntorch.backends.cudnn.benchmark_limit = {int(limit)}\n"
+        )
+        out["PYTHONPATH"] = os.pathsep.join(filter(None, (str(site), env.get("PYTHONPATH"))))
+    return out
 
 
 def summary(prof: Path, top: int) -> dict[str, object]:
@@ -56,17 +90,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--prof", type=Path, help="keep the profile here (pstats)")
     p.add_argument("--top", type=int, default=30)
+    p.add_argument("--steps", type=int, default=20, help="measured steps per run (rate)")
+    p.add_argument("--variants", default="", help=f"extra warm runs, of: {','.join(VARIANTS)}")
     a = p.parse_args(argv)
+    variants = [v for v in a.variants.split(",") if v]
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown:
+        p.error(f"unknown variant(s) {','.join(unknown)}; choose from {','.join(VARIANTS)}")
     home, env = runs.start_env("zbench-start-split-")
     argv_run = ["resnet50", "--preset", "max", "--mode", a.mode, "--batch-size", str(a.batch),
-                "--steps", "20", "--warmup", "5", "--repeat", "1"]  # fmt: skip
+                "--steps", str(a.steps), "--warmup", "5", "--repeat", "1"]  # fmt: skip
     log = Path(home) / "runs.log"
     out: dict[str, object] = {}
-    for name in ("cold", "warm"):
-        res = runs.zbench(argv_run, log, 600, env)
+    for name in ("cold", "warm", *(f"variant:{v}" for v in variants)):
+        run_env = variant_env(name[8:], env, Path(home)) if name.startswith("variant:") else env
+        res = runs.zbench(argv_run, log, 600, run_env)
         out[name] = {k: res.get(k) for k in ("to_measure_s", "marks_s", "compile_s", "samples_per_s",
                                               "process_s", "error")}  # fmt: skip
         print(f"{name}: {json.dumps(out[name])}", flush=True)
+        save(a.out, out)  # a later run that overruns keeps these
+    cache = Path(home) / "cache"
+    out["cache_mb"] = round(sum(f.stat().st_size for f in cache.rglob("*") if f.is_file()) / 2**20, 1)
     prof = a.prof or Path(home) / "warm.prof"
     prof.parent.mkdir(parents=True, exist_ok=True)
     events = Path(home) / "events.jsonl"
@@ -78,9 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     if rc == 0 and prof.exists():
         out["profiled"].update(summary(prof, a.top))  # type: ignore[union-attr]
         print(json.dumps(out["profiled"], indent=1), flush=True)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(out, indent=1))
+    save(a.out, out)
     return 0
+
+
+def save(path: Path, out: dict[str, object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":
