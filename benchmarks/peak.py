@@ -45,9 +45,10 @@ GOALS = {"train": 7950.0, "infer": 25000.0, "scaling": 1.98, "warm_start_s": 10.
 EST_RATE = {"train": 7000.0, "infer": 24000.0}  # img/s, to choose step counts for a ~2 s window
 # Seconds per process on one H200, for the budget: start-up, compilation (cold for zbench), run.
 # zbench's max compiles with coordinate-descent tuning: 228 s cold for training beside six other
-# compiling processes (peak_candidates.py), 56 s without it; alone it is expected in between.
+# compiling processes (peak_candidates.py), 56 s without it, 254 s alone (start runs); inference
+# (freezing leaves few Triton kernels to tune) 27 s.
 EST_S = {
-    ("zbench", "train"): 180, ("zbench", "infer"): 120, ("eager", "train"): 12, ("eager", "infer"): 10,
+    ("zbench", "train"): 180, ("zbench", "infer"): 60, ("eager", "train"): 12, ("eager", "infer"): 10,
     ("compile", "train"): 30, ("compile", "infer"): 20, ("cudagraph", "train"): 14,
     ("cudagraph", "infer"): 12, ("compile-freeze", "infer"): 25, ("max-autotune", "train"): 200,
     ("max-autotune", "infer"): 120, ("zbench-2gpu", "train"): 220, ("zbench-graphs-compile", "train"): 180,
@@ -113,6 +114,11 @@ def parser() -> _Parser:
     p.add_argument(
         "--start-batch", type=int, help="the start runs' --batch-size (default: searched)"
     )
+    p.add_argument(
+        "--start-home", type=Path,
+        help="the start runs' data folder, one per mode under it (default: fresh temporary ones); "
+        "benchmarks/start_split.py --home DIR/train --skip-cold then starts warm in it",
+    )  # fmt: skip
     p.add_argument("--out", type=Path)
     p.add_argument("--logs", type=Path, help="children's output (default: a temporary folder)")
     p.add_argument("--ref", help=argparse.SUPPRESS)  # internal: run one reference in this process
@@ -276,7 +282,8 @@ def execute(
             continue
         log = logs / f"{side}-{mode}-{batch}.log"
         if side == "start":
-            _, started[mode] = runs.start_env("zbench-peak-start-")
+            home = a.start_home / mode if a.start_home else None
+            _, started[mode] = runs.start_env("zbench-peak-start-", home)
             row.update(start_times(a, mode, log, max(120.0, left), started[mode]))
             continue
         if side == "candidates":

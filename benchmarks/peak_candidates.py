@@ -41,6 +41,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from benchmarks.args import comma_choices  # noqa: E402
+from benchmarks.reference import runs  # noqa: E402
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +90,11 @@ CANDIDATES = (
               stem_channels=4, note="graph + cdt + combo kernels + pad4"),
     Candidate("cdt-combo-384", batch=384, graph=True, inductor=(*CDT, ("combo_kernels", True)),
               note="graph + cdt + combo kernels, batch 384"),
+    Candidate("cdt-pad4-384", batch=384, graph=True, inductor=CDT, stem_channels=4,
+              note="graph + cdt + pad4, batch 384"),
+    # zbench's own `--preset max` training step, built by its runner (ZBENCH side, below).
+    Candidate("zbench", graph=True, note="zbench's --preset max step (its runner), batch 256"),
+    Candidate("zbench384", batch=384, graph=True, note="zbench's --preset max step, batch 384"),
     Candidate("freeze", mode="infer", batch=512, inductor=(("freezing", True),),
               note="inference: freezing"),
     Candidate("freeze-graph", mode="infer", batch=512, graph=True,
@@ -98,6 +104,7 @@ CANDIDATES = (
               note="inference: freezing + one CUDA graph + cuDNN's heuristic algorithms"),
 )  # fmt: skip
 NAMES = tuple(c.name for c in CANDIDATES)
+ZBENCH_SIDES = ("zbench", "zbench384")
 BY_NAME = {c.name: c for c in CANDIDATES}
 REF_BATCH = {"train": 256, "infer": 512}
 
@@ -121,6 +128,15 @@ def parser() -> _Parser:
     p.add_argument("--bn", action="store_true", help="also time batch-norm + ReLU alone")
     p.add_argument("--out", type=Path)
     p.add_argument("--logs", type=Path, help="children's output (default: a temporary folder)")
+    p.add_argument(
+        "--zbench-home", type=Path,
+        help="data folder of the zbench sides (their compile cache; default: a fresh one)",
+    )  # fmt: skip
+    p.add_argument(
+        "--wait-file", type=Path,
+        help="before the windows, wait (within the budget) until this file exists: another "
+        "process sharing the GPU has finished its work",
+    )  # fmt: skip
     p.add_argument("--serve", help=argparse.SUPPRESS)  # internal: one side in this process
     p.add_argument("--child", help=argparse.SUPPRESS)
     return p
@@ -283,6 +299,24 @@ def make_step(c: Candidate) -> Callable[[], None]:
     return step
 
 
+def zbench_step(c: Candidate) -> Callable[[], None]:
+    """zbench's own step, as ``zbench run resnet50 --preset max --batch-size B`` builds it: the
+    runner's resolve and adapter (its inductor switches, layout, whole-step graph, loss and
+    optimizer), captured by its first calls. Its data folder is ZBENCH_HOME (``--zbench-home``),
+    so a later ``zbench run`` there starts warm."""
+    from zbench.contract.config import RunConfig
+    from zbench.contract.resolve import resolve
+    from zbench.runners.torch import adapter as torch_adapter
+
+    cfg = resolve(RunConfig("resnet50", preset="max", mode=c.mode, batch_size=c.batch)).config
+    runner = torch_adapter.TorchAdapter()
+    runner.prepare(cfg)
+    step = runner.build(cfg)
+    for _ in range(torch_adapter.COMPILE_STEPS):
+        step()
+    return step
+
+
 def _window(step: Callable[[], None], steps: int) -> float:
     import torch
 
@@ -302,22 +336,23 @@ def serve(name: str) -> int:
 
     from benchmarks.reference import loop
 
-    loop.set_precision("bf16")
-    torch._dynamo.config.automatic_dynamic_shapes = False  # static shapes, as --preset max
-    import torch._inductor.config as inductor_config
-
     mode = name.removeprefix("ref-")
     c = (
         Candidate(name, mode=mode, batch=REF_BATCH[mode])
         if name.startswith("ref-")
         else BY_NAME[name]
     )
+    if c.name not in ZBENCH_SIDES:  # zbench's runner makes its own settings, as in `zbench run`
+        loop.set_precision("bf16")
+        torch._dynamo.config.automatic_dynamic_shapes = False  # static shapes, as --preset max
+    import torch._inductor.config as inductor_config
+
     for key, value in c.inductor:  # this process runs one side: its options set globally
         setattr(inductor_config, key, value)
     for name in c.setup:
         SETUPS[name]()
     t0 = time.perf_counter()
-    step = make_step(c)
+    step = zbench_step(c) if c.name in ZBENCH_SIDES else make_step(c)
     _window(step, 3)
     print(
         f"ready {time.perf_counter() - t0:.1f} {torch.cuda.max_memory_allocated() / 2**30:.1f}",
@@ -437,9 +472,17 @@ def main(argv: list[str]) -> int:
     # Every side compiles at once, each in its own process (so dynamo never reuses one side's code
     # for another's options); then the windows run one at a time.
     sides = {f"ref-{m}": Side(f"ref-{m}", env, logs / f"ref-{m}.log") for m in a.modes}
-    sides.update({c.name: Side(c.name, env, logs / f"{c.name}.log") for c in chosen})
+    # zbench's sides compile into their data folder's cache, as `zbench run` does there, and write
+    # Python's bytecode there (runs.start_env): a later start in it is a user's warm one.
+    zenv = runs.start_env("zbench-candidates-home-", a.zbench_home)[1]
+    sides.update(
+        {c.name: Side(c.name, zenv if c.name in ZBENCH_SIDES else env, logs / f"{c.name}.log")
+         for c in chosen}
+    )  # fmt: skip
     ready_by = deadline - 15 * len(chosen) - (45 if a.bn else 0)  # leave time for the windows
     ready = {n: s.wait_ready(ready_by) for n, s in sides.items()}
+    while a.wait_file and not a.wait_file.exists() and time.perf_counter() < ready_by:
+        time.sleep(1)
     print(
         f"compiled: {', '.join(f'{n} {s.first_s} s' for n, s in sides.items() if s.first_s)}",
         flush=True,

@@ -92,17 +92,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--steps", type=int, default=20, help="measured steps per run (rate)")
     p.add_argument("--variants", default="", help=f"extra warm runs, of: {','.join(VARIANTS)}")
+    p.add_argument("--home", type=Path, help="data folder to use (default: a fresh one)")
+    p.add_argument(
+        "--skip-cold", action="store_true",
+        help="no cold run: --home's cache was filled by another run of the same configuration",
+    )  # fmt: skip
     a = p.parse_args(argv)
+    if a.skip_cold and not a.home:
+        p.error("--skip-cold needs --home, the data folder a cold run filled")
     variants = [v for v in a.variants.split(",") if v]
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
         p.error(f"unknown variant(s) {','.join(unknown)}; choose from {','.join(VARIANTS)}")
-    home, env = runs.start_env("zbench-start-split-")
+    home, env = runs.start_env("zbench-start-split-", a.home)
     argv_run = ["resnet50", "--preset", "max", "--mode", a.mode, "--batch-size", str(a.batch),
                 "--steps", str(a.steps), "--warmup", "5", "--repeat", "1"]  # fmt: skip
     log = Path(home) / "runs.log"
     out: dict[str, object] = {}
-    for name in ("cold", "warm", *(f"variant:{v}" for v in variants)):
+    first = () if a.skip_cold else ("cold",)
+    for name in (*first, "warm", *(f"variant:{v}" for v in variants)):
         run_env = variant_env(name[8:], env, Path(home)) if name.startswith("variant:") else env
         res = runs.zbench(argv_run, log, 600, run_env)
         out[name] = {k: res.get(k) for k in ("to_measure_s", "marks_s", "compile_s", "samples_per_s",
@@ -110,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {json.dumps(out[name])}", flush=True)
         save(a.out, out)  # a later run that overruns keeps these
     cache = Path(home) / "cache"
-    out["cache_mb"] = round(sum(f.stat().st_size for f in cache.rglob("*") if f.is_file()) / 2**20, 1)
+    out["cache_mb"] = round(
+        sum(f.stat().st_size for f in cache.rglob("*") if f.is_file()) / 2**20, 1
+    )
     prof = a.prof or Path(home) / "warm.prof"
     prof.parent.mkdir(parents=True, exist_ok=True)
     events = Path(home) / "events.jsonl"

@@ -38,7 +38,7 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def start_env(prefix: str) -> tuple[str, dict[str, str]]:
+def start_env(prefix: str, home: Path | None = None) -> tuple[str, dict[str, str]]:
     """A fresh data folder and the environment of start-time runs in it: zbench's own compile
     cache under it (no inductor or Triton folder from the caller), and Python writing and reusing
     bytecode there.
@@ -46,13 +46,16 @@ def start_env(prefix: str) -> tuple[str, dict[str, str]]:
     A pip install leaves compiled bytecode beside torch's sources; a site-packages without it
     (one lent H200 machine's: PYTHONDONTWRITEBYTECODE=1, no __pycache__) recompiles about 2,200
     modules at every start, 6.9 s of a warm `--preset max` start in a profile there. The first
-    run writes the bytecode, as an install would have, and the start figures are a user's."""
-    home = tempfile.mkdtemp(prefix=prefix)
-    env = child_env({"ZBENCH_HOME": home})
+    run writes the bytecode, as an install would have, and the start figures are a user's.
+    ``home``: that folder instead of a fresh one (made if missing), to start warm in it again."""
+    if home is not None:
+        home.mkdir(parents=True, exist_ok=True)
+    folder = str(home) if home is not None else tempfile.mkdtemp(prefix=prefix)
+    env = child_env({"ZBENCH_HOME": folder})
     for var in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "PYTHONDONTWRITEBYTECODE"):
         env.pop(var, None)
-    env["PYTHONPYCACHEPREFIX"] = str(Path(home) / "pycache")
-    return home, env
+    env["PYTHONPYCACHEPREFIX"] = str(Path(folder) / "pycache")
+    return folder, env
 
 
 def _run(
