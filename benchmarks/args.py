@@ -3,6 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import NoReturn
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one line, ``PROG: message``, and exit status 2 (no usage block):
+    every benchmark script's bad input reads the same."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {message}", file=sys.stderr)
+        sys.exit(2)
 
 
 def comma_choices(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:

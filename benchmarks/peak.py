@@ -32,13 +32,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.args import comma_choices  # noqa: E402
+from benchmarks.args import OneLineParser, comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
 
 GOALS = {"train": 7950.0, "infer": 25000.0, "scaling": 1.98, "warm_start_s": 10.0}
@@ -70,12 +70,6 @@ SIDES = ("zbench", "eager", "compile", "cudagraph", "compile-freeze", "max-autot
 START_STEPS, START_WARMUP = 20, 5
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        print(f"peak.py: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def _ints(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(t) for t in text.split(",") if t.strip())
@@ -88,8 +82,8 @@ def _ints(text: str) -> tuple[int, ...]:
     return values
 
 
-def parser() -> _Parser:
-    p = _Parser(description=__doc__.splitlines()[0])
+def parser() -> OneLineParser:
+    p = OneLineParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
     p.add_argument("--train-batches", type=_ints, default=(256, 384))
     p.add_argument("--infer-batches", type=_ints, default=(512, 1024))
     p.add_argument(

@@ -20,7 +20,7 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -30,6 +30,7 @@ import torch  # noqa: E402
 from torch.autograd import DeviceType  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
+from benchmarks.args import OneLineParser  # noqa: E402
 from benchmarks.reference import loop, models  # noqa: E402
 
 # Kernel name fragments (lower case) -> kind; the first kind that matches wins.
@@ -43,14 +44,8 @@ KINDS = (
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        print(f"peak_profile.py: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
-def parser() -> _Parser:
-    p = _Parser(description=__doc__.splitlines()[0])
+def parser() -> OneLineParser:
+    p = OneLineParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
     p.add_argument("--variant", choices=("compile", "eager"), default="compile")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--image-size", type=int, default=224)

@@ -23,13 +23,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.args import comma_choices  # noqa: E402
+from benchmarks.args import OneLineParser, comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
 from zbench.contract.resolve import max_batches  # noqa: E402
 from zbench.contract.workloads import WORKLOADS  # noqa: E402
@@ -42,14 +42,8 @@ DEFAULT_WORKLOADS = ("vgg16", "fasterrcnn", "unet2d", "unet3d")  # ResNet-50: be
 EST_S = {"review": 25, "bf16-eager": 25, "max": 55, "compiled-ref": 45}
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        print(f"peak_table.py: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
-def parser() -> _Parser:
-    p = _Parser(description=__doc__.splitlines()[0])
+def parser() -> OneLineParser:
+    p = OneLineParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
     p.add_argument(
         "--workloads",
         type=lambda t: comma_choices(t, tuple(WORKLOADS), "workload"),

@@ -21,13 +21,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.args import comma_choices  # noqa: E402
+from benchmarks.args import OneLineParser, comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
 
 TARGET = 0.99
@@ -104,14 +104,8 @@ class Cell:
         return start + (self.steps * WINDOWS + self.warmup) * ms / 1000
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, status 2
-        print(f"runner_fidelity.py: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
-def parser() -> _Parser:
-    p = _Parser(description=__doc__.splitlines()[0])
+def parser() -> OneLineParser:
+    p = OneLineParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
     p.add_argument("--workloads", type=lambda t: comma_choices(t, WORKLOADS, "workload"))
     p.add_argument("--modes", type=lambda t: comma_choices(t, MODES, "mode"))
     p.add_argument("--precisions", type=lambda t: comma_choices(t, PRECISIONS, "precision"))

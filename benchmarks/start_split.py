@@ -16,7 +16,6 @@ profiled one, with their rate beside their start: a start saved by a slower step
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import pstats
@@ -29,6 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.args import OneLineParser  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
 
 # Warm runs that change one thing. cuDNN's autotuner lives in the process, so every start times the
@@ -84,7 +84,7 @@ def summary(prof: Path, top: int) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
     p.add_argument("--mode", choices=("train", "infer"), default="train")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--out", type=Path, required=True)

@@ -19,17 +19,17 @@ CPU only; it needs scipy and (for the scene generator) torch.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import statistics
 import sys
 import time
 from pathlib import Path
-from typing import NoReturn
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchmarks.args import OneLineParser  # noqa: E402
 
 try:
     import scipy  # noqa: F401
@@ -44,12 +44,6 @@ from zbench.demos.tracking.pipeline import noisy_truth  # noqa: E402
 from zbench.demos.tracking.scene import Scene, SceneConfig  # noqa: E402
 
 FROZEN = REPO / "tests" / "demos" / "tracking" / "deepsort_before.py"
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, status 2
-        print(f"tracker_speed.py: {message}", file=sys.stderr)
-        sys.exit(2)
 
 
 def frozen_tracker() -> type:
@@ -104,7 +98,7 @@ def run_once(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = _Parser(description=__doc__.splitlines()[0])
+    p = OneLineParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
     p.add_argument("--targets", type=int, default=50)
     p.add_argument("--frames", type=int, default=300)
     p.add_argument("--runs", type=int, default=7, help="timed runs of each (median reported)")

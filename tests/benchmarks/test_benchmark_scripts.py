@@ -218,6 +218,9 @@ def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
         ("runner_fidelity.py", ["--rounds", "0"]),
         ("peak.py", ["--train-batches", "x"]),
         ("peak.py", ["--modes", "eval"]),
+        ("start_split.py", ["--out", "x.json", "--skip-cold"]),
+        ("start_split.py", ["--out", "x.json", "--variants", "warm,hot"]),
+        ("peak_candidates.py", ["--only", "cdt,nope"]),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(script: str, args: list[str]) -> None:
@@ -320,13 +323,13 @@ def test_start_runs_write_and_reuse_bytecode(
 def test_padded_stem_computes_the_same_network() -> None:
     torch = pytest.importorskip("torch")
     torchvision = pytest.importorskip("torchvision")
-    from benchmarks import peak_candidates
+    from benchmarks import candidate_steps
 
     torch.manual_seed(0)
     model = torchvision.models.resnet50(weights=None, num_classes=10).eval()
     x = torch.randn(2, 3, 64, 64)
     want = model(x)
-    padded, x4 = peak_candidates.pad_stem(model, x, 4)
+    padded, x4 = candidate_steps.pad_stem(model, x, 4)
     assert x4.shape == (2, 4, 64, 64) and padded.conv1.weight.shape[1] == 4
     torch.testing.assert_close(padded(x4), want, rtol=1e-4, atol=1e-5)
     padded.train()
