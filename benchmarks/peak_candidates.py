@@ -76,7 +76,7 @@ CANDIDATES = (
               note="graph + cdt + combo kernels, batch 384"),
     Candidate("cdt-pad4-384", batch=384, graph=True, inductor=CDT, stem_channels=4,
               note="graph + cdt + pad4, batch 384"),
-    # zbench's own `--preset max` training step, built by its runner (ZBENCH side, below).
+    # zbench's own `--preset max` training step, built by its runner (candidate_steps.zbench_step).
     Candidate("zbench", graph=True, note="zbench's --preset max step (its runner), batch 256"),
     Candidate("zbench384", batch=384, graph=True, note="zbench's --preset max step, batch 384"),
     Candidate("freeze", mode="infer", batch=512, inductor=(("freezing", True),),
@@ -109,11 +109,6 @@ def parser() -> OneLineParser:
     p.add_argument(
         "--zbench-home", type=Path,
         help="data folder of the zbench sides (their compile cache; default: a fresh one)",
-    )  # fmt: skip
-    p.add_argument(
-        "--wait-file", type=Path,
-        help="before the windows, wait (within the budget) until this file exists: another "
-        "process sharing the GPU has finished its work",
     )  # fmt: skip
     p.add_argument("--serve", help=argparse.SUPPRESS)  # internal: one side in this process
     p.add_argument("--child", help=argparse.SUPPRESS)
@@ -284,8 +279,6 @@ def main(argv: list[str]) -> int:
     )  # fmt: skip
     ready_by = deadline - 15 * len(chosen) - (45 if a.bn else 0)  # leave time for the windows
     ready = {n: s.wait_ready(ready_by) for n, s in sides.items()}
-    while a.wait_file and not a.wait_file.exists() and time.perf_counter() < ready_by:
-        time.sleep(1)
     print(
         f"compiled: {', '.join(f'{n} {s.first_s} s' for n, s in sides.items() if s.first_s)}",
         flush=True,
