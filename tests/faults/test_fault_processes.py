@@ -130,7 +130,7 @@ def test_a_recovered_result_aggregates_samples_by_phase(home: Path) -> None:
     assert info.state == "done" and info.run_id is not None
     phases = store.phase_aggregates([jid])[jid]
     assert None not in phases and "None" not in phases, phases
-    assert set(phases) <= {"setup", "warmup", "measure", "done"}
+    assert set(phases) <= {"setup", "compile", "warmup", "measure", "done"}
 
 
 def test_sighup_and_a_killed_client_lose_no_job(home: Path) -> None:

@@ -58,7 +58,8 @@ def check_stream(events: list[dict[str, Any]], framework: str = "torch") -> dict
     types = [e["type"] for e in events]
     assert types[0] == "start", types
     phases = [e["phase"] for e in events if e["type"] == "phase"]
-    assert phases == list(PHASES), phases
+    # "compile" only where the run compiles (torch.compile, TensorFlow's first traced step).
+    assert phases in (list(PHASES), [p for p in PHASES if p != "compile"]), phases
     assert types.count("result") == 1 and "error" not in types, types
     assert types.index("result") < len(types) - 1  # "done" comes after the result
     start = events[0]

@@ -402,3 +402,24 @@ def test_graphed_step_captures_once_or_falls_back(
         assert len(bodies) == graphs.WARMUP + 1  # warm-up and the one capture
         assert fake.replays == graphs.CHECK_REPLAYS + 3
         assert torch.equal(static[0], fresh[0])  # new batches are copied into the static ones
+
+
+def test_a_compiled_run_reports_a_compile_phase_between_setup_and_warmup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first `--preset max` run tunes its kernels for minutes: the phase says so ("compiling" in
+    the CLI), with the compile steps it times apart; an uncompiled run has no such phase."""
+    pytest.importorskip("torch")
+    from zbench.cli.follow import DOING
+
+    monkeypatch.setenv("ZBENCH_COMPILE_BACKEND", "eager")  # the compile path, no C++ build
+    rc, events = run_in_process([*TINY_SEG, "--compile", *ONE_STEP], tmp_path / "c")
+    assert rc == 0
+    phases = [e for e in events if e["type"] == "phase"]
+    assert [p["phase"] for p in phases] == ["setup", "compile", "warmup", "measure", "done"]
+    assert phases[1]["steps"] == 2 and DOING["compile"] == "compiling"
+    check_stream(events)
+    rc, events = run_in_process([*TINY_SEG, *ONE_STEP], tmp_path / "e")
+    assert rc == 0
+    assert "compile" not in [e.get("phase") for e in events if e["type"] == "phase"]
+    check_stream(events)

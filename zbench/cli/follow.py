@@ -49,7 +49,13 @@ def label(job: JobInfo) -> str:
 
 
 # What a job is doing, in words, for the progress line (the runner's phases, then the job states).
-DOING = {"setup": "setting up", "warmup": "warming up", "measure": "measuring", "done": "finishing"}
+DOING = {
+    "setup": "setting up",
+    "compile": "compiling",
+    "warmup": "warming up",
+    "measure": "measuring",
+    "done": "finishing",
+}
 
 
 def doing(info: JobInfo) -> str:

@@ -30,8 +30,10 @@ ENV_JOB_TMP = "ZBENCH_JOB_TMP"
 
 EventType = Literal["start", "phase", "progress", "result", "frame", "error", "log"]
 EVENT_TYPES: tuple[str, ...] = ("start", "phase", "progress", "result", "frame", "error", "log")
-Phase = Literal["setup", "warmup", "measure", "done"]
-PHASES: tuple[str, ...] = ("setup", "warmup", "measure", "done")
+# "compile" only where the runner compiles before its warm-up (torch.compile and the CUDA-graph
+# capture; TensorFlow's tracing and XLA): a first run with kernel tuning spends minutes there.
+Phase = Literal["setup", "compile", "warmup", "measure", "done"]
+PHASES: tuple[str, ...] = ("setup", "compile", "warmup", "measure", "done")
 ErrorKind = Literal["config", "oom", "crash", "interrupted", "unavailable"]
 ERROR_KINDS: tuple[str, ...] = ("config", "oom", "crash", "interrupted", "unavailable")
 

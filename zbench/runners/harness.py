@@ -273,6 +273,7 @@ def _run(
     step = adapter.build(cfg)
     compile_s = None
     if n := adapter.compile_steps(cfg):
+        out.phase("compile", steps=n)
         t0 = time.perf_counter()
         for _ in range(n):
             last = step()
