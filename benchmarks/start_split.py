@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.args import OneLineParser  # noqa: E402
+from benchmarks.args import OneLineParser, comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
 
 # Warm runs that change one thing. cuDNN's autotuner lives in the process, so every start times the
@@ -91,7 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--prof", type=Path, help="keep the profile here (pstats)")
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--steps", type=int, default=20, help="measured steps per run (rate)")
-    p.add_argument("--variants", default="", help=f"extra warm runs, of: {','.join(VARIANTS)}")
+    p.add_argument(
+        "--variants", type=lambda t: comma_choices(t, tuple(VARIANTS), "variant"), default=(),
+        help=f"extra warm runs, of: {','.join(VARIANTS)}",
+    )  # fmt: skip
     p.add_argument("--home", type=Path, help="data folder to use (default: a fresh one)")
     p.add_argument(
         "--skip-cold", action="store_true",
@@ -100,17 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.skip_cold and not a.home:
         p.error("--skip-cold needs --home, the data folder a cold run filled")
-    variants = [v for v in a.variants.split(",") if v]
-    unknown = sorted(set(variants) - set(VARIANTS))
-    if unknown:
-        p.error(f"unknown variant(s) {','.join(unknown)}; choose from {','.join(VARIANTS)}")
     home, env = runs.start_env("zbench-start-split-", a.home)
     argv_run = ["resnet50", "--preset", "max", "--mode", a.mode, "--batch-size", str(a.batch),
                 "--steps", str(a.steps), "--warmup", "5", "--repeat", "1"]  # fmt: skip
     log = Path(home) / "runs.log"
     out: dict[str, object] = {}
     first = () if a.skip_cold else ("cold",)
-    for name in (*first, "warm", *(f"variant:{v}" for v in variants)):
+    for name in (*first, "warm", *(f"variant:{v}" for v in a.variants)):
         run_env = variant_env(name[8:], env, Path(home)) if name.startswith("variant:") else env
         res = runs.zbench(argv_run, log, 600, run_env)
         out[name] = {k: res.get(k) for k in ("to_measure_s", "marks_s", "compile_s", "samples_per_s",

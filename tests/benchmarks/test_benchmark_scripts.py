@@ -336,3 +336,14 @@ def test_padded_stem_computes_the_same_network() -> None:
     padded(x4).sum().backward()
     assert padded.conv1.weight.grad[:, 3].abs().max() == 0  # the zero channel never learns
     assert padded.conv1.weight.grad[:, :3].abs().max() > 0
+
+
+def test_start_runs_can_start_again_in_a_data_folder_they_filled(tmp_path: Path) -> None:
+    """peak.py --start-home and start_split.py --home: the same folder, its cache and bytecode."""
+    from benchmarks.reference import runs
+
+    folder = tmp_path / "starts" / "train"
+    home, env = runs.start_env("zbench-test-start-", folder)
+    assert home == str(folder) and folder.is_dir()
+    assert env["ZBENCH_HOME"] == home and env["PYTHONPYCACHEPREFIX"] == str(folder / "pycache")
+    assert runs.start_env("zbench-test-start-", folder)[1] == env  # again: the same folder
