@@ -50,6 +50,11 @@ def test_the_progress_line_names_the_phase_not_0_of_unknown() -> None:
     assert doing(info) == "warming up"
     assert doing(dataclasses.replace(info, phase=None)) == "starting"
     assert doing(dataclasses.replace(info, phase="setup")) == "setting up"
+    assert doing(dataclasses.replace(info, phase="compile")) == "compiling"
+    from zbench.cli.follow import DOING
+    from zbench.contract.protocol import PHASES
+
+    assert set(DOING) == set(PHASES)  # every phase of the protocol has its words
     assert doing(dataclasses.replace(info, state="queued")) == "queued"
 
 
