@@ -273,7 +273,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         "stream_fps": round(loop.fps, 1),  # decoded frame in to written frame out
         "frames": loop.frames,
         "stopped": loop.stopped,
-        "first_call_s": round(first_call_s, 2),
+        "first_call_s": round(first_call_s, 3),  # a smoke run on a CPU: milliseconds
         "size": opts.size,
         "device": str(device),
         "quality": quality,

@@ -189,43 +189,41 @@ def _over(canvas, colour, alpha):
     return canvas * (1 - alpha) + colour * alpha
 
 
-def render(
-    identity: dict[str, torch.Tensor],
-    pose: dict[str, torch.Tensor],
-    size: int,
-    device: torch.device | str = "cpu",
-) -> Heads:
-    """Draw one head per batch row at size x size on `device`."""
-    dev = torch.device(device)
-    p = {k: v.to(dev, torch.float32).reshape(-1, 1, 1) for k, v in {**identity, **pose}.items()}
-    n = p["style"].shape[0]
-    lin = torch.linspace(-1, 1, size, device=dev)  # grid_sample's align_corners=True convention
-    y, x = torch.meshgrid(lin, lin, indexing="ij")
-    x, y = x[None], y[None]
-    soft = torch.tensor(1.2 / size, device=dev)
+class _Head:
+    """One batch of heads being drawn: the pixel grid, the per-row parameters (B, 1, 1), the head's
+    frame, and the canvas and coverage that each part of the head is composited onto in turn."""
 
-    def rgb(name):
+    def __init__(self, p: dict[str, torch.Tensor], size: int, dev: torch.device) -> None:
+        self.p, self.dev = p, dev
+        self.n = p["style"].shape[0]
+        lin = torch.linspace(-1, 1, size, device=dev)  # grid_sample's align_corners=True convention
+        y, x = torch.meshgrid(lin, lin, indexing="ij")
+        self.x, self.y = x[None], y[None]
+        self.soft = torch.tensor(1.2 / size, device=dev)
+        # Head frame: centre, scale and roll; features live on a unit sphere turned by yaw and pitch.
+        self.k = p["size"] * p["scale"]
+        self.hx, self.hy = p["cx"] + p["tx"], p["cy"] + p["ty"]
+        self.roll, self.yaw, self.pitch = p["roll"], p["yaw"], p["pitch"]
+        self.fw, self.fh = p["face_w"] * self.k, p["face_h"] * self.k
+        self.anime = p["style"]
+        self.skin, self.hair = self.rgb("skin"), self.rgb("hair")
+        self.white = torch.ones_like(self.skin)
+        # The face turns: shifted against the yaw, so the head appears to turn.
+        self.shift = torch.sin(self.yaw) * self.fw * 0.25
+        self.canvas = self.background()
+        self.cover = torch.zeros_like(self.x).expand(self.n, size, size)
+
+    def rgb(self, name: str) -> torch.Tensor:
+        p = self.p
         return torch.stack([p[f"{name}_r"], p[f"{name}_g"], p[f"{name}_b"]], 1)  # (B,3,1,1)
 
-    # Background: two-colour gradient with stripes, rings or plain, per identity.
-    ca, sa = torch.cos(p["bg_angle"]), torch.sin(p["bg_angle"])
-    ramp = (ca * x + sa * y) * 0.5 + 0.5
-    stripes = 0.5 + 0.5 * torch.sin(p["bg_freq"] * math.pi * (ca * y - sa * x))
-    rings = 0.5 + 0.5 * torch.sin(p["bg_freq"] * math.pi * torch.sqrt(x * x + y * y))
-    pat = p["bg_pattern"]
-    mix = torch.where(pat < 0.5, ramp, torch.where(pat < 1.5, 0.6 * ramp + 0.4 * stripes, rings))
-    canvas = rgb("bg1") * (1 - mix[:, None]) + rgb("bg2") * mix[:, None]
+    def ellipse(self, cx, cy, a, b, ang) -> torch.Tensor:
+        return _ellipse(self.x, self.y, cx, cy, a, b, ang, self.soft)
 
-    # Head frame: centre, scale and roll; features live on a unit sphere rotated by yaw and pitch.
-    k = p["size"] * p["scale"]
-    hx, hy = p["cx"] + p["tx"], p["cy"] + p["ty"]
-    roll, yaw, pitch = p["roll"], p["yaw"], p["pitch"]
-    fw, fh = p["face_w"] * k, p["face_h"] * k
-    anime = p["style"]
-
-    def place(u, v):
+    def place(self, u, v):
         """Face-surface point (u, v) in face units -> image (x, y), plus its facing (cos of normal)."""
-        u, v = torch.as_tensor(u, device=dev), torch.as_tensor(v, device=dev)
+        u, v = torch.as_tensor(u, device=self.dev), torch.as_tensor(v, device=self.dev)
+        yaw, pitch, roll = self.yaw, self.pitch, self.roll
         z = torch.sqrt(torch.clamp(1 - u * u * 0.6 - v * v * 0.5, min=0.05))
         cy_, sy_ = torch.cos(yaw), torch.sin(yaw)
         xr = u * cy_ + z * sy_
@@ -233,127 +231,175 @@ def render(
         cp, sp = torch.cos(pitch), torch.sin(pitch)
         yr = v * cp - zr * sp
         zr2 = v * sp + zr * cp
-        lx, ly = xr * fw, yr * fh
+        lx, ly = xr * self.fw, yr * self.fh
         cr, sr = torch.cos(roll), torch.sin(roll)
-        return hx + cr * lx - sr * ly, hy + sr * lx + cr * ly, torch.clamp(zr2, 0.05, 1.0)
+        return self.hx + cr * lx - sr * ly, self.hy + sr * lx + cr * ly, torch.clamp(zr2, 0.05, 1.0)
 
-    def feature(canvas, u, v, a, b, colour, ang=0.0):
-        fx, fy, facing = place(u, v)
-        cos_yaw = torch.cos(yaw).clamp(min=0.3)
-        m = _ellipse(x, y, fx, fy, a * fw * cos_yaw, b * fh, roll + ang, soft)
-        return _over(canvas, colour, (m * facing.clamp(max=1))[:, None])
+    def feature(self, u, v, a, b, colour, ang=0.0) -> None:
+        """A flat mark on the face (eye, brow, nose, mouth): foreshortened by the yaw, faded as it
+        turns away; not part of the coverage (it lies on the face)."""
+        fx, fy, facing = self.place(u, v)
+        cos_yaw = torch.cos(self.yaw).clamp(min=0.3)
+        m = self.ellipse(fx, fy, a * self.fw * cos_yaw, b * self.fh, self.roll + ang)
+        self.canvas = _over(self.canvas, colour, (m * facing.clamp(max=1))[:, None])
 
-    skin, hair = rgb("skin"), rgb("hair")
-    cover = torch.zeros_like(x).expand(n, size, size)
+    def part(self, colour, alpha) -> None:
+        """A shape of the head: drawn, and added to the coverage."""
+        self.cover = self.cover + (1 - self.cover) * alpha
+        self.canvas = _over(self.canvas, colour, alpha[:, None])
 
-    def part(canvas, colour, alpha):  # a shape of the head: drawn, and added to the coverage
-        nonlocal cover
-        cover = cover + (1 - cover) * alpha
-        return _over(canvas, colour, alpha[:, None])
+    def background(self) -> torch.Tensor:
+        """Two-colour gradient with stripes, rings or plain, per identity."""
+        p, x, y = self.p, self.x, self.y
+        ca, sa = torch.cos(p["bg_angle"]), torch.sin(p["bg_angle"])
+        ramp = (ca * x + sa * y) * 0.5 + 0.5
+        stripes = 0.5 + 0.5 * torch.sin(p["bg_freq"] * math.pi * (ca * y - sa * x))
+        rings = 0.5 + 0.5 * torch.sin(p["bg_freq"] * math.pi * torch.sqrt(x * x + y * y))
+        pat = p["bg_pattern"]
+        mix = torch.where(
+            pat < 0.5, ramp, torch.where(pat < 1.5, 0.6 * ramp + 0.4 * stripes, rings)
+        )
+        return self.rgb("bg1") * (1 - mix[:, None]) + self.rgb("bg2") * mix[:, None]
 
-    # Shoulders and neck (move a little with the head).
-    canvas = part(
-        canvas,
-        rgb("shirt"),
-        _ellipse(x, y, hx * 0.5, hy + 1.05 * k, 0.75 * k, 0.42 * k, roll * 0.2, soft),
-    )
-    canvas = part(
-        canvas,
-        skin * 0.85,
-        _ellipse(x, y, hx * 0.8, hy + 0.55 * k, 0.13 * k, 0.3 * k, roll * 0.5, soft),
-    )
-    # Long hair behind the head.
-    back = _ellipse(x, y, hx, hy + 0.12 * k, fw * 1.35, fh * 1.35, roll, soft) * p["hair_long"]
-    canvas = part(canvas, hair * 0.8, back)
-    # Ears, then the face: shifted against the yaw so the head appears to turn.
-    shift = torch.sin(yaw) * fw * 0.25
-    for side in (-1.0, 1.0):
-        ex, ey, _ = place(torch.tensor(side * 1.15, device=dev), torch.tensor(0.05, device=dev))
-        ear = _ellipse(x, y, ex, ey, 0.09 * k, 0.13 * k, roll, soft) * (1 - anime * 0.5)
-        canvas = part(canvas, skin * 0.9, ear)
-    face = _ellipse(
-        x, y, hx + shift * torch.cos(roll), hy + shift * torch.sin(roll), fw, fh, roll, soft
-    )
-    lit = 1 - 0.25 * (1 - anime) * ((x - hx + 0.3 * fw) ** 2 + (y - hy + 0.4 * fh) ** 2) / (fh * fh)
-    canvas = _over(canvas, skin * lit[:, None].clamp(0.6, 1.1), face[:, None])
-    cover = cover + (1 - cover) * face
-    # Eyes: sclera, iris, pupil, highlight; anime eyes are larger and taller.
-    gap, es = p["eye_gap"] * 1.3, p["eye_size"] * (1 + 0.45 * anime)
-    open_ = p["eye_open"].clamp(0.04, 1)
-    white = torch.ones_like(skin)
-    eye_v = -0.05
-    for side in (-1.0, 1.0):
-        u = side * gap
-        canvas = feature(
-            canvas, u, eye_v - 0.38 - 0.05 * anime, 0.3 * es, 0.045, hair * 0.7
-        )  # brow
-        canvas = feature(canvas, u, eye_v, 0.24 * es, 0.16 * es * open_ * (1 + 0.4 * anime), white)
-        canvas = feature(
-            canvas, u, eye_v, 0.13 * es, 0.12 * es * open_ * (1 + 0.5 * anime), rgb("iris")
+    def body(self) -> None:
+        """Shoulders and neck (they move a little with the head), long hair behind, ears, the face."""
+        k, hx, hy, roll, fw, fh = self.k, self.hx, self.hy, self.roll, self.fw, self.fh
+        self.part(
+            self.rgb("shirt"), self.ellipse(hx * 0.5, hy + 1.05 * k, 0.75 * k, 0.42 * k, roll * 0.2)
         )
-        canvas = feature(
-            canvas, u, eye_v, 0.06 * es, 0.06 * es * open_ * (1 + 0.5 * anime), white * 0.05
+        self.part(
+            self.skin * 0.85, self.ellipse(hx * 0.8, hy + 0.55 * k, 0.13 * k, 0.3 * k, roll * 0.5)
         )
-        canvas = feature(
-            canvas, u + 0.05, eye_v - 0.04, 0.03 * es, 0.03 * es * open_ * anime, white
+        back = self.ellipse(hx, hy + 0.12 * k, fw * 1.35, fh * 1.35, roll) * self.p["hair_long"]
+        self.part(self.hair * 0.8, back)
+        for side in (-1.0, 1.0):
+            ex, ey, _ = self.place(
+                torch.tensor(side * 1.15, device=self.dev), torch.tensor(0.05, device=self.dev)
+            )
+            ear = self.ellipse(ex, ey, 0.09 * k, 0.13 * k, roll) * (1 - self.anime * 0.5)
+            self.part(self.skin * 0.9, ear)
+        shift = self.shift
+        face = self.ellipse(
+            hx + shift * torch.cos(roll), hy + shift * torch.sin(roll), fw, fh, roll
         )
-    # Nose (a shaded dot for anime, a darker ellipse for realistic) and mouth (opens vertically).
-    canvas = feature(
-        canvas, 0.0, 0.25, 0.07 * (1 - 0.5 * anime), 0.12 * (1 - 0.6 * anime), skin * 0.7
-    )
-    mw = 0.32 * p["mouth_w"] * (1 - 0.3 * anime)
-    lips = (
-        torch.tensor([0.75, 0.3, 0.3], device=dev).view(1, 3, 1, 1) * (1 - anime[:, None])
-        + skin * 0.6 * anime[:, None]
-    )
-    canvas = feature(canvas, 0.0, 0.55, mw, 0.05 + 0.03 * p["mouth_open"], lips)
-    inner = torch.tensor([0.35, 0.08, 0.1], device=dev).view(1, 3, 1, 1)
-    canvas = feature(canvas, 0.0, 0.55, mw * 0.85, 0.01 + 0.19 * p["mouth_open"], inner)
-    # Fringe: hair over the top of the face, cut by a wavy line that follows the head.
-    cr, sr = torch.cos(roll), torch.sin(roll)
-    ly = -sr * (x - hx) + cr * (y - hy)
-    lx = cr * (x - hx) + sr * (y - hy)
-    wave = 0.04 * k * torch.sin(lx / fw * 9 + anime * 2)
-    cut = torch.sigmoid(((p["fringe"] - torch.sin(pitch) * 0.4) * fh - ly + wave) / soft)
-    cap = _ellipse(
-        x, y, hx + shift * cr, hy - 0.08 * k + shift * sr, fw * 1.12, fh * 1.05, roll, soft
-    )
-    canvas = part(canvas, hair, cap * cut)
-    # Accessories: round glasses and a bow in the hair.
-    for side in (-1.0, 1.0):
-        gx, gy, _facing = place(
-            torch.tensor(side * 1.3, device=dev) * p["eye_gap"], torch.tensor(-0.05, device=dev)
+        x, y, anime = self.x, self.y, self.anime
+        lit = 1 - 0.25 * (1 - anime) * ((x - hx + 0.3 * fw) ** 2 + (y - hy + 0.4 * fh) ** 2) / (
+            fh * fh
         )
-        outer = _ellipse(
-            x, y, gx, gy, 0.32 * fw * torch.cos(yaw).clamp(min=0.3), 0.22 * fh, roll, soft
-        )
-        inner_r = _ellipse(
-            x, y, gx, gy, 0.27 * fw * torch.cos(yaw).clamp(min=0.3), 0.18 * fh, roll, soft
-        )
-        canvas = _over(canvas, white * 0.1, ((outer - inner_r).clamp(0, 1) * p["glasses"])[:, None])
-    bx, by, _ = place(torch.tensor(0.55, device=dev), torch.tensor(-0.95, device=dev))
-    for side in (-1.0, 1.0):
-        wing = _ellipse(
-            x,
-            y,
-            bx + side * 0.07 * k * cr,
-            by + side * 0.07 * k * sr,
-            0.08 * k,
-            0.05 * k,
-            roll,
-            soft,
-        )
-        canvas = part(canvas, rgb("iris") * 0.6 + 0.4, wing * p["bow"])
+        self.part(self.skin * lit[:, None].clamp(0.6, 1.1), face)
 
-    lm = [
-        place(torch.tensor(s * 1.3, device=dev) * p["eye_gap"], torch.full_like(yaw, eye_v))[:2]
-        for s in (-1.0, 1.0)
-    ]
-    lm.append(place(torch.zeros_like(yaw), torch.full_like(yaw, 0.25))[:2])
-    lm.append(place(torch.zeros_like(yaw), torch.full_like(yaw, 0.55))[:2])
-    lm.append(place(torch.zeros_like(yaw), torch.full_like(yaw, 0.95))[:2])
-    brow_v = eye_v - 0.38 - 0.05 * anime
-    lm += [place(s * gap, brow_v)[:2] for s in (-1.0, 1.0)]  # brow centres
-    lm += [place(torch.full_like(yaw, s * 0.6), torch.full_like(yaw, 0.4))[:2] for s in (-1.0, 1.0)]
-    landmarks = torch.stack([torch.stack([a.reshape(n), b.reshape(n)], -1) for a, b in lm], 1)
-    return Heads(canvas.clamp(0, 1), landmarks, cover[:, None].clamp(0, 1))
+    def eyes(self) -> None:
+        """Brow, sclera, iris, pupil and highlight; anime eyes are larger and taller."""
+        p, anime, white = self.p, self.anime, self.white
+        gap, es = p["eye_gap"] * 1.3, p["eye_size"] * (1 + 0.45 * anime)
+        open_ = p["eye_open"].clamp(0.04, 1)
+        for side in (-1.0, 1.0):
+            u = side * gap
+            self.feature(u, EYE_V - 0.38 - 0.05 * anime, 0.3 * es, 0.045, self.hair * 0.7)
+            self.feature(u, EYE_V, 0.24 * es, 0.16 * es * open_ * (1 + 0.4 * anime), white)
+            self.feature(
+                u, EYE_V, 0.13 * es, 0.12 * es * open_ * (1 + 0.5 * anime), self.rgb("iris")
+            )
+            self.feature(u, EYE_V, 0.06 * es, 0.06 * es * open_ * (1 + 0.5 * anime), white * 0.05)
+            self.feature(u + 0.05, EYE_V - 0.04, 0.03 * es, 0.03 * es * open_ * anime, white)
+
+    def nose_and_mouth(self) -> None:
+        """A shaded dot (anime) or a darker ellipse (realistic); a mouth that opens vertically."""
+        p, anime, skin, dev = self.p, self.anime, self.skin, self.dev
+        self.feature(0.0, 0.25, 0.07 * (1 - 0.5 * anime), 0.12 * (1 - 0.6 * anime), skin * 0.7)
+        mw = 0.32 * p["mouth_w"] * (1 - 0.3 * anime)
+        lips = (
+            torch.tensor([0.75, 0.3, 0.3], device=dev).view(1, 3, 1, 1) * (1 - anime[:, None])
+            + skin * 0.6 * anime[:, None]
+        )
+        self.feature(0.0, 0.55, mw, 0.05 + 0.03 * p["mouth_open"], lips)
+        inner = torch.tensor([0.35, 0.08, 0.1], device=dev).view(1, 3, 1, 1)
+        self.feature(0.0, 0.55, mw * 0.85, 0.01 + 0.19 * p["mouth_open"], inner)
+
+    def fringe(self) -> None:
+        """Hair over the top of the face, cut by a wavy line that follows the head."""
+        x, y, hx, hy, k, fw, fh, roll = (
+            self.x,
+            self.y,
+            self.hx,
+            self.hy,
+            self.k,
+            self.fw,
+            self.fh,
+            self.roll,
+        )
+        cr, sr = torch.cos(roll), torch.sin(roll)
+        ly = -sr * (x - hx) + cr * (y - hy)
+        lx = cr * (x - hx) + sr * (y - hy)
+        wave = 0.04 * k * torch.sin(lx / fw * 9 + self.anime * 2)
+        cut = torch.sigmoid(
+            ((self.p["fringe"] - torch.sin(self.pitch) * 0.4) * fh - ly + wave) / self.soft
+        )
+        cap = self.ellipse(
+            hx + self.shift * cr, hy - 0.08 * k + self.shift * sr, fw * 1.12, fh * 1.05, roll
+        )
+        self.part(self.hair, cap * cut)
+
+    def accessories(self) -> None:
+        """Round glasses and a bow in the hair, each shown per identity."""
+        p, dev, k, roll, fw, fh = self.p, self.dev, self.k, self.roll, self.fw, self.fh
+        for side in (-1.0, 1.0):
+            gx, gy, _facing = self.place(
+                torch.tensor(side * 1.3, device=dev) * p["eye_gap"], torch.tensor(-0.05, device=dev)
+            )
+            outer = self.ellipse(
+                gx, gy, 0.32 * fw * torch.cos(self.yaw).clamp(min=0.3), 0.22 * fh, roll
+            )
+            inner = self.ellipse(
+                gx, gy, 0.27 * fw * torch.cos(self.yaw).clamp(min=0.3), 0.18 * fh, roll
+            )
+            rim = ((outer - inner).clamp(0, 1) * p["glasses"])[:, None]
+            self.canvas = _over(self.canvas, self.white * 0.1, rim)
+        bx, by, _ = self.place(torch.tensor(0.55, device=dev), torch.tensor(-0.95, device=dev))
+        cr, sr = torch.cos(roll), torch.sin(roll)
+        for side in (-1.0, 1.0):
+            wing = self.ellipse(
+                bx + side * 0.07 * k * cr, by + side * 0.07 * k * sr, 0.08 * k, 0.05 * k, roll
+            )
+            self.part(self.rgb("iris") * 0.6 + 0.4, wing * p["bow"])
+
+    def landmarks(self) -> torch.Tensor:
+        """(B, L, 2) in LANDMARKS' order, placed on the face surface as the features are."""
+        yaw, gap, anime = self.yaw, self.p["eye_gap"], self.anime
+        lm = [
+            self.place(torch.tensor(s * 1.3, device=self.dev) * gap, torch.full_like(yaw, EYE_V))[
+                :2
+            ]
+            for s in (-1.0, 1.0)
+        ]
+        for v in (0.25, 0.55, 0.95):  # nose, mouth, chin
+            lm.append(self.place(torch.zeros_like(yaw), torch.full_like(yaw, v))[:2])
+        brow_v = EYE_V - 0.38 - 0.05 * anime
+        lm += [self.place(s * (gap * 1.3), brow_v)[:2] for s in (-1.0, 1.0)]  # brow centres
+        lm += [
+            self.place(torch.full_like(yaw, s * 0.6), torch.full_like(yaw, 0.4))[:2]
+            for s in (-1.0, 1.0)
+        ]
+        n = self.n
+        return torch.stack([torch.stack([a.reshape(n), b.reshape(n)], -1) for a, b in lm], 1)
+
+
+EYE_V = -0.05  # the eyes' height on the face, in face units
+
+
+def render(
+    identity: dict[str, torch.Tensor],
+    pose: dict[str, torch.Tensor],
+    size: int,
+    device: torch.device | str = "cpu",
+) -> Heads:
+    """Draw one head per batch row at size x size on `device`, back to front."""
+    dev = torch.device(device)
+    p = {k: v.to(dev, torch.float32).reshape(-1, 1, 1) for k, v in {**identity, **pose}.items()}
+    head = _Head(p, size, dev)
+    head.body()
+    head.eyes()
+    head.nose_and_mouth()
+    head.fringe()
+    head.accessories()
+    return Heads(head.canvas.clamp(0, 1), head.landmarks(), head.cover[:, None].clamp(0, 1))
