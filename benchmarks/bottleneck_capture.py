@@ -27,9 +27,19 @@ ROOT = Path(__file__).resolve().parent.parent
 
 JOBS = {
     "busy": ["--precision", "bf16", "--data-source", "synthetic-device"],
-    "starved": ["--mode", "infer", "--precision", "bf16", "--data-source", "synthetic-host",
-                "--workers", "1", "--gpus", "1"],
-}  # fmt: skip
+    "starved": [
+        "--mode",
+        "infer",
+        "--precision",
+        "bf16",
+        "--data-source",
+        "synthetic-host",
+        "--workers",
+        "1",
+        "--gpus",
+        "1",
+    ],
+}
 
 
 def zbench(args: list[str], env: dict[str, str], **kw: Any) -> subprocess.Popen[str]:
@@ -48,15 +58,21 @@ def run_job(name: str, extra: list[str], steps: int, env: dict[str, str], captur
             time.sleep(5)
             jobs = subprocess.run(
                 [sys.executable, "-m", "zbench", "jobs", "--json"],
-                cwd=ROOT, env=env, capture_output=True, text=True,
-            )  # fmt: skip
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
             listed = json.loads(jobs.stdout or "[]")
             if any(j.get("phase") == "measure" for j in listed):
                 time.sleep(3)
                 snap = subprocess.run(
                     [sys.executable, "-m", "zbench", "monitor", "--once", "--wide"],
-                    cwd=ROOT, env=env | {"COLUMNS": "160"}, capture_output=True, text=True,
-                )  # fmt: skip
+                    cwd=ROOT,
+                    env=env | {"COLUMNS": "160"},
+                    capture_output=True,
+                    text=True,
+                )
                 monitor = snap.stdout
                 break
     out, err = proc.communicate()

@@ -33,8 +33,13 @@ def run_demo(argv: list[str], folder: Path) -> dict:
     events = folder / f"{argv[0]}.jsonl"
     env = {**os.environ, "ZBENCH_HOME": str(folder / "home"), "PYTHONPATH": str(ROOT)}
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "zbench.demos", *argv, "--events", str(events)],
-                          env=env, cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "zbench.demos", *argv, "--events", str(events)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - t0
     evs = list(read_events(events))
     frames = [e["t"] for e in evs if e["type"] == "frame"]
@@ -75,8 +80,15 @@ def main() -> int:
         table.add_column(col)
     for r in results:
         summary = "; ".join(f"{k} {v}" for k, v in r["summary"].items())
-        table.add_row(r["demo"], str(r["exit"]), str(r["wall_s"]), "ok" if r["order_ok"] else "BAD",
-                      str(r["frames"]), str(r["peak_frames_per_s"]), summary)  # fmt: skip
+        table.add_row(
+            r["demo"],
+            str(r["exit"]),
+            str(r["wall_s"]),
+            "ok" if r["order_ok"] else "BAD",
+            str(r["frames"]),
+            str(r["peak_frames_per_s"]),
+            summary,
+        )
     Console(width=160).print(table)
     for r in results:
         if r["exit"]:

@@ -44,8 +44,11 @@ def bn_micro() -> list[dict[str, Any]]:
         x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
         g = torch.randn_like(x)
         row: dict[str, Any] = {"shape": "x".join(map(str, shape))}
-        for label, relu, compiled in (("triton bn+relu", True, True), ("cudnn bn+relu", True, False),
-                                      ("cudnn bn", False, False)):  # fmt: skip
+        for label, relu, compiled in (
+            ("triton bn+relu", True, True),
+            ("cudnn bn+relu", True, False),
+            ("cudnn bn", False, False),
+        ):
             bn = nn.BatchNorm2d(shape[1]).cuda().train()
 
             def f(bn: nn.Module = bn, relu: bool = relu, x: torch.Tensor = x) -> torch.Tensor:
@@ -54,8 +57,9 @@ def bn_micro() -> list[dict[str, Any]]:
 
             fn = torch.compile(f) if compiled else f
 
-            def fb(fn: Callable[[], torch.Tensor] = fn, x: torch.Tensor = x,
-                   g: torch.Tensor = g) -> None:  # fmt: skip
+            def fb(
+                fn: Callable[[], torch.Tensor] = fn, x: torch.Tensor = x, g: torch.Tensor = g
+            ) -> None:
                 x.grad = None
                 fn().backward(g)
 

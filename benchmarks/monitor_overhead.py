@@ -27,9 +27,12 @@ def cpu_per_sample(samples: int) -> dict[str, float]:
         backend.sample()
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     backend.close()
-    return {"gpus": n_gpus, "cpu_ms_per_sample": 1e3 * cpu / samples,
-            "cpu_ms_per_sample_per_gpu": 1e3 * cpu / samples / max(n_gpus, 1),
-            "wall_ms_per_sample": 1e3 * wall / samples}  # fmt: skip
+    return {
+        "gpus": n_gpus,
+        "cpu_ms_per_sample": 1e3 * cpu / samples,
+        "cpu_ms_per_sample_per_gpu": 1e3 * cpu / samples / max(n_gpus, 1),
+        "wall_ms_per_sample": 1e3 * wall / samples,
+    }
 
 
 def matmul_rate(seconds: float) -> float:
@@ -66,9 +69,14 @@ def throughput(rounds: int, seconds: float) -> dict[str, dict[str, float]]:
                     sampler.stop()
                     sampler.backend.close()
     base = statistics.median(rates["None"])
-    return {k: {"matmul_per_s": statistics.median(v), "vs_none_pct": 100 * statistics.median(v) / base,
-                "spread_pct": 100 * (max(v) - min(v)) / statistics.median(v)}
-            for k, v in rates.items()}  # fmt: skip
+    return {
+        k: {
+            "matmul_per_s": statistics.median(v),
+            "vs_none_pct": 100 * statistics.median(v) / base,
+            "spread_pct": 100 * (max(v) - min(v)) / statistics.median(v),
+        }
+        for k, v in rates.items()
+    }
 
 
 def main() -> int:
@@ -90,8 +98,10 @@ def main() -> int:
         print(json.dumps(out, indent=2))
         return 0
     s = out["sampling"]
-    print(f"CPU per sample: {s['cpu_ms_per_sample']:.2f} ms ({s['cpu_ms_per_sample_per_gpu']:.2f} ms per GPU, "  # type: ignore[index]
-          f"{s['gpus']} GPUs); wall {s['wall_ms_per_sample']:.2f} ms")  # type: ignore[index]  # fmt: skip
+    print(
+        f"CPU per sample: {s['cpu_ms_per_sample']:.2f} ms ({s['cpu_ms_per_sample_per_gpu']:.2f} ms per GPU, "  # type: ignore[index]
+        f"{s['gpus']} GPUs); wall {s['wall_ms_per_sample']:.2f} ms"
+    )  # type: ignore[index]
     if "throughput" in out:
         print(f"{'sampler':>8} {'matmul/s':>10} {'vs none':>8} {'spread':>7}")
         for k, v in out["throughput"].items():  # type: ignore[attr-defined]

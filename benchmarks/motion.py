@@ -93,11 +93,19 @@ def train_phase(args, device) -> tuple[MotionModel, dict]:
     step = int(hist[-1]["step"])
     train.save(model, args.out_dir, opt, step)
     log(f"trained {step} steps in {wall:.0f}s ({step * args.batch / wall:.1f} pairs/s)")
-    info = {"steps": step, "seconds": wall, "batch": args.batch, "size": args.size, "lr": args.lr,
-            "recipe": args.recipe,
-            "params": sum(p.numel() for p in model.parameters()), "config": cfg.to_dict(),
-            "loss_first": hist[0]["total"], "loss_last": hist[-1]["total"],
-            "loss_curve": [[h["step"], round(h["total"], 5)] for h in hist[:: max(1, len(hist) // 60)]]}  # fmt: skip
+    info = {
+        "steps": step,
+        "seconds": wall,
+        "batch": args.batch,
+        "size": args.size,
+        "lr": args.lr,
+        "recipe": args.recipe,
+        "params": sum(p.numel() for p in model.parameters()),
+        "config": cfg.to_dict(),
+        "loss_first": hist[0]["total"],
+        "loss_last": hist[-1]["total"],
+        "loss_curve": [[h["step"], round(h["total"], 5)] for h in hist[:: max(1, len(hist) // 60)]],
+    }
     return model, info
 
 
@@ -111,8 +119,14 @@ def speed_phase(args, model) -> list[dict]:
         name = f"{'compile' if compiled else 'eager'} b{batch}"
         t0 = time.perf_counter()
         try:
-            r = evaluate.measure_fps(model, args.size, batch=batch, frames=frames,
-                                     warmup=3 if args.smoke else 30, compile=compiled)  # fmt: skip
+            r = evaluate.measure_fps(
+                model,
+                args.size,
+                batch=batch,
+                frames=frames,
+                warmup=3 if args.smoke else 30,
+                compile=compiled,
+            )
             rows.append({"name": name, **r})
             log(f"{name}: {r['fps']:.0f} frames/s ({r['ms_per_call']:.2f} ms per call)")
         except Exception as exc:  # a compile failure must not lose the training just done
@@ -155,10 +169,17 @@ def main(argv: list[str] | None = None) -> int:
     quality = evaluate.quality(model, clips, lms, masks)
     speed = speed_phase(args, model)
     pics = sample_strip(args, model, device)
-    result = {"device": str(device), "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
-              "torch": torch.__version__, "train": train_info, "quality": quality, "speed": speed,
-              "samples": pics, "renderer_landmarks": list(renderer.LANDMARKS),
-              "wall_s": round(time.perf_counter() - t_all, 1)}  # fmt: skip
+    result = {
+        "device": str(device),
+        "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+        "torch": torch.__version__,
+        "train": train_info,
+        "quality": quality,
+        "speed": speed,
+        "samples": pics,
+        "renderer_landmarks": list(renderer.LANDMARKS),
+        "wall_s": round(time.perf_counter() - t_all, 1),
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2))
     print("\n| held-out (reconstruction) | L1 | L1 head | AKD px |\n|---|---|---|---|")

@@ -37,13 +37,26 @@ from zbench.demos.motion import evaluate, renderer, train
 from zbench.demos.motion.model import MotionConfig, MotionModel
 
 VARIANTS = (
-    "base", "near", "perc", "perc_near", "sep", "sep_perc_near", "deep", "deep_perc_near",
+    "base",
+    "near",
+    "perc",
+    "perc_near",
+    "sep",
+    "sep_perc_near",
+    "deep",
+    "deep_perc_near",
     "oracle_kp",
-)  # fmt: skip
+)
 SMALL = MotionConfig(
-    kp_expansion=16, kp_max=128, kp_blocks=3, dm_expansion=16, dm_max=128, dm_blocks=3,
-    gen_expansion=16, gen_max=128,
-)  # fmt: skip
+    kp_expansion=16,
+    kp_max=128,
+    kp_blocks=3,
+    dm_expansion=16,
+    dm_max=128,
+    dm_blocks=3,
+    gen_expansion=16,
+    gen_max=128,
+)
 
 
 def _eye(b: int, k: int, device: torch.device) -> torch.Tensor:

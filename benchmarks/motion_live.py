@@ -116,14 +116,22 @@ def main(argv: list[str] | None = None) -> int:
         def show(i, d, out, last, throttle=throttle):
             throttle("animate", i, {"source": src, "driving": d, "result": out}, force=last)
 
-        loop = live.run_live(anim, src, video.iter_frames(clip, a.size), device,
-                             live.VideoSink(work / f"live-{key}.mp4"), show)  # fmt: skip
+        loop = live.run_live(
+            anim,
+            src,
+            video.iter_frames(clip, a.size),
+            device,
+            live.VideoSink(work / f"live-{key}.mp4"),
+            show,
+        )
         row["live_fps"] = round(loop.fps, 1)
         row["live_frames"] = loop.frames
         res[key] = row
-        print(f"{key:9s} first call {row['first_call_s']:7.2f} s  animator {row['animator_fps']:7.1f}"
-              f"  loop in turn {row['serial_loop_fps']:7.1f}  live pipeline {row['live_fps']:7.1f}"
-              f" frames/s ({loop.frames} frames, {a.size} px)")  # fmt: skip
+        print(
+            f"{key:9s} first call {row['first_call_s']:7.2f} s  animator {row['animator_fps']:7.1f}"
+            f"  loop in turn {row['serial_loop_fps']:7.1f}  live pipeline {row['live_fps']:7.1f}"
+            f" frames/s ({loop.frames} frames, {a.size} px)"
+        )
     a.out.write_text(json.dumps(res, indent=2))
     return 0
 

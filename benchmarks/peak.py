@@ -48,13 +48,25 @@ EST_RATE = {"train": 7000.0, "infer": 24000.0}  # img/s, to choose step counts f
 # compiling processes (peak_candidates.py), 56 s without it, 254 s alone (start runs); inference
 # (freezing leaves few Triton kernels to tune) 27 s.
 EST_S = {
-    ("zbench", "train"): 180, ("zbench", "infer"): 60, ("eager", "train"): 12, ("eager", "infer"): 10,
-    ("compile", "train"): 30, ("compile", "infer"): 20, ("cudagraph", "train"): 14,
-    ("cudagraph", "infer"): 12, ("compile-freeze", "infer"): 25, ("max-autotune", "train"): 200,
-    ("max-autotune", "infer"): 120, ("zbench-2gpu", "train"): 220, ("zbench-graphs-compile", "train"): 180,
-    ("zbench-max-autotune", "train"): 220, ("start", "train"): 280, ("start", "infer"): 200,
-    ("candidates", "train"): 200, ("candidates", "infer"): 90,
-}  # fmt: skip
+    ("zbench", "train"): 180,
+    ("zbench", "infer"): 60,
+    ("eager", "train"): 12,
+    ("eager", "infer"): 10,
+    ("compile", "train"): 30,
+    ("compile", "infer"): 20,
+    ("cudagraph", "train"): 14,
+    ("cudagraph", "infer"): 12,
+    ("compile-freeze", "infer"): 25,
+    ("max-autotune", "train"): 200,
+    ("max-autotune", "infer"): 120,
+    ("zbench-2gpu", "train"): 220,
+    ("zbench-graphs-compile", "train"): 180,
+    ("zbench-max-autotune", "train"): 220,
+    ("start", "train"): 280,
+    ("start", "infer"): 200,
+    ("candidates", "train"): 200,
+    ("candidates", "infer"): 90,
+}
 WARM_EST_S = 40  # zbench after the start runs: a warm start (12.8 s on one H200) and its windows
 # zbench's sides: its default max (the whole step in one CUDA graph) and the other named setting,
 # torch.compile's own CUDA graphs (--graphs compile, mode reduce-overhead), and max-autotune's kernel
@@ -63,8 +75,18 @@ ZBENCH_FLAGS = {
     "zbench-graphs-compile": ["--graphs", "compile"],
     "zbench-max-autotune": ["--compile-mode", "max-autotune-no-cudagraphs"],
 }
-SIDES = ("zbench", "eager", "compile", "cudagraph", "compile-freeze", "max-autotune",
-         "zbench-2gpu", *ZBENCH_FLAGS, "start", "candidates")  # fmt: skip
+SIDES = (
+    "zbench",
+    "eager",
+    "compile",
+    "cudagraph",
+    "compile-freeze",
+    "max-autotune",
+    "zbench-2gpu",
+    *ZBENCH_FLAGS,
+    "start",
+    "candidates",
+)
 # "start": `zbench run resnet50 --preset max --mode M` as a user types it (batch search included),
 # twice with one fresh data directory: the first run compiles (cold), the second reuses the cache.
 START_STEPS, START_WARMUP = 20, 5
@@ -109,10 +131,11 @@ def parser() -> OneLineParser:
         "--start-batch", type=int, help="the start runs' --batch-size (default: searched)"
     )
     p.add_argument(
-        "--start-home", type=Path,
+        "--start-home",
+        type=Path,
         help="the start runs' data folder, one per mode under it (default: fresh temporary ones); "
         "benchmarks/start_split.py --home DIR/train --skip-cold then starts warm in it",
-    )  # fmt: skip
+    )
     p.add_argument("--out", type=Path)
     p.add_argument("--logs", type=Path, help="children's output (default: a temporary folder)")
     p.add_argument("--ref", help=argparse.SUPPRESS)  # internal: run one reference in this process
@@ -202,9 +225,24 @@ def start_times(
     """Cold and warm start: one fresh ZBENCH_HOME (``env``, zbench's own compile cache in it),
     two runs."""
     batch = ["--batch-size", str(a.start_batch)] if a.start_batch else []
-    argv = ["resnet50", "--preset", "max", "--mode", mode, *batch, "--steps", str(START_STEPS),
-            "--warmup", str(START_WARMUP), "--repeat", "1", "--device", a.device,
-            "--image-size", str(a.image_size)]  # fmt: skip
+    argv = [
+        "resnet50",
+        "--preset",
+        "max",
+        "--mode",
+        mode,
+        *batch,
+        "--steps",
+        str(START_STEPS),
+        "--warmup",
+        str(START_WARMUP),
+        "--repeat",
+        "1",
+        "--device",
+        a.device,
+        "--image-size",
+        str(a.image_size),
+    ]
     cold = runs.zbench(argv, log, timeout, env)
     warm = runs.zbench(argv, log, timeout, env)
     for name, res in (("cold", cold), ("warm", warm)):
@@ -216,9 +254,13 @@ def start_times(
         )
         print(f"  start {mode} {name}: {got}", file=sys.stderr, flush=True)
     ok = all(r.get("to_measure_s") for r in (cold, warm))
-    return {"runs": [cold, warm], "cold_s": cold.get("to_measure_s"), "warm_s": warm.get("to_measure_s"),
-            "median": warm.get("samples_per_s") if ok else None,
-            "batch": warm.get("config", {}).get("batch_size")}  # fmt: skip
+    return {
+        "runs": [cold, warm],
+        "cold_s": cold.get("to_measure_s"),
+        "warm_s": warm.get("to_measure_s"),
+        "median": warm.get("samples_per_s") if ok else None,
+        "batch": warm.get("config", {}).get("batch_size"),
+    }
 
 
 def candidates(mode: str, log: Path, budget: float) -> dict[str, Any]:
@@ -237,8 +279,14 @@ def candidates(mode: str, log: Path, budget: float) -> dict[str, Any]:
             str(out),
         ]
         with log.open("a") as fh:
-            rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=runs.child_env(),
-                                timeout=budget + 60, check=False).returncode  # fmt: skip
+            rc = subprocess.run(
+                cmd,
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                env=runs.child_env(),
+                timeout=budget + 60,
+                check=False,
+            ).returncode
         got = json.loads(out.read_text()) if out.exists() else {}
     if rc or not got:
         return {"candidates": [], "runs": [{"error": f"exit {rc}"}]}
@@ -314,9 +362,11 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     z = {(r["mode"], r["batch"]): r.get("median") for r in rows if r["side"] == "zbench"}
     for r in (r for r in rows if r["side"] == "start" and r.get("warm_s")):
         goals[f"warm start {r['mode']}"] = {
-            "zbench": r["warm_s"], "goal": GOALS["warm_start_s"], "met": r["warm_s"] <= GOALS["warm_start_s"],
+            "zbench": r["warm_s"],
+            "goal": GOALS["warm_start_s"],
+            "met": r["warm_s"] <= GOALS["warm_start_s"],
             "cold_s": r["cold_s"],
-        }  # fmt: skip
+        }
     for r in rows:
         base = z.get((r["mode"], r["batch"]))
         r["zbench_ratio"] = (
@@ -368,9 +418,13 @@ def print_table(rows: list[dict[str, Any]], goals: dict[str, Any], wall: float) 
             continue
         note = (r.get("skipped") and "skipped") or (r["runs"] and not med and "failed") or ""
         t.add_row(
-            r["mode"], str(r["batch"]), r["side"], f"{med:.0f}" if med else note or "-",
-            f"{first:.1f}" if first else "-", f"{ratio:.3f}" if ratio else "-",
-        )  # fmt: skip
+            r["mode"],
+            str(r["batch"]),
+            r["side"],
+            f"{med:.0f}" if med else note or "-",
+            f"{first:.1f}" if first else "-",
+            f"{ratio:.3f}" if ratio else "-",
+        )
     console = Console(width=100)
     console.print(t)
     for r in (r for r in rows if r["side"] == "candidates"):

@@ -48,45 +48,114 @@ CANDIDATES = (
     Candidate("batch384", batch=384, graph=True, note="graph, batch 384"),
     Candidate("foreach", graph=True, optimizer="foreach", note="graph, foreach SGD"),
     Candidate("batch512", batch=512, graph=True, note="graph, batch 512"),
-    Candidate("aggressive", graph=True, inductor=(("aggressive_fusion", True),),
-              note="graph + aggressive fusion"),
+    Candidate(
+        "aggressive",
+        graph=True,
+        inductor=(("aggressive_fusion", True),),
+        note="graph + aggressive fusion",
+    ),
     Candidate("cdt", graph=True, inductor=CDT, note="graph + coordinate-descent tuning"),
-    Candidate("pointwise", graph=True, inductor=(*CDT, ("max_autotune_pointwise", True)),
-              note="graph + cdt + pointwise autotuning"),
+    Candidate(
+        "pointwise",
+        graph=True,
+        inductor=(*CDT, ("max_autotune_pointwise", True)),
+        note="graph + cdt + pointwise autotuning",
+    ),
     Candidate("cdt384", batch=384, graph=True, inductor=CDT, note="graph + cdt, batch 384"),
-    Candidate("combo", graph=True, inductor=(("combo_kernels", True),),
-              note="graph + combo kernels (independent small kernels launched as one)"),
-    Candidate("conv1x1mm", graph=True, inductor=(("conv_1x1_as_mm", True),),
-              note="graph + 1x1 convolutions as matmuls (cuBLAS)"),
-    Candidate("pad4", graph=True, stem_channels=4,
-              note="graph + input and stem padded to 4 channels (MLPerf's NHWC layout)"),
+    Candidate(
+        "combo",
+        graph=True,
+        inductor=(("combo_kernels", True),),
+        note="graph + combo kernels (independent small kernels launched as one)",
+    ),
+    Candidate(
+        "conv1x1mm",
+        graph=True,
+        inductor=(("conv_1x1_as_mm", True),),
+        note="graph + 1x1 convolutions as matmuls (cuBLAS)",
+    ),
+    Candidate(
+        "pad4",
+        graph=True,
+        stem_channels=4,
+        note="graph + input and stem padded to 4 channels (MLPerf's NHWC layout)",
+    ),
     Candidate("pad8", graph=True, stem_channels=8, note="graph + input and stem padded to 8"),
-    Candidate("mpfallback", graph=True, setup=("maxpool_fallback",),
-              note="graph + max-pool backward by ATen's NHWC kernel, not a Triton fusion"),
-    Candidate("cudnnall", graph=True, setup=("cudnn_all",),
-              note="graph + cuDNN autotuner tries every algorithm (benchmark_limit 0)"),
-    Candidate("heuristic", graph=True, setup=("cudnn_heuristic",),
-              note="graph + cuDNN's heuristic algorithms (autotuner off)"),
-    Candidate("cdt-combo", graph=True, inductor=(*CDT, ("combo_kernels", True)),
-              note="graph + cdt + combo kernels"),
+    Candidate(
+        "mpfallback",
+        graph=True,
+        setup=("maxpool_fallback",),
+        note="graph + max-pool backward by ATen's NHWC kernel, not a Triton fusion",
+    ),
+    Candidate(
+        "cudnnall",
+        graph=True,
+        setup=("cudnn_all",),
+        note="graph + cuDNN autotuner tries every algorithm (benchmark_limit 0)",
+    ),
+    Candidate(
+        "heuristic",
+        graph=True,
+        setup=("cudnn_heuristic",),
+        note="graph + cuDNN's heuristic algorithms (autotuner off)",
+    ),
+    Candidate(
+        "cdt-combo",
+        graph=True,
+        inductor=(*CDT, ("combo_kernels", True)),
+        note="graph + cdt + combo kernels",
+    ),
     Candidate("cdt-pad4", graph=True, inductor=CDT, stem_channels=4, note="graph + cdt + pad4"),
-    Candidate("cdt-combo-pad4", graph=True, inductor=(*CDT, ("combo_kernels", True)),
-              stem_channels=4, note="graph + cdt + combo kernels + pad4"),
-    Candidate("cdt-combo-384", batch=384, graph=True, inductor=(*CDT, ("combo_kernels", True)),
-              note="graph + cdt + combo kernels, batch 384"),
-    Candidate("cdt-pad4-384", batch=384, graph=True, inductor=CDT, stem_channels=4,
-              note="graph + cdt + pad4, batch 384"),
+    Candidate(
+        "cdt-combo-pad4",
+        graph=True,
+        inductor=(*CDT, ("combo_kernels", True)),
+        stem_channels=4,
+        note="graph + cdt + combo kernels + pad4",
+    ),
+    Candidate(
+        "cdt-combo-384",
+        batch=384,
+        graph=True,
+        inductor=(*CDT, ("combo_kernels", True)),
+        note="graph + cdt + combo kernels, batch 384",
+    ),
+    Candidate(
+        "cdt-pad4-384",
+        batch=384,
+        graph=True,
+        inductor=CDT,
+        stem_channels=4,
+        note="graph + cdt + pad4, batch 384",
+    ),
     # zbench's own `--preset max` training step, built by its runner (candidate_steps.zbench_step).
     Candidate("zbench", graph=True, note="zbench's --preset max step (its runner), batch 256"),
     Candidate("zbench384", batch=384, graph=True, note="zbench's --preset max step, batch 384"),
-    Candidate("freeze", mode="infer", batch=512, inductor=(("freezing", True),),
-              note="inference: freezing"),
-    Candidate("freeze-graph", mode="infer", batch=512, graph=True,
-              inductor=(("freezing", True),), note="inference: freezing + one CUDA graph"),
-    Candidate("freeze-graph-heuristic", mode="infer", batch=512, graph=True,
-              inductor=(("freezing", True),), setup=("cudnn_heuristic",),
-              note="inference: freezing + one CUDA graph + cuDNN's heuristic algorithms"),
-)  # fmt: skip
+    Candidate(
+        "freeze",
+        mode="infer",
+        batch=512,
+        inductor=(("freezing", True),),
+        note="inference: freezing",
+    ),
+    Candidate(
+        "freeze-graph",
+        mode="infer",
+        batch=512,
+        graph=True,
+        inductor=(("freezing", True),),
+        note="inference: freezing + one CUDA graph",
+    ),
+    Candidate(
+        "freeze-graph-heuristic",
+        mode="infer",
+        batch=512,
+        graph=True,
+        inductor=(("freezing", True),),
+        setup=("cudnn_heuristic",),
+        note="inference: freezing + one CUDA graph + cuDNN's heuristic algorithms",
+    ),
+)
 NAMES = tuple(c.name for c in CANDIDATES)
 ZBENCH_SIDES = ("zbench", "zbench384")
 BY_NAME = {c.name: c for c in CANDIDATES}
@@ -97,9 +166,10 @@ def parser() -> OneLineParser:
     p = OneLineParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
     p.add_argument("--only", type=lambda t: comma_choices(t, NAMES, "candidate"))
     p.add_argument(
-        "--modes", type=lambda t: comma_choices(t, ("train", "infer"), "mode"),
+        "--modes",
+        type=lambda t: comma_choices(t, ("train", "infer"), "mode"),
         default=("train", "infer"),
-    )  # fmt: skip
+    )
     p.add_argument("--windows", type=int, default=5, help="timed windows per side")
     p.add_argument("--seconds", type=float, default=1.2, help="target window length")
     p.add_argument("--budget", type=float, default=420, help="seconds; later candidates skipped")
@@ -107,9 +177,10 @@ def parser() -> OneLineParser:
     p.add_argument("--out", type=Path)
     p.add_argument("--logs", type=Path, help="children's output (default: a temporary folder)")
     p.add_argument(
-        "--zbench-home", type=Path,
+        "--zbench-home",
+        type=Path,
         help="data folder of the zbench sides (their compile cache; default: a fresh one)",
-    )  # fmt: skip
+    )
     p.add_argument("--serve", help=argparse.SUPPRESS)  # internal: one side in this process
     p.add_argument("--child", help=argparse.SUPPRESS)
     return p
@@ -172,8 +243,15 @@ class Side:
     def __init__(self, name: str, env: dict[str, str], log: Path) -> None:
         self.name, self.log = name, log.open("w")
         cmd = [sys.executable, str(Path(__file__).resolve()), "--serve", name]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log, text=True, env=env, cwd=REPO)  # fmt: skip
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
         self.first_s: float | None = None
         self.peak_gib: float | None = None
         self.error: str | None = None
@@ -238,10 +316,20 @@ def measure(ref: Side, cand: Side, c: Candidate, a: argparse.Namespace) -> dict[
         refs.append(ref_batch(c.mode) * n_ref / ref.window(n_ref))
         cands.append(c.batch * n_cand / cand.window(n_cand))
     r, k = statistics.median(refs), statistics.median(cands)
-    return {"candidate": c.name, "mode": c.mode, "batch": c.batch, "note": c.note,
-            "first_s": cand.first_s, "ref_first_s": ref.first_s, "ref": round(r, 1),
-            "cand": round(k, 1), "ratio": round(k / r, 4), "ref_windows": [round(x) for x in refs],
-            "cand_windows": [round(x) for x in cands], "peak_gib": cand.peak_gib}  # fmt: skip
+    return {
+        "candidate": c.name,
+        "mode": c.mode,
+        "batch": c.batch,
+        "note": c.note,
+        "first_s": cand.first_s,
+        "ref_first_s": ref.first_s,
+        "ref": round(r, 1),
+        "cand": round(k, 1),
+        "ratio": round(k / r, 4),
+        "ref_windows": [round(x) for x in refs],
+        "cand_windows": [round(x) for x in cands],
+        "peak_gib": cand.peak_gib,
+    }
 
 
 def ref_batch(mode: str) -> int:
@@ -258,8 +346,13 @@ def main(argv: list[str]) -> int:
         print(json.dumps(kernel_micro.bn_micro()))
         return 0
     cache = Path(tempfile.mkdtemp(prefix="zbench-candidates-inductor-"))
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache), "TRITON_CACHE_DIR": str(cache / "triton"),
-           "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(REPO)}  # fmt: skip
+    env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": str(cache),
+        "TRITON_CACHE_DIR": str(cache / "triton"),
+        "PYTHONWARNINGS": "ignore",
+        "PYTHONPATH": str(REPO),
+    }
     env.pop("TORCH_LOGS", None)
     logs = a.logs or Path(tempfile.mkdtemp(prefix="zbench-candidates-"))
     logs.mkdir(parents=True, exist_ok=True)
@@ -274,9 +367,11 @@ def main(argv: list[str]) -> int:
     # Python's bytecode there (runs.start_env): a later start in it is a user's warm one.
     zenv = runs.start_env("zbench-candidates-home-", a.zbench_home)[1]
     sides.update(
-        {c.name: Side(c.name, zenv if c.name in ZBENCH_SIDES else env, logs / f"{c.name}.log")
-         for c in chosen}
-    )  # fmt: skip
+        {
+            c.name: Side(c.name, zenv if c.name in ZBENCH_SIDES else env, logs / f"{c.name}.log")
+            for c in chosen
+        }
+    )
     ready_by = deadline - 15 * len(chosen) - (45 if a.bn else 0)  # leave time for the windows
     ready = {n: s.wait_ready(ready_by) for n, s in sides.items()}
     print(
@@ -299,8 +394,13 @@ def main(argv: list[str]) -> int:
     for s in sides.values():
         s.stop()
     if a.bn:
-        bn = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", "bn"],
-                            capture_output=True, text=True, env=env, cwd=REPO)  # fmt: skip
+        bn = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--child", "bn"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+        )
         lines = bn.stdout.strip().splitlines()
         out["bn"] = json.loads(lines[-1]) if bn.returncode == 0 and lines else []
     out["wall_s"] = round(time.perf_counter() - t_start, 1)
@@ -318,13 +418,17 @@ def main(argv: list[str]) -> int:
 
 def table(out: dict[str, Any]) -> str:
     """The Markdown table docs/performance.md keeps."""
-    lines = [f"{out.get('gpu')}, torch {out.get('torch')}; img/s, medians of interleaved windows",
-             "| candidate | mode | batch | reference | candidate | ratio | compile s | note |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+    lines = [
+        f"{out.get('gpu')}, torch {out.get('torch')}; img/s, medians of interleaved windows",
+        "| candidate | mode | batch | reference | candidate | ratio | compile s | note |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
     for r in out["rows"]:
         if "cand" in r:
-            lines.append(f"| {r['candidate']} | {r['mode']} | {r['batch']} | {r['ref']:,.0f} | "
-                         f"{r['cand']:,.0f} | {r['ratio']:.3f} | {r['first_s']} | {r['note']} |")  # fmt: skip
+            lines.append(
+                f"| {r['candidate']} | {r['mode']} | {r['batch']} | {r['ref']:,.0f} | "
+                f"{r['cand']:,.0f} | {r['ratio']:.3f} | {r['first_s']} | {r['note']} |"
+            )
         else:
             why = r.get("skipped") or r.get("error", "?")
             lines.append(f"| {r['candidate']} | {r.get('mode', '')} | | | | | | {why} |")

@@ -104,9 +104,13 @@ def main(argv: list[str]) -> int:
     if a.variant == "compile":
         net = torch.compile(model)  # type: ignore[assignment]
     ns = argparse.Namespace(
-        workload="resnet50", mode="train", precision="bf16", channels_last=True,
-        batch_size=a.batch_size, image_size=a.image_size,
-    )  # fmt: skip
+        workload="resnet50",
+        mode="train",
+        precision="bf16",
+        channels_last=True,
+        batch_size=a.batch_size,
+        image_size=a.image_size,
+    )
     step = loop.make_step(ns, device, net)
     t0 = time.perf_counter()
     for _ in range(3):  # compile, autotune
@@ -130,10 +134,13 @@ def main(argv: list[str]) -> int:
             kernels[e.key] += float(e.self_cpu_time_total)
     out = summarize(kernels, a.steps, wall_ms, a.top)
     out.update(
-        variant=a.variant, batch=a.batch_size, first_steps_s=first_s,
-        img_per_s=a.batch_size / (wall_ms / 1000), torch=torch.__version__,
+        variant=a.variant,
+        batch=a.batch_size,
+        first_steps_s=first_s,
+        img_per_s=a.batch_size / (wall_ms / 1000),
+        torch=torch.__version__,
         gpu=torch.cuda.get_device_name(device) if a.device == "cuda" else "cpu",
-    )  # fmt: skip
+    )
     print(
         f"ResNet-50 train bf16 {a.variant}, batch {a.batch_size}, {out['gpu']}: "
         f"{out['img_per_s']:,.0f} img/s unprofiled ({wall_ms:.2f} ms/step); "

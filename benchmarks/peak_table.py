@@ -92,8 +92,17 @@ def command(a: argparse.Namespace, workload: str, mode: str, side: str) -> list[
     if side == "max":
         return [workload, *common, "--preset", "max", "--batch-size", str(peak_batch)]
     backend = "eager" if a.device == "cpu" or workload == "fasterrcnn" else "inductor"
-    return [sys.executable, str(Path(__file__).resolve()), "--ref", workload, *common,
-            "--batch-size", str(peak_batch), "--backend", backend]  # fmt: skip
+    return [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--ref",
+        workload,
+        *common,
+        "--batch-size",
+        str(peak_batch),
+        "--backend",
+        backend,
+    ]
 
 
 def freezes(backend: str, mode: str) -> bool:
@@ -121,9 +130,13 @@ def reference_main(a: argparse.Namespace) -> int:
         inductor_config.freezing = True
     net = torch.compile(model, backend=a.backend) if a.backend != "eager" else model
     ns = argparse.Namespace(
-        workload=a.ref, mode=a.mode, batch_size=a.batch_size, image_size=a.image_size,
-        precision="bf16", channels_last=True,
-    )  # fmt: skip
+        workload=a.ref,
+        mode=a.mode,
+        batch_size=a.batch_size,
+        image_size=a.image_size,
+        precision="bf16",
+        channels_last=True,
+    )
     step = loop.make_step(ns, device, net)
     t0 = time.perf_counter()
     for _ in range(2):  # compilation, timed apart
@@ -187,8 +200,10 @@ def _cell(res: dict[str, Any]) -> str:
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     """The table docs/performance.md holds: samples/s (batch) per side."""
-    lines = ["| workload | mode | review | bf16 eager | max | compiled reference | max / ref |",
-             "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "| workload | mode | review | bf16 eager | max | compiled reference | max / ref |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
         m, ref = r.get("max", {}), r.get("compiled-ref", {})
         ratio = (

@@ -33,14 +33,23 @@ def main() -> int:
     p.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "ZBENCH_HOME": str(Path(tmp) / "home"), "PYTHONPATH": str(ROOT),
-               "ZBENCH_SUPERVISOR_IDLE_S": "2"}  # fmt: skip
+        env = {
+            **os.environ,
+            "ZBENCH_HOME": str(Path(tmp) / "home"),
+            "PYTHONPATH": str(ROOT),
+            "ZBENCH_SUPERVISOR_IDLE_S": "2",
+        }
         cmd = [sys.executable, "-m", "zbench", "probe", "--json", *(["--quick"] * args.quick)]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
         wall = time.perf_counter() - t0
-        jobs = subprocess.run([sys.executable, "-m", "zbench", "jobs", "--json"], env=env,
-                              cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+        jobs = subprocess.run(
+            [sys.executable, "-m", "zbench", "jobs", "--json"],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
     out: dict = {"exit": proc.returncode, "wall_s": round(wall, 1), "stderr": proc.stderr[-2000:]}
     try:
         out.update(json.loads(proc.stdout))
@@ -67,10 +76,14 @@ def main() -> int:
         table.add_column(col)
     for r in rows:
         nvl = r.get("nvlink_tx_gb_s")
-        table.add_row(str(r["gpu"]), r["name"], f"{r['value']:,.1f} {r['unit']}",
-                      "n/a" if r.get("peak") is None else f"{r['peak']:,.1f}",
-                      "n/a" if r.get("ratio") is None else f"{100 * r['ratio']:.0f}%",
-                      "" if r["test"] != "p2p" else ("n/a" if nvl is None else f"{nvl:,.1f} GB/s"))  # fmt: skip
+        table.add_row(
+            str(r["gpu"]),
+            r["name"],
+            f"{r['value']:,.1f} {r['unit']}",
+            "n/a" if r.get("peak") is None else f"{r['peak']:,.1f}",
+            "n/a" if r.get("ratio") is None else f"{100 * r['ratio']:.0f}%",
+            "" if r["test"] != "p2p" else ("n/a" if nvl is None else f"{nvl:,.1f} GB/s"),
+        )
     console = Console(width=140)
     console.print(table)
     console.print("checks: " + ", ".join(f"{k} {'ok' if v else 'FAIL'}" for k, v in checks.items()))

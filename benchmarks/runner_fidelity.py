@@ -46,12 +46,17 @@ SKIP = {("fasterrcnn", "infer", "tf32"), ("unet3d", "infer", "tf32")}  # keeps t
 # (docs/metrics.md; the 3D U-Net's tf32 infer, not measured, estimated):
 # only to choose step counts for the timed window and to estimate the run time.
 EST_MS = {
-    ("resnet50", "train"): (127, 42, 30), ("resnet50", "infer"): (36, 14, 9),
-    ("vgg16", "train"): (183, 70, 37), ("vgg16", "infer"): (77, 23, 15),
-    ("fasterrcnn", "train"): (458, 252, 213), ("fasterrcnn", "infer"): (161, 100, 72),
-    ("unet2d", "train"): (190, 56, 30), ("unet2d", "infer"): (82, 17, 12),
-    ("unet3d", "train"): (377, 100, 72), ("unet3d", "infer"): (66, 40, 28),
-}  # fmt: skip
+    ("resnet50", "train"): (127, 42, 30),
+    ("resnet50", "infer"): (36, 14, 9),
+    ("vgg16", "train"): (183, 70, 37),
+    ("vgg16", "infer"): (77, 23, 15),
+    ("fasterrcnn", "train"): (458, 252, 213),
+    ("fasterrcnn", "infer"): (161, 100, 72),
+    ("unet2d", "train"): (190, 56, 30),
+    ("unet2d", "infer"): (82, 17, 12),
+    ("unet3d", "train"): (377, 100, 72),
+    ("unet3d", "infer"): (66, 40, 28),
+}
 # Faster R-CNN's step varies with the proposals each step samples: one round at a 2 s window read
 # 0.968 (tf32) and 1.021 (bf16) on the H200, so its window is made longer.
 WINDOW_SCALE = {"fasterrcnn": 3.0}
@@ -237,11 +242,19 @@ def print_table(rows: list[dict[str, Any]], wall: float) -> None:
         if r.get("noisy"):
             flag += " noisy"
         t.add_row(
-            r["workload"], r["mode"], r["precision"], str(r["batch"]), str(r["size"]),
-            "y" if r["channels_last"] else "n", str(r["gpus"]), f"{r['steps']}+{r['warmup']}",
-            f"{z:.1f}" if z else "-", f"{ref:.1f}" if ref else "-",
-            f"{ratio:.3f}" if ratio else "-", flag,
-        )  # fmt: skip
+            r["workload"],
+            r["mode"],
+            r["precision"],
+            str(r["batch"]),
+            str(r["size"]),
+            "y" if r["channels_last"] else "n",
+            str(r["gpus"]),
+            f"{r['steps']}+{r['warmup']}",
+            f"{z:.1f}" if z else "-",
+            f"{ref:.1f}" if ref else "-",
+            f"{ratio:.3f}" if ratio else "-",
+            flag,
+        )
     console = Console(width=120)
     console.print(t)
     for r in rows:

@@ -50,8 +50,10 @@ def make_voc(root: Path, n: int = 96) -> Path:
             x0, y0 = int(rng.integers(0, w // 2)), int(rng.integers(0, h // 2))
             x1, y1 = x0 + int(rng.integers(20, w // 2)), y0 + int(rng.integers(20, h // 2))
             cls = VOC_CLASSES[int(rng.integers(len(VOC_CLASSES)))]
-            objects += (f"<object><name>{cls}</name><difficult>0</difficult><bndbox><xmin>{x0}"
-                        f"</xmin><ymin>{y0}</ymin><xmax>{x1}</xmax><ymax>{y1}</ymax></bndbox></object>")  # fmt: skip
+            objects += (
+                f"<object><name>{cls}</name><difficult>0</difficult><bndbox><xmin>{x0}"
+                f"</xmin><ymin>{y0}</ymin><xmax>{x1}</xmax><ymax>{y1}</ymax></bndbox></object>"
+            )
         (base / "Annotations" / f"{name}.xml").write_text(
             f"<annotation><filename>{name}.jpg</filename><size><width>{w}</width><height>{h}"
             f"</height><depth>3</depth></size>{objects}</annotation>"
@@ -107,8 +109,11 @@ def main() -> int:
             )
             rows.append({"case": case, "off": off, "on": on, "on_over_off": ratio})
             show = f"{ratio:.3f}" if ratio else f"error: {off.get('error') or on.get('error')}"
-            print(f"{case:16} off {off.get('samples_per_s', 0):9.1f}/s  "
-                  f"on {on.get('samples_per_s', 0):9.1f}/s  on/off {show}", flush=True)  # fmt: skip
+            print(
+                f"{case:16} off {off.get('samples_per_s', 0):9.1f}/s  "
+                f"on {on.get('samples_per_s', 0):9.1f}/s  on/off {show}",
+                flush=True,
+            )
     args.out.write_text(json.dumps(rows, indent=1))
     return 0
 

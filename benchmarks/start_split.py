@@ -92,28 +92,46 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--steps", type=int, default=20, help="measured steps per run (rate)")
     p.add_argument(
-        "--variants", type=lambda t: comma_choices(t, tuple(VARIANTS), "variant"), default=(),
+        "--variants",
+        type=lambda t: comma_choices(t, tuple(VARIANTS), "variant"),
+        default=(),
         help=f"extra warm runs, of: {','.join(VARIANTS)}",
-    )  # fmt: skip
+    )
     p.add_argument("--home", type=Path, help="data folder to use (default: a fresh one)")
     p.add_argument(
-        "--skip-cold", action="store_true",
+        "--skip-cold",
+        action="store_true",
         help="no cold run: --home's cache was filled by another run of the same configuration",
-    )  # fmt: skip
+    )
     a = p.parse_args(argv)
     if a.skip_cold and not a.home:
         p.error("--skip-cold needs --home, the data folder a cold run filled")
     home, env = runs.start_env("zbench-start-split-", a.home)
-    argv_run = ["resnet50", "--preset", "max", "--mode", a.mode, "--batch-size", str(a.batch),
-                "--steps", str(a.steps), "--warmup", "5", "--repeat", "1"]  # fmt: skip
+    argv_run = [
+        "resnet50",
+        "--preset",
+        "max",
+        "--mode",
+        a.mode,
+        "--batch-size",
+        str(a.batch),
+        "--steps",
+        str(a.steps),
+        "--warmup",
+        "5",
+        "--repeat",
+        "1",
+    ]
     log = Path(home) / "runs.log"
     out: dict[str, object] = {}
     first = () if a.skip_cold else ("cold",)
     for name in (*first, "warm", *(f"variant:{v}" for v in a.variants)):
         run_env = variant_env(name[8:], env, Path(home)) if name.startswith("variant:") else env
         res = runs.zbench(argv_run, log, 600, run_env)
-        out[name] = {k: res.get(k) for k in ("to_measure_s", "marks_s", "compile_s", "samples_per_s",
-                                              "process_s", "error")}  # fmt: skip
+        out[name] = {
+            k: res.get(k)
+            for k in ("to_measure_s", "marks_s", "compile_s", "samples_per_s", "process_s", "error")
+        }
         print(f"{name}: {json.dumps(out[name])}", flush=True)
         save(a.out, out)  # a later run that overruns keeps these
     cache = Path(home) / "cache"
@@ -124,8 +142,18 @@ def main(argv: list[str] | None = None) -> int:
     prof.parent.mkdir(parents=True, exist_ok=True)
     events = Path(home) / "events.jsonl"
     t0 = time.perf_counter()
-    cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "zbench.runners", *argv_run,
-           "--events", str(events)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "cProfile",
+        "-o",
+        str(prof),
+        "-m",
+        "zbench.runners",
+        *argv_run,
+        "--events",
+        str(events),
+    ]
     rc = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, check=False).returncode
     out["profiled"] = {"rc": rc, "wall_s": round(time.perf_counter() - t0, 2)}
     if rc == 0 and prof.exists():

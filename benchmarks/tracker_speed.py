@@ -139,9 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(res, indent=2))
-    print(f"Deep SORT update, {a.targets} targets, {res['detections_per_frame']} detections/frame, "
-          f"{a.frames} frames, median of {a.runs} runs, {res['clock']} clock"
-          f"{', interleaved' if a.interleave else ''}")  # fmt: skip
+    print(
+        f"Deep SORT update, {a.targets} targets, {res['detections_per_frame']} detections/frame, "
+        f"{a.frames} frames, median of {a.runs} runs, {res['clock']} clock"
+        f"{', interleaved' if a.interleave else ''}"
+    )
     print(f"{'tracker':8s} {'frames/s':>9s}  runs")
     for k in makers:
         print(f"{k:8s} {med[k]:9.1f}  {' '.join(f'{x:.0f}' for x in fps[k])}")

@@ -93,17 +93,35 @@ def models(a, device, size):
         device
     )
     t0 = time.monotonic()
-    dl = train.train_detector(dmodel, steps=steps, seconds=secs and secs * 2 / 3, batch=1 if a.smoke else 8,
-                              size=size, callback=lambda s: s.step % 100 or log(f"  detector step {s.step} loss {s.loss:.3f}"))  # fmt: skip
+    dl = train.train_detector(
+        dmodel,
+        steps=steps,
+        seconds=secs and secs * 2 / 3,
+        batch=1 if a.smoke else 8,
+        size=size,
+        callback=lambda s: s.step % 100 or log(f"  detector step {s.step} loss {s.loss:.3f}"),
+    )
     t1 = time.monotonic()
     emodel = ReidNet(train.NUM_IDENTITIES).to(device)
-    el = train.train_embedder(emodel, steps=steps, seconds=secs and secs / 3, batch=1 if a.smoke else 6,
-                              size=size, callback=lambda s: s.step % 200 or log(f"  embedder step {s.step} loss {s.loss:.3f}"))  # fmt: skip
+    el = train.train_embedder(
+        emodel,
+        steps=steps,
+        seconds=secs and secs / 3,
+        batch=1 if a.smoke else 6,
+        size=size,
+        callback=lambda s: s.step % 200 or log(f"  embedder step {s.step} loss {s.loss:.3f}"),
+    )
     t2 = time.monotonic()
     train.save(a.out_dir / "detector.pt", dmodel, steps=len(dl))
     train.save(a.out_dir / "embedder.pt", emodel, steps=len(el))
-    info = {"detector_steps": len(dl), "detector_s": round(t1 - t0, 1), "detector_loss": round(float(np.mean(dl[-20:])), 4),
-            "embedder_steps": len(el), "embedder_s": round(t2 - t1, 1), "embedder_loss": round(float(np.nanmean(el[-20:])), 4)}  # fmt: skip
+    info = {
+        "detector_steps": len(dl),
+        "detector_s": round(t1 - t0, 1),
+        "detector_loss": round(float(np.mean(dl[-20:])), 4),
+        "embedder_steps": len(el),
+        "embedder_s": round(t2 - t1, 1),
+        "embedder_loss": round(float(np.nanmean(el[-20:])), 4),
+    }
     return dmodel, emodel, info
 
 

@@ -74,8 +74,9 @@ def detections(
     n_fp = rng.poisson(2.0)
     fh = rng.uniform(0.08, 0.25, n_fp) * h
     fp = np.stack([rng.uniform(0, w, n_fp), rng.uniform(0.3, 0.85, n_fp) * h, fh * 0.4, fh], 1)
-    fp_score = np.where(rng.random(n_fp) < 0.8, rng.uniform(0.1, 0.5, n_fp),
-                        rng.uniform(0.5, 0.8, n_fp))  # fmt: skip
+    fp_score = np.where(
+        rng.random(n_fp) < 0.8, rng.uniform(0.1, 0.5, n_fp), rng.uniform(0.5, 0.8, n_fp)
+    )
     fp_feat = rng.normal(0, 1, (n_fp, DIM))
     feats = np.concatenate([feat, fp_feat])
     feats /= np.linalg.norm(feats, axis=1, keepdims=True)
@@ -130,14 +131,20 @@ def main(argv: list[str] | None = None) -> int:
         m["frames_per_s"] = round(frames_total / seconds[name], 1)
         res["trackers"][name] = m
     base = res["trackers"]["deepsort"]
-    print(f"{a.sequences} sequences x {a.frames} frames, {a.targets} targets, "
-          f"{res['detections_per_frame']} detections a frame")  # fmt: skip
-    print(f"{'tracker':<10} {'HOTA':>6} {'MOTA':>6} {'IDF1':>6} {'IDSW':>5} {'frames/s':>9}  "
-          "HOTA/IDF1 vs deepsort")  # fmt: skip
+    print(
+        f"{a.sequences} sequences x {a.frames} frames, {a.targets} targets, "
+        f"{res['detections_per_frame']} detections a frame"
+    )
+    print(
+        f"{'tracker':<10} {'HOTA':>6} {'MOTA':>6} {'IDF1':>6} {'IDSW':>5} {'frames/s':>9}  "
+        "HOTA/IDF1 vs deepsort"
+    )
     for name, m in res["trackers"].items():
         d_h, d_i = 100 * (m["HOTA"] - base["HOTA"]), 100 * (m["IDF1"] - base["IDF1"])
-        print(f"{name:<10} {m['HOTA']:6.3f} {m['MOTA']:6.3f} {m['IDF1']:6.3f} {m['IDSW']:5d} "
-              f"{m['frames_per_s']:9,.0f}  {d_h:+.1f} / {d_i:+.1f} points")  # fmt: skip
+        print(
+            f"{name:<10} {m['HOTA']:6.3f} {m['MOTA']:6.3f} {m['IDF1']:6.3f} {m['IDSW']:5d} "
+            f"{m['frames_per_s']:9,.0f}  {d_h:+.1f} / {d_i:+.1f} points"
+        )
     if a.out:
         a.out.write_text(json.dumps(res, indent=1))
     return 0

@@ -51,8 +51,18 @@ def zbench_step() -> Callable[[], None]:
     from zbench.contract.resolve import resolve
     from zbench.runners.torch.adapter import TorchAdapter
 
-    argv = ["unet2d", "--precision", "bf16", "--channels-last", "--batch-size", str(BATCH),
-            "--image-size", str(SIZE), "--mode", "train"]  # fmt: skip
+    argv = [
+        "unet2d",
+        "--precision",
+        "bf16",
+        "--channels-last",
+        "--batch-size",
+        str(BATCH),
+        "--image-size",
+        str(SIZE),
+        "--mode",
+        "train",
+    ]
     cfg, _ = parse_args(argv)
     resolved = resolve(cfg).config
     adapter = TorchAdapter()
@@ -62,8 +72,14 @@ def zbench_step() -> Callable[[], None]:
 
 
 def ref_step() -> Callable[[], None]:
-    ns = argparse.Namespace(workload="unet2d", mode="train", batch_size=BATCH, image_size=SIZE,
-                            precision="bf16", channels_last=True)  # fmt: skip
+    ns = argparse.Namespace(
+        workload="unet2d",
+        mode="train",
+        batch_size=BATCH,
+        image_size=SIZE,
+        precision="bf16",
+        channels_last=True,
+    )
     model = models.build("unet2d", SIZE).cuda().to(memory_format=torch.channels_last)
     return loop.make_step(ns, torch.device("cuda"), model)
 

@@ -70,9 +70,13 @@ def matmul(stop: threading.Event) -> None:
     import torch
 
     n = 8192
-    mats = [(torch.randn(n, n, device=f"cuda:{g}", dtype=torch.bfloat16),
-             torch.randn(n, n, device=f"cuda:{g}", dtype=torch.bfloat16))
-            for g in range(torch.cuda.device_count())]  # fmt: skip
+    mats = [
+        (
+            torch.randn(n, n, device=f"cuda:{g}", dtype=torch.bfloat16),
+            torch.randn(n, n, device=f"cuda:{g}", dtype=torch.bfloat16),
+        )
+        for g in range(torch.cuda.device_count())
+    ]
     while not stop.is_set():
         for a, b in mats:
             for _ in range(20):

@@ -25,8 +25,18 @@ with open(out, "w") as fh:
     json.dump(sorted(sys.modules), fh)
 """
 # Never for any of the three: the UI toolkit, plotting, arrays, frameworks, runners, progress bars.
-EVERYWHERE = {"textual", "matplotlib", "numpy", "torch", "tensorflow", "zbench.tui",
-              "zbench.runners", "rich.progress", "rich.live", "markdown_it"}  # fmt: skip
+EVERYWHERE = {
+    "textual",
+    "matplotlib",
+    "numpy",
+    "torch",
+    "tensorflow",
+    "zbench.tui",
+    "zbench.runners",
+    "rich.progress",
+    "rich.live",
+    "markdown_it",
+}
 NOT_FOR = {
     # An empty job list needs the store and the job states, not aggregation nor telemetry.
     "jobs": EVERYWHERE | {"psutil", "zbench.results", "zbench.telemetry", "zbench.jobs.records"},
@@ -48,6 +58,11 @@ def _loaded(command: str, tmp_path: Path) -> set[str]:
 def test_the_command_imports_only_what_it_needs(command: str, tmp_path: Path) -> None:
     loaded = _loaded(command, tmp_path)
     assert "zbench.cli" in loaded  # the command ran
-    found = sorted(m for m in loaded if m in NOT_FOR[command] or m.split(".")[0] in NOT_FOR[command]
-                   or any(m.startswith(p + ".") for p in NOT_FOR[command]))  # fmt: skip
+    found = sorted(
+        m
+        for m in loaded
+        if m in NOT_FOR[command]
+        or m.split(".")[0] in NOT_FOR[command]
+        or any(m.startswith(p + ".") for p in NOT_FOR[command])
+    )
     assert not found, f"`zbench {command}` imports {found}"

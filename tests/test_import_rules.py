@@ -133,9 +133,21 @@ def test_first_frame_imports_only_the_dashboard() -> None:
         "zbench.telemetry",
         "zbench.telemetry.na",
     }
-    deferred = {"zbench.contract", "zbench.runners", "zbench.demos", "zbench.jobs", "zbench.results",
-                "zbench.store", "plotext", "textual_plotext", "sqlite3", "psutil", "zbench.tui.screens.launch",
-                "zbench.tui.screens.results",
-                "zbench.tui.screens.history", "zbench.tui.screens.processes",
-                "zbench.tui.screens.confirm"}  # fmt: skip
+    deferred = {
+        "zbench.contract",
+        "zbench.runners",
+        "zbench.demos",
+        "zbench.jobs",
+        "zbench.results",
+        "zbench.store",
+        "plotext",
+        "textual_plotext",
+        "sqlite3",
+        "psutil",
+        "zbench.tui.screens.launch",
+        "zbench.tui.screens.results",
+        "zbench.tui.screens.history",
+        "zbench.tui.screens.processes",
+        "zbench.tui.screens.confirm",
+    }
     assert not loaded & deferred, f"the first frame imports {sorted(loaded & deferred)}"

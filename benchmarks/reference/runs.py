@@ -107,8 +107,13 @@ def zbench(argv: list[str], log: Path, timeout: float, env: dict[str, str]) -> d
         if found.get("type") == "result" and rc == 0:
             # to_measure_s: from the process's launch to its first measured step (start-up, import,
             # batch search, compile, capture and warm-up: what a user waits for)
-            return {**found, "process_s": wall, "gpu": gpu, "to_measure_s": to_measure,
-                    "marks_s": marks}  # fmt: skip
+            return {
+                **found,
+                "process_s": wall,
+                "gpu": gpu,
+                "to_measure_s": to_measure,
+                "marks_s": marks,
+            }
         message = found.get("message") if found.get("type") == "error" else None
         return {"error": message or _why(rc, log, timeout), "process_s": wall}
 
@@ -124,8 +129,16 @@ def reference(cmd: list[str], log: Path, timeout: float, env: dict[str, str]) ->
 
 
 def torchrun(nproc: int) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
-            "--nproc-per-node", str(nproc)]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nnodes",
+        "1",
+        "--nproc-per-node",
+        str(nproc),
+    ]
 
 
 def visible_gpus() -> int:

@@ -120,8 +120,10 @@ def test_peak_sides_that_plan_nothing_are_refused_before_any_run() -> None:
     # zbench-2gpu is planned only with two GPUs; on one, --sides would run nothing and "pass".
     out = subprocess.run(
         [sys.executable, "benchmarks/peak.py", "--device", "cpu", "--sides", "zbench-2gpu"],
-        cwd=REPO, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2
     assert out.stderr.startswith("peak.py: --sides zbench-2gpu plans nothing")
     assert len(out.stderr.strip().splitlines()) == 1
@@ -173,8 +175,16 @@ def test_reference_one_channel_input_is_channels_last_in_its_strides(workload: s
 def test_peak_plans_a_cold_and_a_warm_start_and_reports_them_against_the_goal() -> None:
     a = peak.parser().parse_args(["--modes", "train", "--sides", "start", "--start-batch", "256"])
     assert peak.plan(a, gpus=1) == [("start", "train", 256)]
-    rows = [{"mode": "train", "batch": 256, "side": "start", "cold_s": 70.8, "warm_s": 20.6,
-             "median": 6962.0}]  # fmt: skip
+    rows = [
+        {
+            "mode": "train",
+            "batch": 256,
+            "side": "start",
+            "cold_s": 70.8,
+            "warm_s": 20.6,
+            "median": 6962.0,
+        }
+    ]
     goals = peak.summarize(rows)
     warm = goals["warm start train"]
     assert (warm["zbench"], warm["cold_s"], warm["goal"], warm["met"]) == (20.6, 70.8, 10.0, False)
@@ -184,11 +194,23 @@ def test_peak_plans_a_cold_and_a_warm_start_and_reports_them_against_the_goal() 
 def test_candidates_table_keeps_failed_and_skipped_candidates() -> None:
     from benchmarks import peak_candidates as pc
 
-    out = {"gpu": "H200", "torch": "2.11", "rows": [
-        {"candidate": "graph", "mode": "train", "batch": 256, "note": "n", "first_s": 52.3,
-         "ref": 6843.5, "cand": 6979.1, "ratio": 1.0198},
-        {"candidate": "cdt", "mode": "train", "error": "not ready by the budget"},
-    ]}  # fmt: skip
+    out = {
+        "gpu": "H200",
+        "torch": "2.11",
+        "rows": [
+            {
+                "candidate": "graph",
+                "mode": "train",
+                "batch": 256,
+                "note": "n",
+                "first_s": 52.3,
+                "ref": 6843.5,
+                "cand": 6979.1,
+                "ratio": 1.0198,
+            },
+            {"candidate": "cdt", "mode": "train", "error": "not ready by the budget"},
+        ],
+    }
     text = pc.table(out)
     assert "| graph | train | 256 | 6,844 | 6,979 | 1.020 | 52.3 | n |" in text
     assert "not ready by the budget" in text

@@ -74,8 +74,14 @@ def test_plain_result_queries_read_the_kinds_the_table_includes() -> None:
 
 def _job(kind: str) -> dict[str, object]:
     config = CONFIGS[kind]
-    return {"id": 1, "kind": kind, "config": config.as_dict(), "workload": config.workload,
-            "framework": config.framework, "mode": config.mode}  # fmt: skip
+    return {
+        "id": 1,
+        "kind": kind,
+        "config": config.as_dict(),
+        "workload": config.workload,
+        "framework": config.framework,
+        "mode": config.mode,
+    }
 
 
 def test_each_kinds_stored_row(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,8 +90,10 @@ def test_each_kinds_stored_row(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (kinds.BENCHMARK, kinds.DEMO, kinds.NODES):
         run = records.build_run(records.Measured(_job(name), (), start, [result]))
         assert run["kind"] == name and run["samples_per_s"] == 10.0 and run["job_id"] == 1
-    figures = [{"t": 2.0, "test": "matmul", "dtype": "bf16", "gpu": 0, "n": 64, "tflops": 9.0},
-               {"t": 3.0, "test": "memcpy", "gpu": 0, "bytes": 1, "bytes_s": 1e12}]  # fmt: skip
+    figures = [
+        {"t": 2.0, "test": "matmul", "dtype": "bf16", "gpu": 0, "n": 64, "tflops": 9.0},
+        {"t": 3.0, "test": "memcpy", "gpu": 0, "bytes": 1, "bytes_s": 1e12},
+    ]
     run = records.build_run(records.Measured(_job(kinds.PROBE), (0,), start, figures))
     assert run["kind"] == kinds.PROBE and len(run["result"]["tests"]) == 2  # every figure
     assert records.wants_peaks(_job(kinds.PROBE)) and not records.wants_peaks(_job("benchmark"))
@@ -104,9 +112,20 @@ def test_results_show_each_kind_in_its_section(tmp_path: Path) -> None:
     store = Store(db)
     for i, name in enumerate(CONFIGS):
         job = _job(name)
-        store.add_run({"job_id": i, "created": float(i), "workload": job["workload"],
-                       "framework": job["framework"], "mode": job["mode"], "gpus": 1,
-                       "config": job["config"], "env": {}, "result": {}, "kind": name})  # fmt: skip
+        store.add_run(
+            {
+                "job_id": i,
+                "created": float(i),
+                "workload": job["workload"],
+                "framework": job["framework"],
+                "mode": job["mode"],
+                "gpus": 1,
+                "config": job["config"],
+                "env": {},
+                "result": {},
+                "kind": name,
+            }
+        )
     assert sorted(r.kind for r in query_results(db)) == ["benchmark", "nodes"]
     assert [r.kind for r in query_results(db, workload="probe")] == ["probe"]
     sel = select(db, Filters())

@@ -126,8 +126,19 @@ def test_an_exception_ends_in_one_error_event(
 
 def test_motion_animate_without_a_checkpoint_exits_2_before_start(tmp_path: Path) -> None:
     events = tmp_path / "ev.jsonl"
-    cmd = [sys.executable, "-m", "zbench.demos", "motion", "--animate", "--device", "cpu",
-           "--checkpoint", str(tmp_path / "none"), "--events", str(events)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "zbench.demos",
+        "motion",
+        "--animate",
+        "--device",
+        "cpu",
+        "--checkpoint",
+        str(tmp_path / "none"),
+        "--events",
+        str(events),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "motion.pt" in proc.stderr
@@ -137,8 +148,19 @@ def test_motion_animate_without_a_checkpoint_exits_2_before_start(tmp_path: Path
 @pytest.mark.slow
 def test_motion_smoke_run_on_the_cpu(tmp_path: Path) -> None:
     events = tmp_path / "ev.jsonl"
-    cmd = [sys.executable, "-m", "zbench.demos", "motion", "--smoke", "--device", "cpu",
-           "--checkpoint", str(tmp_path / "ckpt"), "--events", str(events)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "zbench.demos",
+        "motion",
+        "--smoke",
+        "--device",
+        "cpu",
+        "--checkpoint",
+        str(tmp_path / "ckpt"),
+        "--events",
+        str(events),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     evs = list(read_events(events))

@@ -74,8 +74,12 @@ def test_the_runner_refuses_a_pickle_in_one_line_without_the_weights_only_advice
     assert inputs.checkpoint_problem(bad, "--play") is None  # a real torch.save zip ...
     proc = subprocess.run(
         [sys.executable, "-m", "zbench.demos.snake.play", str(bad)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 2  # ... whose pickle weights_only refuses
     assert proc.stderr.strip().count("\n") == 0 and "not a checkpoint of tensors" in proc.stderr
     assert "weights_only" not in proc.stderr and "Traceback" not in proc.stderr

@@ -21,8 +21,10 @@ def test_phase_progress_projects_a_budget_and_ends_done_of_total(monkeypatch) ->
     p(51)  # too soon: not sent
     now[0] = 130.0
     p(140)
-    assert [(e["step"], e["total"], e["elapsed_s"]) for e in events] == [(50, 300, 10.0),
-                                                                        (140, 280, 30.0)]  # fmt: skip
+    assert [(e["step"], e["total"], e["elapsed_s"]) for e in events] == [
+        (50, 300, 10.0),
+        (140, 280, 30.0),
+    ]
     now[0] = 130.1
     p(150)
     p.done()
@@ -54,11 +56,25 @@ def test_phase_clock_estimates_the_time_left_from_the_phase_rate() -> None:
 
 def test_demo_view_reads_phase_steps_clock_estimate_and_done() -> None:
     v = DemoView()
-    v.apply([{"type": "start", "t": 100.0, "demo": "tracking", "title": "Multi-object tracking"},
-             {"type": "phase", "t": 101.0, "phase": "track"},
-             {"type": "progress", "t": 130.0, "phase": "track", "step": 100, "total": 300,
-              "elapsed_s": 20.0}])  # fmt: skip
+    v.apply(
+        [
+            {"type": "start", "t": 100.0, "demo": "tracking", "title": "Multi-object tracking"},
+            {"type": "phase", "t": 101.0, "phase": "track"},
+            {
+                "type": "progress",
+                "t": 130.0,
+                "phase": "track",
+                "step": 100,
+                "total": 300,
+                "elapsed_s": 20.0,
+            },
+        ]
+    )
     assert v.progress_line() == "phase [b]track[/b] 100/300  elapsed 0:00:30  ~0:00:40 left"
-    v.apply([{"type": "phase", "t": 190.0, "phase": "evaluate"},
-             {"type": "result", "t": 195.0, "summary": {}}])  # fmt: skip
+    v.apply(
+        [
+            {"type": "phase", "t": 190.0, "phase": "evaluate"},
+            {"type": "result", "t": 195.0, "summary": {}},
+        ]
+    )
     assert v.progress_line() == "phase [b]evaluate[/b] 300/300  elapsed 0:01:35"

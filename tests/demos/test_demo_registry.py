@@ -30,8 +30,10 @@ def test_registry_names_titles_and_views() -> None:
 
 
 def test_tracking_appears_only_with_a_run_entry(tmp_path: Path, monkeypatch) -> None:
-    for name, body in (("with_run", "def run(options, emit):\n    return {}\n"),
-                       ("without_run", "RUN = None\n")):  # fmt: skip
+    for name, body in (
+        ("with_run", "def run(options, emit):\n    return {}\n"),
+        ("without_run", "RUN = None\n"),
+    ):
         (tmp_path / name).mkdir()
         (tmp_path / name / "__init__.py").write_text(body)
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -59,9 +59,24 @@ def test_checkpoint_save_and_safe_load(tmp_path: Path) -> None:
 
 def test_runner_writes_start_frames_progress_result(tmp_path: Path) -> None:
     events = tmp_path / "ev.jsonl"
-    cmd = [sys.executable, "-m", "zbench.demos", "snake", "--device", "cpu", "--board", "5",
-           "--envs", "16", "--minutes", "0.02", "--checkpoint", str(tmp_path / "s.pt"),
-           "--events", str(events)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "zbench.demos",
+        "snake",
+        "--device",
+        "cpu",
+        "--board",
+        "5",
+        "--envs",
+        "16",
+        "--minutes",
+        "0.02",
+        "--checkpoint",
+        str(tmp_path / "s.pt"),
+        "--events",
+        str(events),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr
     evs = list(read_events(events))
@@ -96,8 +111,11 @@ def test_runner_without_cuda_says_so(tmp_path: Path) -> None:
     events = tmp_path / "ev.jsonl"
     proc = subprocess.run(
         [sys.executable, "-m", "zbench.demos", "snake", "--events", str(events)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1
     [err] = [e for e in read_events(events) if e["type"] == "error"]
     assert err["kind"] == "unavailable" and "--device cpu" in err["message"]

@@ -18,8 +18,15 @@ EVENTS = Path(__file__).parent / "fixtures" / "motion_events.jsonl"
 
 
 def motion_app():
-    job = FakeJob(8, "motion", framework="demo", kind="demo", mode="train", precision=None,
-                  events_path=str(EVENTS))  # fmt: skip
+    job = FakeJob(
+        8,
+        "motion",
+        framework="demo",
+        kind="demo",
+        mode="train",
+        precision=None,
+        events_path=str(EVENTS),
+    )
     return make_app(services=FakeServices(jobs=[job]))
 
 
@@ -67,8 +74,17 @@ async def test_a_motion_job_opens_its_panels_and_curve() -> None:
 
 async def test_tracking_view_draws_the_image_with_boxes(tmp_path: Path) -> None:
     events = tmp_path / "ev.jsonl"
-    frame = {"v": 1, "t": 1.0, "type": "frame", "demo": "tracking", "step": 3, "width": 32,
-             "height": 16, "image": [90] * (32 * 16 * 3), "boxes": [[2, 2, 8, 6, 4], [20, 4, 6, 8, 9]]}  # fmt: skip
+    frame = {
+        "v": 1,
+        "t": 1.0,
+        "type": "frame",
+        "demo": "tracking",
+        "step": 3,
+        "width": 32,
+        "height": 16,
+        "image": [90] * (32 * 16 * 3),
+        "boxes": [[2, 2, 8, 6, 4], [20, 4, 6, 8, 9]],
+    }
     events.write_text(json.dumps(frame) + "\n")
     app = make_app(services=FakeServices(jobs=[]))
     async with app.run_test(size=(120, 30)) as pilot:

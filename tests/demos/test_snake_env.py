@@ -124,8 +124,12 @@ def snapshot(env: SnakeEnv, i: int) -> dict:
     cells = [(int(a), r, c) for r in range(n) for c in range(n) if (a := env.age[i, r, c]) > 0]
     body = [(r, c) for _, r, c in sorted(cells, reverse=True)]
     f = int(env.fruit[i])
-    return {"body": body, "dir": int(env.direction[i]), "fruit": (f // n, f % n),
-            "hunger": int(env.hunger[i])}  # fmt: skip
+    return {
+        "body": body,
+        "dir": int(env.direction[i]),
+        "fruit": (f // n, f % n),
+        "hunger": int(env.hunger[i]),
+    }
 
 
 def test_batched_step_equals_a_per_board_reference() -> None:

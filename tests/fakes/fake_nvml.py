@@ -175,19 +175,36 @@ class FakeNvml:
         for name, code in CODES.items():
             setattr(m, "NVML_ERROR_" + name, code)
         consts = {
-            "NVML_SUCCESS": 0, "NVML_TEMPERATURE_GPU": 0, "NVML_CLOCK_SM": 1, "NVML_CLOCK_MEM": 2,
-            "NVML_PCIE_UTIL_TX_BYTES": 0, "NVML_PCIE_UTIL_RX_BYTES": 1, "NVML_NVLINK_MAX_LINKS": 18,
-            "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX": 138, "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX": 139,
-            "NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON": 90, "NVML_MEMORY_ERROR_TYPE_UNCORRECTED": 1,
-            "NVML_VOLATILE_ECC": 0, "NVML_GPM_METRICS_GET_VERSION": 1, "NVML_GPM_METRIC_SM_UTIL": 2,
-            "NVML_GPM_METRIC_SM_OCCUPANCY": 3, "NVML_GPM_METRIC_ANY_TENSOR_UTIL": 5,
-            "NVML_GPM_METRIC_DRAM_BW_UTIL": 10, "NVML_GPM_METRIC_FP64_UTIL": 11,
-            "NVML_GPM_METRIC_FP32_UTIL": 12, "NVML_GPM_METRIC_FP16_UTIL": 13,
-            "NVML_TOPOLOGY_INTERNAL": 0, "NVML_TOPOLOGY_SINGLE": 10, "NVML_TOPOLOGY_MULTIPLE": 20,
-            "NVML_TOPOLOGY_HOSTBRIDGE": 30, "NVML_TOPOLOGY_NODE": 40, "NVML_TOPOLOGY_SYSTEM": 50,
-            "NVML_VALUE_TYPE_UNSIGNED_LONG_LONG": 3, "NVML_MAX_GPU_MEM_CLOCK": 2,
+            "NVML_SUCCESS": 0,
+            "NVML_TEMPERATURE_GPU": 0,
+            "NVML_CLOCK_SM": 1,
+            "NVML_CLOCK_MEM": 2,
+            "NVML_PCIE_UTIL_TX_BYTES": 0,
+            "NVML_PCIE_UTIL_RX_BYTES": 1,
+            "NVML_NVLINK_MAX_LINKS": 18,
+            "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX": 138,
+            "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX": 139,
+            "NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON": 90,
+            "NVML_MEMORY_ERROR_TYPE_UNCORRECTED": 1,
+            "NVML_VOLATILE_ECC": 0,
+            "NVML_GPM_METRICS_GET_VERSION": 1,
+            "NVML_GPM_METRIC_SM_UTIL": 2,
+            "NVML_GPM_METRIC_SM_OCCUPANCY": 3,
+            "NVML_GPM_METRIC_ANY_TENSOR_UTIL": 5,
+            "NVML_GPM_METRIC_DRAM_BW_UTIL": 10,
+            "NVML_GPM_METRIC_FP64_UTIL": 11,
+            "NVML_GPM_METRIC_FP32_UTIL": 12,
+            "NVML_GPM_METRIC_FP16_UTIL": 13,
+            "NVML_TOPOLOGY_INTERNAL": 0,
+            "NVML_TOPOLOGY_SINGLE": 10,
+            "NVML_TOPOLOGY_MULTIPLE": 20,
+            "NVML_TOPOLOGY_HOSTBRIDGE": 30,
+            "NVML_TOPOLOGY_NODE": 40,
+            "NVML_TOPOLOGY_SYSTEM": 50,
+            "NVML_VALUE_TYPE_UNSIGNED_LONG_LONG": 3,
+            "NVML_MAX_GPU_MEM_CLOCK": 2,
             "nvmlMemory_v2": 0x02000028,
-        }  # fmt: skip
+        }
         m.__dict__.update(consts)
         fake = self
         NS = types.SimpleNamespace
@@ -270,9 +287,16 @@ class FakeNvml:
                 else:
                     ret = CODES["NOT_SUPPORTED"]
                 out.append(
-                    NS(fieldId=fid, scopeId=scope, timestamp=fake.now_us, latencyUsec=0,
-                       valueType=3, nvmlReturn=ret, value=NS(ullVal=val))
-                )  # fmt: skip
+                    NS(
+                        fieldId=fid,
+                        scopeId=scope,
+                        timestamp=fake.now_us,
+                        latencyUsec=0,
+                        valueType=3,
+                        nvmlReturn=ret,
+                        value=NS(ullVal=val),
+                    )
+                )
             return out
 
         def gpm_support(g: FakeGpu) -> Any:
@@ -351,7 +375,7 @@ class FakeNvml:
             "nvmlDeviceGetPersistenceMode": lambda g: g.persistence,
             "nvmlDeviceGetArchitecture": lambda g: g.arch,
             "nvmlGpmQueryDeviceSupport": gpm_support,
-        }  # fmt: skip
+        }
         for fn, body in table.items():
             dev(fn, body)
 

@@ -126,8 +126,11 @@ def read_only_dir(tmp_path: Path) -> Iterator[Path]:
     mnt.mkdir()
     if os.geteuid() != 0:
         pytest.skip("mounting a read-only file system needs root")
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)], check=False,
-                      capture_output=True).returncode:  # fmt: skip
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mnt)],
+        check=False,
+        capture_output=True,
+    ).returncode:
         pytest.skip("cannot mount a tmpfs here")
     try:
         yield mnt

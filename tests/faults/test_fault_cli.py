@@ -21,10 +21,22 @@ FINAL = ("done", "failed", "crashed", "oom", "timeout", "cancelled", "lost")
 
 def _add_run(db: Path, gpu_name: str = "NVIDIA H200", samples_per_s: object = 100.0) -> int:
     return Store(db).add_run(
-        {"job_id": None, "created": 1.0, "workload": "resnet50", "framework": "torch",
-         "mode": "train", "precision": "fp32", "batch_size": 8, "gpus": 1, "gpu_name": gpu_name,
-         "samples_per_s": samples_per_s, "config": {}, "env": {}, "result": {}}
-    )  # fmt: skip
+        {
+            "job_id": None,
+            "created": 1.0,
+            "workload": "resnet50",
+            "framework": "torch",
+            "mode": "train",
+            "precision": "fp32",
+            "batch_size": 8,
+            "gpus": 1,
+            "gpu_name": gpu_name,
+            "samples_per_s": samples_per_s,
+            "config": {},
+            "env": {},
+            "result": {},
+        }
+    )
 
 
 def test_a_home_that_is_a_file_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,8 +221,9 @@ def test_a_relative_home_stores_absolute_paths_and_everything_is_private(
 def test_the_runner_log_command_line_is_shell_quoted(home: Path) -> None:
     db = home / "zbench.db"
     spec = fake_spec("ok", steps=2)
-    spec = api.JobSpec(spec.config.__class__(**{**spec.config.__dict__,
-                                                 "extra": ("behave=ok", "note=a b")}))  # fmt: skip
+    spec = api.JobSpec(
+        spec.config.__class__(**{**spec.config.__dict__, "extra": ("behave=ok", "note=a b")})
+    )
     [jid] = api.submit([spec], db=db)
     info = wait_for(jid, db, FINAL)
     first = Path(info.log_path or "").read_text().splitlines()[0]

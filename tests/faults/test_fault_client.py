@@ -53,14 +53,25 @@ def test_following_jobs_notices_a_dead_supervisor_and_the_queued_job_runs(
 def test_a_closed_pipe_ends_quietly_with_status_0(home: Path) -> None:
     db = home / "zbench.db"
     Store(db).add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "state": "done",
-          "config": {"note": "x" * 400}, "created": float(i)} for i in range(400)]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "state": "done",
+                "config": {"note": "x" * 400},
+                "created": float(i),
+            }
+            for i in range(400)
+        ]
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "zbench", "jobs", "--all", "--json", "--db", str(db)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.readline()  # `| head -1`
     proc.stdout.close()
@@ -93,8 +104,9 @@ def test_a_fifo_as_the_config_file_is_refused_in_one_line(tmp_path: Path) -> Non
 
 def test_a_dataset_the_runner_refuses_is_exit_2_in_one_line(home: Path) -> None:
     db = home / "zbench.db"
-    code, _, err = zbench("run", "resnet50", "--device", "cpu", "--db", str(db), "--",
-                          "behave=badinput")  # fmt: skip
+    code, _, err = zbench(
+        "run", "resnet50", "--device", "cpu", "--db", str(db), "--", "behave=badinput"
+    )
     line = one_line_error(err)
     assert code == 2 and "not a Flowers-102 folder" in line and line.startswith("zbench: job 1")
 

@@ -22,9 +22,18 @@ def _run_with_clock_step(
     store = Store(db)
     spec = fake_spec(behave, steps=6, step_s=0.5)  # ticks between its events see the step
     [jid] = store.add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "state": "queued",
-          "config": spec.config.as_dict(), "created": time.time(), "timeout_s": timeout_s}]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "state": "queued",
+                "config": spec.config.as_dict(),
+                "created": time.time(),
+                "timeout_s": timeout_s,
+            }
+        ]
+    )
     sup = supervisor.Supervisor(db, host_sampler(0.05), [])
     real = time.time
     offset = [0.0]

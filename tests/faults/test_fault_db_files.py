@@ -117,9 +117,17 @@ def test_sigterm_is_honoured_while_the_database_keeps_failing(
     monkeypatch.setattr(supervisor, "STORE_RETRY_S", 0.1)
     store = Store(db)
     [jid] = store.add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "state": "queued",
-          "config": fake_spec("hang").config.as_dict(), "created": 0.0}]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "state": "queued",
+                "config": fake_spec("hang").config.as_dict(),
+                "created": 0.0,
+            }
+        ]
+    )
     sup = supervisor.Supervisor(db, host_sampler(0.05), [])
     thread = threading.Thread(target=sup.run, daemon=True)
     thread.start()

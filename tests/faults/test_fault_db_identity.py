@@ -50,8 +50,13 @@ def test_a_copy_and_its_original_running_the_same_job_id_keep_their_own_results(
     ids: dict[Path, int] = {}
 
     def submit(db: Path, batch: int) -> None:
-        config = RunConfig(workload="resnet50", device="cpu", steps=20, batch_size=batch,
-                           extra=("behave=ok", "step_s=0.05"))  # fmt: skip
+        config = RunConfig(
+            workload="resnet50",
+            device="cpu",
+            steps=20,
+            batch_size=batch,
+            extra=("behave=ok", "step_s=0.05"),
+        )
         [ids[db]] = api.submit([api.JobSpec(config=config)], db=db)
 
     threads = [threading.Thread(target=submit, args=(db, n)) for db, n in ((a, 4), (b, 16))]

@@ -68,9 +68,17 @@ def test_two_databases_running_at_once_keep_their_own_results(home: Path) -> Non
 def test_an_events_file_left_by_an_earlier_attempt_is_not_read(home: Path, tmp_path: Path) -> None:
     store = Store(home / "zbench.db")
     [jid] = store.add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "state": "running",
-          "config": fake_spec("crash").config.as_dict(), "created": 0.0}]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "state": "running",
+                "config": fake_spec("crash").config.as_dict(),
+                "created": 0.0,
+            }
+        ]
+    )
     row = store.get_job(jid)
     assert row is not None
     folder = home / "jobs" / store.store_id() / str(jid)

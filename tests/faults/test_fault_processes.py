@@ -137,10 +137,26 @@ def test_sighup_and_a_killed_client_lose_no_job(home: Path) -> None:
     db = home / "zbench.db"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     client = subprocess.Popen(
-        [sys.executable, "-m", "zbench", "run", "resnet50", "--device", "cpu", "--steps", "30",
-         "--db", str(db), "--", "behave=ok", "step_s=0.05"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "zbench",
+            "run",
+            "resnet50",
+            "--device",
+            "cpu",
+            "--steps",
+            "30",
+            "--db",
+            str(db),
+            "--",
+            "behave=ok",
+            "step_s=0.05",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 30
     while not (db.exists() and Store(db).jobs(("running",))):
         assert time.monotonic() < deadline and client.poll() is None

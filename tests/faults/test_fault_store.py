@@ -39,9 +39,17 @@ def test_the_supervisor_outlives_a_database_fault_and_stores_the_result(
     monkeypatch.setattr(supervisor, "STORE_RETRY_S", 0.2)
     store = Store(db)
     [jid] = store.add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "state": "queued",
-          "config": fake_spec("ok", steps=20, step_s=0.05).config.as_dict(), "created": 0.0}]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "state": "queued",
+                "config": fake_spec("ok", steps=20, step_s=0.05).config.as_dict(),
+                "created": 0.0,
+            }
+        ]
+    )
     sup = supervisor.Supervisor(db, host_sampler(0.05), [])
 
     def sicken() -> None:  # once the job runs: 2 s of a sick database, across its end
@@ -80,9 +88,17 @@ def test_a_database_that_stays_broken_ends_an_idle_supervisor_in_one_line(
 def test_listing_jobs_does_not_wait_for_another_programs_write_lock(home: Path) -> None:
     db = home / "zbench.db"
     [jid] = Store(db).add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "state": "done",
-          "config": {}, "created": 0.0}]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "state": "done",
+                "config": {},
+                "created": 0.0,
+            }
+        ]
+    )
     other = sqlite3.connect(db, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another program holds the write lock
     try:
@@ -115,8 +131,15 @@ def test_disk_full_at_submit_is_one_line_and_exit_1(
     Store(home / "zbench.db")
     store_fault.message = FAULTS["full"]
     with pytest.raises(StoreError) as err:
-        run_job("resnet50", ["--device", "cpu"], gpu_ids=None, timeout=None, detach=True,
-                db=None, json_out=False)  # fmt: skip
+        run_job(
+            "resnet50",
+            ["--device", "cpu"],
+            gpu_ids=None,
+            timeout=None,
+            detach=True,
+            db=None,
+            json_out=False,
+        )
     assert str(err.value).endswith("the disk is full") and err.value.exit_code == 1
 
 
@@ -132,9 +155,17 @@ def test_a_database_on_a_read_only_mount_can_be_read(home: Path, read_only_dir: 
     db = read_only_dir / "zbench.db"
     writer = Store(db)
     [jid] = writer.add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "state": "done",
-          "config": {}, "created": 0.0}]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "state": "done",
+                "config": {},
+                "created": 0.0,
+            }
+        ]
+    )
     writer.close()  # the last connection checkpoints and removes the -wal and -shm files
     make_read_only(read_only_dir)
     code, out, err = zbench("jobs", "--all", "--json", "--db", str(db))
@@ -180,9 +211,17 @@ def test_zbench_jobs_still_lists_when_reconciling_fails(
 
     db = home / "zbench.db"
     Store(db).add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "state": "done",
-          "config": {}, "created": 0.0}]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "state": "done",
+                "config": {},
+                "created": 0.0,
+            }
+        ]
+    )
 
     def busy(db: object = None) -> list[int]:
         raise StoreError(f"{db}: the database is locked by another program", exit_code=1)

@@ -33,8 +33,16 @@ def main(argv: list[str]) -> int:
     if count >= 2:
         t0 = time.time()
         time.sleep(args.p2p_seconds)
-        w.emit("result", test="p2p", src=0, dst=1, bytes=1, bytes_s=300e9, t_start=t0,
-               t_end=time.time())  # fmt: skip
+        w.emit(
+            "result",
+            test="p2p",
+            src=0,
+            dst=1,
+            bytes=1,
+            bytes_s=300e9,
+            t_start=t0,
+            t_end=time.time(),
+        )
     w.phase("done")
     w.close()
     return 0

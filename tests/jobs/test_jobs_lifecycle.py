@@ -140,9 +140,17 @@ def test_killed_supervisor_is_detected_and_its_jobs_marked_lost(jobenv: Path) ->
 def test_stale_heartbeat_counts_as_dead(jobenv: Path) -> None:
     store = Store(jobenv)
     [jid] = store.add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "config": {},
-          "state": "running", "created": time.time()}]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "config": {},
+                "state": "running",
+                "created": time.time(),
+            }
+        ]
+    )
     store.set_supervisor(os.getpid(), liveness.socket.gethostname(), time.time())
     store._write(lambda c: c.execute("UPDATE supervisor SET heartbeat = heartbeat - 120"))
     assert liveness.detect_lost(store) == [jid]
@@ -155,11 +163,26 @@ def test_job_survives_sighup_of_the_launching_terminal(jobenv: Path) -> None:
     terminal's shell, even when the tests run under ``nohup``."""
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     cli = subprocess.Popen(
-        [sys.executable, "-m", "zbench", "run", "resnet50", "--device", "cpu", "--steps", "100",
-         "--", "behave=slow", "step_s=0.1"],
-        env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "zbench",
+            "run",
+            "resnet50",
+            "--device",
+            "cpu",
+            "--steps",
+            "100",
+            "--",
+            "behave=slow",
+            "step_s=0.1",
+        ],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         jobs = api.list_jobs(jobenv)
@@ -182,8 +205,11 @@ def test_one_supervisor_at_a_time(jobenv: Path) -> None:
     assert liveness.ensure_supervisor(jobenv) is None
     second = subprocess.run(
         [sys.executable, "-m", "zbench.jobs.supervisor", "--db", str(jobenv)],
-        env=liveness.child_env(), capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+        env=liveness.child_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert second.returncode == 0 and "another supervisor" in second.stdout
 
 
@@ -300,9 +326,17 @@ def test_a_late_heartbeat_of_a_live_supervisor_is_not_death(jobenv: Path) -> Non
 def test_a_held_supervisor_lock_means_alive(jobenv: Path) -> None:
     store = Store(jobenv)
     [jid] = store.add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "config": {},
-          "state": "running", "created": time.time()}]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "config": {},
+                "state": "running",
+                "created": time.time(),
+            }
+        ]
+    )
     lock = liveness.try_lock(jobenv)  # a supervisor starting up: the lock, no row yet
     assert lock is not None
     try:

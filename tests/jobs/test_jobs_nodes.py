@@ -230,8 +230,16 @@ def test_two_nodes_on_this_machine_listen_on_loopback_only(
     the nodes now meet through a file. Every process of the job is watched from outside."""
     psutil = pytest.importorskip("psutil")
     monkeypatch.delenv("ZBENCH_RUNNER_MODULE")
-    run = RunConfig("resnet50", device="cpu", image_size=32, batch_size=2, steps=60, warmup=1,
-                    repeat=1, workers=0)  # fmt: skip
+    run = RunConfig(
+        "resnet50",
+        device="cpu",
+        image_size=32,
+        batch_size=2,
+        steps=60,
+        warmup=1,
+        repeat=1,
+        workers=0,
+    )
     job_id = submit_nodes(jobenv, "localhost,localhost", run, timeout=240)
     listening: set[tuple[str, int]] = set()
     deadline = time.monotonic() + 260

@@ -87,9 +87,21 @@ def test_a_probe_whose_supervisor_died_keeps_its_figures(tmp_path: Path) -> None
         w.emit("result", test="matmul", dtype="fp16", gpu=0, tflops=10.0)
         w.emit("result", test="memcpy", gpu=0, bytes_s=1e12)
     store = Store(tmp_path / "z.db")
-    [jid] = store.add_jobs([{"workload": "probe", "framework": "torch", "mode": "probe",
-                             "config": ProbeConfig().as_dict(), "kind": "probe", "state": "lost", "created": 1.0,
-                             "gpu_ids": [3], "events_path": str(events)}])  # fmt: skip
+    [jid] = store.add_jobs(
+        [
+            {
+                "workload": "probe",
+                "framework": "torch",
+                "mode": "probe",
+                "config": ProbeConfig().as_dict(),
+                "kind": "probe",
+                "state": "lost",
+                "created": 1.0,
+                "gpu_ids": [3],
+                "events_path": str(events),
+            }
+        ]
+    )
     run_id = stored_result(store, store.get_job(jid) or {})
     run = store.get_run(run_id or 0)
     assert run is not None and run["workload"] == "probe"

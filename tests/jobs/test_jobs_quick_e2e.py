@@ -28,7 +28,9 @@ def test_quick_suite_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job
     assert export.exit_code == 0
     results = json.loads(export.output)["results"]
     assert len(results) == len(jobs)
-    assert any((r["workload"], r["framework"], r["mode"]) == ("resnet50", "torch", "train")
-               for r in results)  # fmt: skip
+    assert any(
+        (r["workload"], r["framework"], r["mode"]) == ("resnet50", "torch", "train")
+        for r in results
+    )
     for r in results:
         assert r["samples_per_s"] > 0

@@ -10,9 +10,17 @@ from zbench.store import Store
 
 
 def _job(suite: str, workload: str, framework: str, mode: str, took: float) -> dict[str, object]:
-    return {"suite": suite, "workload": workload, "framework": framework, "mode": mode,
-            "config": "{}", "state": "done", "created": 0.0, "started": 100.0,
-            "ended": 100.0 + took}  # fmt: skip
+    return {
+        "suite": suite,
+        "workload": workload,
+        "framework": framework,
+        "mode": mode,
+        "config": "{}",
+        "state": "done",
+        "created": 0.0,
+        "started": 100.0,
+        "ended": 100.0 + took,
+    }
 
 
 def test_what_the_quick_suite_runs() -> None:

@@ -19,12 +19,26 @@ def test_jobs_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     base = {"framework": "torch", "mode": "train", "created": now, "started": now}
     Store(tmp_path / "zbench.db").add_jobs(
         [
-            {**base, "workload": "resnet50", "config": {"workload": "resnet50"}, "state": "oom",
-             "ended": now, "reason": "oom: CUDA out of memory. Tried to allocate 2.00 GiB " * 3},
-            {**base, "workload": "fasterrcnn", "config": {"workload": "fasterrcnn"},
-             "state": "running", "phase": "warmup", "step": 3, "total": 20, "samples_per_s": 61.2},
+            {
+                **base,
+                "workload": "resnet50",
+                "config": {"workload": "resnet50"},
+                "state": "oom",
+                "ended": now,
+                "reason": "oom: CUDA out of memory. Tried to allocate 2.00 GiB " * 3,
+            },
+            {
+                **base,
+                "workload": "fasterrcnn",
+                "config": {"workload": "fasterrcnn"},
+                "state": "running",
+                "phase": "warmup",
+                "step": 3,
+                "total": 20,
+                "samples_per_s": 61.2,
+            },
         ]
-    )  # fmt: skip
+    )
     res = CliRunner(env={"COLUMNS": "80", "NO_COLOR": "1"}).invoke(app, ["jobs"])
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()

@@ -30,21 +30,52 @@ RUNS = [
 def fill(store: Store) -> list[int]:
     run_ids = []
     for n, (wl, fw, mode, gpus, gpu, prec, batch, sps, util, mutil, mem) in enumerate(RUNS):
-        config = {"workload": wl, "framework": fw, "mode": mode, "precision": prec,
-                  "batch_size": batch, "gpus": gpus}  # fmt: skip
+        config = {
+            "workload": wl,
+            "framework": fw,
+            "mode": mode,
+            "precision": prec,
+            "batch_size": batch,
+            "gpus": gpus,
+        }
         [job_id] = store.add_jobs(
-            [{"workload": wl, "framework": fw, "mode": mode, "precision": prec, "config": config,
-              "state": "done", "created": T0 + n}]
-        )  # fmt: skip
+            [
+                {
+                    "workload": wl,
+                    "framework": fw,
+                    "mode": mode,
+                    "precision": prec,
+                    "config": config,
+                    "state": "done",
+                    "created": T0 + n,
+                }
+            ]
+        )
         run_id = store.add_run(
-            {"job_id": job_id, "created": T0 + n, "workload": wl, "framework": fw, "mode": mode,
-             "precision": prec, "batch_size": batch, "gpus": gpus, "gpu_name": gpu,
-             "samples_per_s": sps, "config": config, "env": {"torch": "2.11"},
-             "result": {"samples_per_s": sps}}
-        )  # fmt: skip
-        measure = {"gpu_util_mean": util, "mem_util_mean": mutil, "gpu_mem_mean_bytes": mem,
-                   "gpu_mem_peak_bytes": None if mem is None else mem * 1.1,
-                   "cpu_util_mean": 100.0 + n, "rss_mean_bytes": 3.5 * GIB}  # fmt: skip
+            {
+                "job_id": job_id,
+                "created": T0 + n,
+                "workload": wl,
+                "framework": fw,
+                "mode": mode,
+                "precision": prec,
+                "batch_size": batch,
+                "gpus": gpus,
+                "gpu_name": gpu,
+                "samples_per_s": sps,
+                "config": config,
+                "env": {"torch": "2.11"},
+                "result": {"samples_per_s": sps},
+            }
+        )
+        measure = {
+            "gpu_util_mean": util,
+            "mem_util_mean": mutil,
+            "gpu_mem_mean_bytes": mem,
+            "gpu_mem_peak_bytes": None if mem is None else mem * 1.1,
+            "cpu_util_mean": 100.0 + n,
+            "rss_mean_bytes": 3.5 * GIB,
+        }
         warmup = {**measure, "gpu_util_mean": None if util is None else util / 2}
         store.set_phase_aggregates(job_id, run_id, {"warmup": warmup, "measure": measure})
         run_ids.append(run_id)

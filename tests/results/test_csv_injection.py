@@ -43,8 +43,11 @@ def test_fleet_csv_defuses_every_text_cell() -> None:
     rows = [{"host": "@evil", "state": "done", "tag": "=1+1", "samples_per_s": -2.0}]
     header, cells = _cells(to_csv(rows))
     assert dict(zip(header, cells, strict=True)) == {
-        "host": "'@evil", "state": "done", "tag": "'=1+1", "samples_per_s": "-2.0",
-    }  # fmt: skip
+        "host": "'@evil",
+        "state": "done",
+        "tag": "'=1+1",
+        "samples_per_s": "-2.0",
+    }
 
 
 def test_demo_csv_defuses_a_gpu_name() -> None:

@@ -14,38 +14,86 @@ from zbench.results.report import write_report
 from zbench.store import Store
 
 T0 = 1_796_100_000.0
-SNAKE = {"samples_per_s": 2.1e6, "env_steps": 6_300_000, "wall_s": 300.0, "best_score": 31,
-         "final_mean_score": 14.2, "games": 5200, "board": 12, "envs": 8192,
-         "time_to_beat_review_s": 41.5, "env_only_steps_per_s": 9.9e6,
-         "curve": [{"t_s": 10.0 * i, "mean_score": i * 0.5, "best_score": i} for i in range(1, 20)]}  # fmt: skip
-MOTION = {"fps": 410.2, "stream_fps": 95.0, "size": 256, "device": "cuda", "train_steps": 5000,
-          "quality": {"source": {"l1": 0.081, "akd_px": 6.1}, "affine": {"l1": 0.064, "akd_px": 3.2},
-                      "model": {"l1": 0.031, "akd_px": 1.4}}}  # fmt: skip
+SNAKE = {
+    "samples_per_s": 2.1e6,
+    "env_steps": 6_300_000,
+    "wall_s": 300.0,
+    "best_score": 31,
+    "final_mean_score": 14.2,
+    "games": 5200,
+    "board": 12,
+    "envs": 8192,
+    "time_to_beat_review_s": 41.5,
+    "env_only_steps_per_s": 9.9e6,
+    "curve": [{"t_s": 10.0 * i, "mean_score": i * 0.5, "best_score": i} for i in range(1, 20)],
+}
+MOTION = {
+    "fps": 410.2,
+    "stream_fps": 95.0,
+    "size": 256,
+    "device": "cuda",
+    "train_steps": 5000,
+    "quality": {
+        "source": {"l1": 0.081, "akd_px": 6.1},
+        "affine": {"l1": 0.064, "akd_px": 3.2},
+        "model": {"l1": 0.031, "akd_px": 1.4},
+    },
+}
 
 
 def _add(store: Store, n: int, demo: str, mode: str, result: dict) -> None:
     config = {"demo": demo, "kind": "demo", "mode": mode, "device": "cuda"}
-    [job] = store.add_jobs([{"workload": demo, "framework": "demo", "mode": mode, "config": config,
-                             "kind": "demo", "state": "done", "created": T0 + n}])  # fmt: skip
-    store.add_run({"job_id": job, "created": T0 + n, "workload": demo, "framework": "demo",
-                   "mode": mode, "precision": None, "batch_size": None, "gpus": 1,
-                   "gpu_name": "NVIDIA H200", "samples_per_s": result.get("samples_per_s"),
-                   "config": config, "env": {}, "result": result, "kind": "demo"})  # fmt: skip
+    [job] = store.add_jobs(
+        [
+            {
+                "workload": demo,
+                "framework": "demo",
+                "mode": mode,
+                "config": config,
+                "kind": "demo",
+                "state": "done",
+                "created": T0 + n,
+            }
+        ]
+    )
+    store.add_run(
+        {
+            "job_id": job,
+            "created": T0 + n,
+            "workload": demo,
+            "framework": "demo",
+            "mode": mode,
+            "precision": None,
+            "batch_size": None,
+            "gpus": 1,
+            "gpu_name": "NVIDIA H200",
+            "samples_per_s": result.get("samples_per_s"),
+            "config": config,
+            "env": {},
+            "result": result,
+            "kind": "demo",
+        }
+    )
 
 
 def demo_db(path: Path) -> Path:
     store = Store(path)
     snake = build_demo_result(
-        "snake", "Snake by reinforcement learning", SNAKE,
+        "snake",
+        "Snake by reinforcement learning",
+        SNAKE,
         summary=[("Best score", 31), ("Final mean score", 14.2)],
-        series=[("mean score", "t_s", "score",
-                 [(p["t_s"], p["mean_score"]) for p in SNAKE["curve"]])],
-    )  # fmt: skip
+        series=[
+            ("mean score", "t_s", "score", [(p["t_s"], p["mean_score"]) for p in SNAKE["curve"]])
+        ],
+    )
     motion = build_demo_result(
-        "motion", "Talking-head motion transfer", MOTION,
+        "motion",
+        "Talking-head motion transfer",
+        MOTION,
         summary=[("Frames/s (device, batch 1)", 410.2), ("L1, model", 0.031)],
         series=[("training loss", "step", "loss", [(i, 10.0 / (i + 1)) for i in range(50)])],
-    )  # fmt: skip
+    )
     _add(store, 0, "snake", "ppo", snake)
     _add(store, 1, "motion", "train", motion)
     return path
@@ -80,9 +128,13 @@ def test_report_renders_demo_rows(tmp_path: Path) -> None:
     assert (out / "report.html").is_file()
 
 
-TRACKING = {"frames": 300, "tracker": "deepsort", "results": "/data/generated-0.txt",
-            "fps": {"detector": 111.0, "embedder": 194.0, "tracker": 522.0, "end_to_end": 62.0},
-            "metrics": {"HOTA": 0.585, "MOTA": 0.78, "IDF1": 0.671, "IDSW": 40}}  # fmt: skip
+TRACKING = {
+    "frames": 300,
+    "tracker": "deepsort",
+    "results": "/data/generated-0.txt",
+    "fps": {"detector": 111.0, "embedder": 194.0, "tracker": 522.0, "end_to_end": 62.0},
+    "metrics": {"HOTA": 0.585, "MOTA": 0.78, "IDF1": 0.671, "IDSW": 40},
+}
 
 
 def test_demo_results_are_tables_of_figures_never_python_objects(tmp_path: Path) -> None:

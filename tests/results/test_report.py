@@ -39,14 +39,39 @@ def _builder() -> ModuleType:
 
 def _add_run(db: Path, tag: str | None = None, **over: object) -> int:
     store = Store(db)
-    [job_id] = store.add_jobs([{"workload": "resnet50", "framework": "torch", "mode": "train",
-                                "config": {}, "state": "done", "created": 1_796_100_000.0,
-                                "tag": tag}])  # fmt: skip
-    run = {"job_id": job_id, "created": 1_796_100_000.0, "workload": "resnet50",
-           "framework": "torch", "mode": "train", "precision": "fp32", "batch_size": 128,
-           "gpus": 1, "gpu_name": "NVIDIA H200", "samples_per_s": 900.0, "config": {},
-           "env": {"torch": "2.11.0+cu130", "driver": "580.159.04", "host": "h200-box",
-                   "cuda": "13.0"}, "result": {}}  # fmt: skip
+    [job_id] = store.add_jobs(
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "config": {},
+                "state": "done",
+                "created": 1_796_100_000.0,
+                "tag": tag,
+            }
+        ]
+    )
+    run = {
+        "job_id": job_id,
+        "created": 1_796_100_000.0,
+        "workload": "resnet50",
+        "framework": "torch",
+        "mode": "train",
+        "precision": "fp32",
+        "batch_size": 128,
+        "gpus": 1,
+        "gpu_name": "NVIDIA H200",
+        "samples_per_s": 900.0,
+        "config": {},
+        "env": {
+            "torch": "2.11.0+cu130",
+            "driver": "580.159.04",
+            "host": "h200-box",
+            "cuda": "13.0",
+        },
+        "result": {},
+    }
     run.update(over)
     return store.add_run(run)
 
@@ -71,11 +96,17 @@ def test_golden_report(h200_db: Path, tmp_path: Path) -> None:
 
 def test_report_sections_hold_the_stored_figures(h200_db: Path, tmp_path: Path) -> None:
     text = write_report(tmp_path, db=h200_db).markdown.read_text()
-    for needle in ("## The machine", "| Host | h200-box |", "| GPU0 | X | NV18 |",
-                   "| matmul bf16 | 0 | 708.0 TFLOPS | 989.4 TFLOPS | 72% |",
-                   "### Experiment 1: ResNet-50",
-                   "| 3 | ResNet-50 | PyTorch | train | 2 | NVIDIA H200 | FP32 | 128 | n/a | n/a | n/a | 1,743.3 |",
-                   "1.97x, 99% efficiency", "## Over time", "figures/timeseries/run-3.png"):  # fmt: skip
+    for needle in (
+        "## The machine",
+        "| Host | h200-box |",
+        "| GPU0 | X | NV18 |",
+        "| matmul bf16 | 0 | 708.0 TFLOPS | 989.4 TFLOPS | 72% |",
+        "### Experiment 1: ResNet-50",
+        "| 3 | ResNet-50 | PyTorch | train | 2 | NVIDIA H200 | FP32 | 128 | n/a | n/a | n/a | 1,743.3 |",
+        "1.97x, 99% efficiency",
+        "## Over time",
+        "figures/timeseries/run-3.png",
+    ):
         assert needle in text
     assert "## The demos" not in text  # no demo runs in the dump
     # The BF16 preset-max run (batch 256) is never divided by the FP32 batch-128 run.
@@ -130,9 +161,11 @@ def test_tag_filter(h200_db: Path) -> None:
 def test_tables_warnings_and_machine_are_the_exports(h200_db: Path, tmp_path: Path) -> None:
     """The report prints the Markdown export's table rows, warnings, provenance and machine lines."""
     hot = _add_run(
-        h200_db, samples_per_s=850.0, result={"window_rates": [800.0, 850.0, 900.0]},
+        h200_db,
+        samples_per_s=850.0,
+        result={"window_rates": [800.0, 850.0, 900.0]},
         env={"torch": "2.11.0+cu130", "driver": "580.159.04", "cpu_model": "AMD EPYC 9654"},
-    )  # fmt: skip
+    )
     text = write_report(tmp_path, db=h200_db).markdown.read_text()
     [row] = Filters(run_ids=[hot]).query(h200_db)
     export = render_md([row]).splitlines()
@@ -151,8 +184,11 @@ def test_tables_warnings_and_machine_are_the_exports(h200_db: Path, tmp_path: Pa
 
 def test_unlike_runs_are_kept_apart(h200_db: Path, tmp_path: Path) -> None:
     # Another software stack: another setup (identity), never a bar beside the H200 box's.
-    other = _add_run(h200_db, env={"torch": "2.9.0", "host": "other-box", "driver": "570.1"},
-                     created=1_796_300_000.0)  # fmt: skip
+    other = _add_run(
+        h200_db,
+        env={"torch": "2.9.0", "host": "other-box", "driver": "570.1"},
+        created=1_796_300_000.0,
+    )
     # The same slot with another batch: the newest setup takes the slot; the older ones stay in
     # the tables and say why they are not in the charts.
     _add_run(h200_db, batch_size=256, samples_per_s=950.0, created=1_796_200_000.0)
@@ -162,8 +198,9 @@ def test_unlike_runs_are_kept_apart(h200_db: Path, tmp_path: Path) -> None:
     assert f"Run {other}: a newer run" not in text  # the newest: drawn
     # Every run is still in the tables, as in `zbench export`, each with its own setup.
     resnet = text.split("### Experiment 1: ResNet-50")[1].split("### Experiment 2")[0]
-    rows = re.findall(r"^\| \d+ \| ResNet-50 \| PyTorch \| train \| 1 \| NVIDIA H200 \| FP32 \|.*$",
-                      resnet, re.M)  # fmt: skip
+    rows = re.findall(
+        r"^\| \d+ \| ResNet-50 \| PyTorch \| train \| 1 \| NVIDIA H200 \| FP32 \|.*$", resnet, re.M
+    )
     assert len(rows) == 3
     assert len({row.split(" | ")[-3] for row in rows}) == 3  # three setups
 
@@ -176,11 +213,23 @@ def test_nothing_to_report(home: Path, tmp_path: Path) -> None:
 def test_demo_section_is_pluggable(h200_db: Path, tmp_path: Path) -> None:
     """No demo result kind exists yet: a made-up snake run exercises the generic renderer."""
     _add_run(
-        h200_db, workload="snake", mode="train", samples_per_s=None, kind="demo",
-        result={"demo": "snake", "summary": {"best score": 8, "steps": 1_000_000},
-                "series": {"score per episode": {"x": "episode", "unit": "score",
-                                                 "points": [[1, 0], [2, 3], [3, 8]]}}},
-    )  # fmt: skip
+        h200_db,
+        workload="snake",
+        mode="train",
+        samples_per_s=None,
+        kind="demo",
+        result={
+            "demo": "snake",
+            "summary": {"best score": 8, "steps": 1_000_000},
+            "series": {
+                "score per episode": {
+                    "x": "episode",
+                    "unit": "score",
+                    "points": [[1, 0], [2, 3], [3, 8]],
+                }
+            },
+        },
+    )
     text = write_report(tmp_path, db=h200_db).markdown.read_text()
     assert "## The demos" in text and "| best score | 8 |" in text
     assert (tmp_path / "figures/demos").is_dir() and "figures/demos/demo-" in text
@@ -205,7 +254,11 @@ def test_samples_export_round_trips(h200_db: Path) -> None:
                     k: v for k, v in g.items() if k != "i"
                 }
                 assert (row["phase"], row["cpu"], row["host_cpu"], row["ncpu"]) == (
-                    s["phase"], s["cpu"], s["host_cpu"], s["ncpu"])  # fmt: skip
+                    s["phase"],
+                    s["cpu"],
+                    s["host_cpu"],
+                    s["ncpu"],
+                )
     rows = list(csv.DictReader(io.StringIO(_samples(h200_db, "csv"))))
     assert list(rows[0]) == list(KEYS) and len(rows) == len(lines)
     assert [float(r["util"]) for r in rows] == [r["util"] for r in lines]

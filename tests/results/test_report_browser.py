@@ -55,10 +55,23 @@ def test_report_html_loads_in_chromium(h200_db: Path, tmp_path: Path) -> None:
     page = tmp_path / "checked.html"
     page.write_text(report.html.read_text().replace("<head>", "<head>\n" + PROBE, 1))
     profile = tmp_path / "profile"
-    cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--no-first-run", f"--user-data-dir={profile}", f"--window-size={WIDTH},900", "--enable-logging=stderr", "--v=0",
-           "--virtual-time-budget=10000", "--dump-dom", page.as_uri()]  # fmt: skip
+    cmd = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        f"--window-size={WIDTH},900",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        page.as_uri(),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     pattern = (

@@ -15,18 +15,46 @@ NASTY = "![x](../../etc/passwd) [link](http://e) <b>bold</b> *star* `tick` &amp;
 
 def _add(db: Path, gpu_name: str, tag: str) -> None:
     store = Store(db)
-    cfg = {"workload": "resnet50", "framework": "torch", "mode": "train", "precision": "fp32",
-           "batch_size": 8, "gpus": 1, "device": "cuda", "preset": "review"}  # fmt: skip
+    cfg = {
+        "workload": "resnet50",
+        "framework": "torch",
+        "mode": "train",
+        "precision": "fp32",
+        "batch_size": 8,
+        "gpus": 1,
+        "device": "cuda",
+        "preset": "review",
+    }
     [job] = store.add_jobs(
-        [{"workload": "resnet50", "framework": "torch", "mode": "train", "config": cfg,
-          "state": "done", "created": T0, "tag": tag}]
-    )  # fmt: skip
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "config": cfg,
+                "state": "done",
+                "created": T0,
+                "tag": tag,
+            }
+        ]
+    )
     store.add_run(
-        {"job_id": job, "created": T0, "workload": "resnet50", "framework": "torch",
-         "mode": "train", "precision": "fp32", "batch_size": 8, "gpus": 1, "gpu_name": gpu_name,
-         "samples_per_s": 100.0, "config": cfg, "env": {"cpu_model": NASTY, "torch": "2.11"},
-         "result": {"samples_per_s": 100.0}}
-    )  # fmt: skip
+        {
+            "job_id": job,
+            "created": T0,
+            "workload": "resnet50",
+            "framework": "torch",
+            "mode": "train",
+            "precision": "fp32",
+            "batch_size": 8,
+            "gpus": 1,
+            "gpu_name": gpu_name,
+            "samples_per_s": 100.0,
+            "config": cfg,
+            "env": {"cpu_model": NASTY, "torch": "2.11"},
+            "result": {"samples_per_s": 100.0},
+        }
+    )
 
 
 def test_md_text_escapes_inline_syntax_and_keeps_one_line() -> None:

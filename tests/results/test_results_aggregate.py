@@ -19,13 +19,22 @@ from zbench.telemetry.snapshot import (
 def _snap(
     t: float, util0: float, util1: object = NA, mem0: int = 10, gpm: float | None = None
 ) -> Snapshot:
-    g0 = GpuSnapshot(index=0, name="H200", util_gpu=util0, util_mem=NA, mem_used_bytes=mem0,
-                     power_w=100.0, gpm=GpmSnapshot(sm_activity=gpm if gpm is not None else NA),
-                     nvlink=NvLinkSnapshot(tx_bytes_s=5.0, rx_bytes_s=NA))  # fmt: skip
+    g0 = GpuSnapshot(
+        index=0,
+        name="H200",
+        util_gpu=util0,
+        util_mem=NA,
+        mem_used_bytes=mem0,
+        power_w=100.0,
+        gpm=GpmSnapshot(sm_activity=gpm if gpm is not None else NA),
+        nvlink=NvLinkSnapshot(tx_bytes_s=5.0, rx_bytes_s=NA),
+    )
     g1 = GpuSnapshot(index=1, name="H200", util_gpu=util1, mem_used_bytes=30, power_w=NA)  # type: ignore[arg-type]
     g2 = GpuSnapshot(index=2, name="other job's GPU", util_gpu=1.0, mem_used_bytes=999)
-    trees = (ProcessTreeSnapshot(pid=42, cpu_pct=150.0, rss_bytes=1000),
-             ProcessTreeSnapshot(pid=7, cpu_pct=999.0, rss_bytes=9))  # fmt: skip
+    trees = (
+        ProcessTreeSnapshot(pid=42, cpu_pct=150.0, rss_bytes=1000),
+        ProcessTreeSnapshot(pid=7, cpu_pct=999.0, rss_bytes=9),
+    )
     return Snapshot(t=t, host=HostSnapshot(cpu_pct=50.0), gpus=(g0, g1, g2), trees=trees)
 
 

@@ -23,8 +23,9 @@ def gpu(**over: Any) -> dict[str, Any]:
     return g | over
 
 
-def sample(t: float, *gpus: dict[str, Any], cpu: float = 100.0, host: float = 20.0,
-           phase: str = "measure") -> dict[str, Any]:  # fmt: skip
+def sample(
+    t: float, *gpus: dict[str, Any], cpu: float = 100.0, host: float = 20.0, phase: str = "measure"
+) -> dict[str, Any]:
     return {"t": t, "phase": phase, "gpus": list(gpus) or [gpu()], "cpu": cpu, "host_cpu": host}
 
 

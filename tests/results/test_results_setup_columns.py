@@ -21,18 +21,49 @@ T0 = 1_780_000_000.0
 
 
 def _add(store: Store, n: int, **config: Any) -> None:
-    full = {"workload": "resnet50", "framework": "torch", "mode": "train", "precision": "fp32",
-            "batch_size": 8, "gpus": 1, "device": "cpu", "steps": 3, "image_size": 32,
-            "compile": False, **config}  # fmt: skip
-    [job] = store.add_jobs([{"workload": "resnet50", "framework": "torch", "mode": "train",
-                             "precision": "fp32", "config": full, "state": "done",
-                             "created": T0 + n}])  # fmt: skip
+    full = {
+        "workload": "resnet50",
+        "framework": "torch",
+        "mode": "train",
+        "precision": "fp32",
+        "batch_size": 8,
+        "gpus": 1,
+        "device": "cpu",
+        "steps": 3,
+        "image_size": 32,
+        "compile": False,
+        **config,
+    }
+    [job] = store.add_jobs(
+        [
+            {
+                "workload": "resnet50",
+                "framework": "torch",
+                "mode": "train",
+                "precision": "fp32",
+                "config": full,
+                "state": "done",
+                "created": T0 + n,
+            }
+        ]
+    )
     store.add_run(
-        {"job_id": job, "created": T0 + n, "workload": "resnet50", "framework": "torch",
-         "mode": "train", "precision": "fp32", "batch_size": 8, "gpus": 0, "gpu_name": None,
-         "samples_per_s": 40.0 + n, "config": full, "env": {"torch": "2.11"},
-         "result": {"samples_per_s": 40.0 + n}}
-    )  # fmt: skip
+        {
+            "job_id": job,
+            "created": T0 + n,
+            "workload": "resnet50",
+            "framework": "torch",
+            "mode": "train",
+            "precision": "fp32",
+            "batch_size": 8,
+            "gpus": 0,
+            "gpu_name": None,
+            "samples_per_s": 40.0 + n,
+            "config": full,
+            "env": {"torch": "2.11"},
+            "result": {"samples_per_s": 40.0 + n},
+        }
+    )
 
 
 @pytest.fixture

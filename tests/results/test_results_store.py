@@ -14,8 +14,18 @@ def test_schema_is_versioned_and_migrations_run_once(tmp_path: Path) -> None:
     db = tmp_path / "z.db"
     store = Store(db)
     assert store.schema_version() == len(MIGRATIONS)
-    [jid] = store.add_jobs([{"workload": "w", "framework": "torch", "mode": "train",
-                             "config": {"a": 1}, "state": "queued", "created": 1.0}])  # fmt: skip
+    [jid] = store.add_jobs(
+        [
+            {
+                "workload": "w",
+                "framework": "torch",
+                "mode": "train",
+                "config": {"a": 1},
+                "state": "queued",
+                "created": 1.0,
+            }
+        ]
+    )
     again = Store(db)  # reopening migrates nothing and keeps data
     assert again.schema_version() == len(MIGRATIONS)
     assert (again.get_job(jid) or {})["config"] == {"a": 1}
@@ -27,8 +37,18 @@ def test_schema_is_versioned_and_migrations_run_once(tmp_path: Path) -> None:
 
 def test_update_only_if_state(tmp_path: Path) -> None:
     store = Store(tmp_path / "z.db")
-    [jid] = store.add_jobs([{"workload": "w", "framework": "torch", "mode": "train",
-                             "config": {}, "state": "lost", "created": 1.0}])  # fmt: skip
+    [jid] = store.add_jobs(
+        [
+            {
+                "workload": "w",
+                "framework": "torch",
+                "mode": "train",
+                "config": {},
+                "state": "lost",
+                "created": 1.0,
+            }
+        ]
+    )
     assert not store.update_job(jid, only_if_state=("running",), state="done")
     assert (store.get_job(jid) or {})["state"] == "lost"
     assert store.update_job(jid, only_if_state=("lost",), reason="x")
@@ -37,8 +57,18 @@ def test_update_only_if_state(tmp_path: Path) -> None:
 def _writer(db: str, worker: int, n: int) -> None:
     store = Store(db)
     for i in range(n):
-        [jid] = store.add_jobs([{"workload": f"w{worker}", "framework": "torch", "mode": "train",
-                                 "config": {"i": i}, "state": "queued", "created": time.time()}])  # fmt: skip
+        [jid] = store.add_jobs(
+            [
+                {
+                    "workload": f"w{worker}",
+                    "framework": "torch",
+                    "mode": "train",
+                    "config": {"i": i},
+                    "state": "queued",
+                    "created": time.time(),
+                }
+            ]
+        )
         store.update_job(jid, state="running", step=i)
         store.add_samples(jid, [{"t": time.time(), "phase": "measure", "cpu": float(i)}] * 3)
         store.heartbeat(worker)
@@ -62,18 +92,37 @@ def test_concurrent_writer_processes(tmp_path: Path) -> None:
 
 
 def _run(job_id: int, **over: object) -> dict[str, object]:
-    run: dict[str, object] = {"job_id": job_id, "created": 10.0, "workload": "resnet50",
-                              "framework": "torch", "mode": "train", "gpus": 1,
-                              "gpu_name": "NVIDIA H200", "config": {}, "env": {}, "result": {}}  # fmt: skip
+    run: dict[str, object] = {
+        "job_id": job_id,
+        "created": 10.0,
+        "workload": "resnet50",
+        "framework": "torch",
+        "mode": "train",
+        "gpus": 1,
+        "gpu_name": "NVIDIA H200",
+        "config": {},
+        "env": {},
+        "result": {},
+    }
     run.update(over)
     return run
 
 
 def test_jobs_and_runs_come_back_as_typed_rows(tmp_path: Path) -> None:
     store = Store(tmp_path / "z.db")
-    [jid] = store.add_jobs([{"workload": "w", "framework": "torch", "mode": "train",
-                             "config": {"a": 1}, "state": "queued", "created": 1.0,
-                             "requested_gpus": [0, 1]}])  # fmt: skip
+    [jid] = store.add_jobs(
+        [
+            {
+                "workload": "w",
+                "framework": "torch",
+                "mode": "train",
+                "config": {"a": 1},
+                "state": "queued",
+                "created": 1.0,
+                "requested_gpus": [0, 1],
+            }
+        ]
+    )
     row = store.job_row(jid)
     assert isinstance(row, JobRow) and row.config == {"a": 1} and row.requested_gpus == [0, 1]
     assert row.as_dict() == store.get_job(jid)

@@ -14,12 +14,33 @@ from zbench.contract.protocol import ERROR_KINDS, PHASES, SCHEMA_VERSION, read_e
 
 REPO = Path(__file__).resolve().parents[2]
 RESULT_FIELDS = (
-    "samples_per_s", "samples_per_s_per_gpu", "step_time_median_ms", "step_time_p90_ms", "steps",
-    "samples", "window_s", "batch_size", "global_batch", "gpus", "unit", "compile_s",
-    "peak_mem_allocated_bytes", "peak_mem_reserved_bytes", "repeats", "samples_per_s_spread_pct",
-    "precision_detail", "data", "scaling", "samples_per_s_all", "samples_per_s_min",
-    "samples_per_s_max", "settings", "workload", "framework", "mode",
-)  # fmt: skip
+    "samples_per_s",
+    "samples_per_s_per_gpu",
+    "step_time_median_ms",
+    "step_time_p90_ms",
+    "steps",
+    "samples",
+    "window_s",
+    "batch_size",
+    "global_batch",
+    "gpus",
+    "unit",
+    "compile_s",
+    "peak_mem_allocated_bytes",
+    "peak_mem_reserved_bytes",
+    "repeats",
+    "samples_per_s_spread_pct",
+    "precision_detail",
+    "data",
+    "scaling",
+    "samples_per_s_all",
+    "samples_per_s_min",
+    "samples_per_s_max",
+    "settings",
+    "workload",
+    "framework",
+    "mode",
+)
 
 
 def run_in_process(argv: list[str], events: Path) -> tuple[int, list[dict[str, Any]]]:

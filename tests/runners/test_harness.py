@@ -145,8 +145,21 @@ def test_dataset_message_of_a_tf_op_error() -> None:
 
 
 def test_the_one_result_record_has_every_field() -> None:
-    facts = RunFacts("resnet50", "torch", "train", "images", 8, 2, "fp32", "fp32 (TF32 off)",
-                     "synthetic-device", 224, False, 10, {"autotune": True})  # fmt: skip
+    facts = RunFacts(
+        "resnet50",
+        "torch",
+        "train",
+        "images",
+        8,
+        2,
+        "fp32",
+        "fp32 (TF32 off)",
+        "synthetic-device",
+        224,
+        False,
+        10,
+        {"autotune": True},
+    )
     windows = [window_stats([0.1, 0.1], 8, 0.2), window_stats([0.1, 0.2], 8, 0.3)]
     result = build_result(windows, facts, compile_s=None, peak_allocated=5, peak_reserved=7)
     fields = result.to_fields()

@@ -68,9 +68,11 @@ def test_max_keeps_an_explicit_no_channels_last_or_no_compile_and_says_so() -> N
 
 @pytest.mark.parametrize(
     ("flags", "named"),
-    [(["--compile-mode", "max-autotune-no-cudagraphs"], "--compile-mode"),
-     (["--graphs", "compile"], "--graphs compile")],
-)  # fmt: skip
+    [
+        (["--compile-mode", "max-autotune-no-cudagraphs"], "--compile-mode"),
+        (["--graphs", "compile"], "--graphs compile"),
+    ],
+)
 def test_no_compile_with_a_compile_option_is_a_usage_error(flags: list[str], named: str) -> None:
     cfg, _ = parse_args(["resnet50", "--preset", "max", "--no-compile", *flags])
     why = check_options(cfg)
@@ -93,9 +95,12 @@ def test_review_preset_is_unchanged_by_the_new_options() -> None:
 
 def test_new_options_round_trip_through_the_parser() -> None:
     cfg = RunConfig(
-        workload="resnet50", graphs="step", compile_mode="max-autotune-no-cudagraphs", gpus=2,
+        workload="resnet50",
+        graphs="step",
+        compile_mode="max-autotune-no-cudagraphs",
+        gpus=2,
         grad_compression="bf16",
-    )  # fmt: skip
+    )
     parsed, _ = parse_args(cfg.to_argv())
     assert parsed == cfg
 
@@ -234,9 +239,14 @@ def test_search_keeps_the_fastest_and_records_ooms() -> None:
         return lambda: calls.append(batch)
 
     chosen, record = tuning.search(
-        (8, 2, 4), make_step, lambda: None, lambda e: isinstance(e, torch.OutOfMemoryError),
-        torch.device("cpu"), False, lambda: None,
-    )  # fmt: skip
+        (8, 2, 4),
+        make_step,
+        lambda: None,
+        lambda e: isinstance(e, torch.OutOfMemoryError),
+        torch.device("cpu"),
+        False,
+        lambda: None,
+    )
     assert record["tried_samples_per_s"]["8"] == "oom"
     assert list(record["tried_samples_per_s"]) == ["2", "4", "8"]  # smallest first
     assert chosen in (2, 4) and record["chosen"] == chosen
@@ -256,8 +266,9 @@ def test_batch_search_is_kept_per_configuration_and_read_back() -> None:
     hit = tuning.cached_search(key)
     assert hit is not None and hit["chosen"] == 256 and hit["measured_at"]
     # another precision, batch list or GPU count is another search
-    bf32 = resolve(parse_args(["resnet50", "--preset", "max", "--device", "cpu",
-                               "--precision", "fp32"])[0]).config  # fmt: skip
+    bf32 = resolve(
+        parse_args(["resnet50", "--preset", "max", "--device", "cpu", "--precision", "fp32"])[0]
+    ).config
     assert tuning.cached_search(tuning.search_key(bf32, (256, 384), fields)) is None
     assert tuning.cached_search(tuning.search_key(cfg, (256, 512), fields)) is None
     assert tuning.cached_search(tuning.search_key(cfg, (256, 384), {**fields, "gpus": 2})) is None
@@ -387,10 +398,15 @@ def test_graphed_step_captures_once_or_falls_back(
         return loss.detach()
 
     step = graphs.GraphedStep(
-        body, feed, train=True, zero_grad=lambda: opt.zero_grad(set_to_none=True),
-        autocast=nullcontext, distributed=False, stream=fake.Stream(),  # type: ignore[arg-type]
+        body,
+        feed,
+        train=True,
+        zero_grad=lambda: opt.zero_grad(set_to_none=True),
+        autocast=nullcontext,
+        distributed=False,
+        stream=fake.Stream(),  # type: ignore[arg-type]
         on_fallback=fell_back.append,
-    )  # fmt: skip
+    )
     for _ in range(3):
         step()
     if fail:

@@ -88,8 +88,11 @@ def test_profile_cpu_smoke_writes_its_summary(tmp_path: Path) -> None:
     argv = ["--device", "cpu", "--variant", "eager", "--batch-size", "2", "--image-size", "32"]
     done = subprocess.run(
         [sys.executable, "benchmarks/peak_profile.py", *argv, "--steps", "2", "--out", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     doc = json.loads(out.read_text())
     assert doc["img_per_s"] > 0 and doc["by_kind"] and doc["longest"]

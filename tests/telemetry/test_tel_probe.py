@@ -27,8 +27,14 @@ def _snap(t: float, tx: float) -> dict[str, Any]:
 
 
 def test_nvlink_tx_only_from_samples_inside_the_copy() -> None:
-    snaps = [_snap(9.95, 0.0), _snap(10.05, 100e9), _snap(10.15, 260e9), _snap(10.25, 270e9),
-             _snap(10.35, 250e9), _snap(10.45, 0.0)]  # fmt: skip
+    snaps = [
+        _snap(9.95, 0.0),
+        _snap(10.05, 100e9),
+        _snap(10.15, 260e9),
+        _snap(10.25, 270e9),
+        _snap(10.35, 250e9),
+        _snap(10.45, 0.0),
+    ]
     # 10.05's interval began before the copy; 10.45 is after it ended.
     assert probe.nvlink_tx_during(snaps, 0, 10.0, 10.4, 0.1) == pytest.approx(260e9)
     assert probe.nvlink_tx_during(snaps, 1, 10.0, 10.4, 0.1) is None

@@ -114,18 +114,35 @@ def _snap() -> Snapshot:
             pgid=41230,
             container=None,
         ),
-        GpuProcess(pid=5120, name="python3", used_memory_bytes=2**30, user="bob",
-                   command="python3 train.py --config configs/a-very-long-experiment-name.yaml",
-                   cpu_pct=12.0, host_mem_bytes=2**30, started=now - 90000, pgid=5100,
-                   container="4f1c2a9e8b7d"),
-    )  # fmt: skip
+        GpuProcess(
+            pid=5120,
+            name="python3",
+            used_memory_bytes=2**30,
+            user="bob",
+            command="python3 train.py --config configs/a-very-long-experiment-name.yaml",
+            cpu_pct=12.0,
+            host_mem_bytes=2**30,
+            started=now - 90000,
+            pgid=5100,
+            container="4f1c2a9e8b7d",
+        ),
+    )
     gpus = tuple(
-        GpuSnapshot(index=i, name="NVIDIA H200", util_gpu=97.0, util_mem=40.0,
-                    mem_used_bytes=71 * 2**30, mem_total_bytes=141 * 2**30, power_w=650.0,
-                    power_limit_w=700.0, temperature_c=55.0, throttle_reasons=("sw_power_cap",),
-                    processes=procs[i:i + 1])
+        GpuSnapshot(
+            index=i,
+            name="NVIDIA H200",
+            util_gpu=97.0,
+            util_mem=40.0,
+            mem_used_bytes=71 * 2**30,
+            mem_total_bytes=141 * 2**30,
+            power_w=650.0,
+            power_limit_w=700.0,
+            temperature_c=55.0,
+            throttle_reasons=("sw_power_cap",),
+            processes=procs[i : i + 1],
+        )
         for i in range(2)
-    )  # fmt: skip
+    )
     return Snapshot(t=now, seq=2, gpus=gpus)
 
 
@@ -162,6 +179,9 @@ def test_monitor_once_gives_real_rates_and_fits_80_columns(fake: FakeNvml) -> No
 
 def test_elapsed_reads_short() -> None:
     assert [elapsed(1000.0 - s, 1000.0) for s in (5, 754, 11280, 90000)] == [
-        "5s", "12m34s", "3h08m", "1d01h"
-    ]  # fmt: skip
+        "5s",
+        "12m34s",
+        "3h08m",
+        "1d01h",
+    ]
     assert elapsed(NA, 1000.0) == "n/a"

@@ -16,11 +16,24 @@ NOW = 1_760_000_100.0  # the frozen clock of every TUI test
 def FakeJob(id: int, workload: str, **over: Any) -> JobInfo:
     """A ``jobs.api.JobInfo`` (the one job type the TUI reads) with a running job's defaults."""
     fields: dict[str, Any] = {
-        "framework": "torch", "mode": "train", "precision": "fp32", "gpu_ids": (0,),
-        "state": "running", "phase": "measure", "step": 30, "total": 100,
-        "samples_per_s": 2210.5, "reason": None, "created": NOW - 120, "started": NOW - 100,
-        "ended": None, "events_path": None, "log_path": None, "run_id": None, "suite": None,
-    }  # fmt: skip
+        "framework": "torch",
+        "mode": "train",
+        "precision": "fp32",
+        "gpu_ids": (0,),
+        "state": "running",
+        "phase": "measure",
+        "step": 30,
+        "total": 100,
+        "samples_per_s": 2210.5,
+        "reason": None,
+        "created": NOW - 120,
+        "started": NOW - 100,
+        "ended": None,
+        "events_path": None,
+        "log_path": None,
+        "run_id": None,
+        "suite": None,
+    }
     return JobInfo(id=id, workload=workload, **{**fields, **over})
 
 

@@ -30,13 +30,38 @@ from .traces import FIXTURES, two_gpu
 
 ROOT = Path(__file__).resolve().parents[2]
 JOBS = {
-    "alpha": [{"id": 1, "state": "done", "workload": "resnet50", "framework": "torch",
-               "mode": "train", "samples_per_s": 2311.5, "started": None}],
-    "beta": [{"id": 1, "state": "running", "workload": "vgg16", "framework": "tf",
-              "mode": "infer", "samples_per_s": None, "started": None},
-             {"id": 2, "state": "queued", "workload": "unet2d", "framework": "torch",
-              "mode": "train", "samples_per_s": None, "started": None}],
-}  # fmt: skip
+    "alpha": [
+        {
+            "id": 1,
+            "state": "done",
+            "workload": "resnet50",
+            "framework": "torch",
+            "mode": "train",
+            "samples_per_s": 2311.5,
+            "started": None,
+        }
+    ],
+    "beta": [
+        {
+            "id": 1,
+            "state": "running",
+            "workload": "vgg16",
+            "framework": "tf",
+            "mode": "infer",
+            "samples_per_s": None,
+            "started": None,
+        },
+        {
+            "id": 2,
+            "state": "queued",
+            "workload": "unet2d",
+            "framework": "torch",
+            "mode": "train",
+            "samples_per_s": None,
+            "started": None,
+        },
+    ],
+}
 
 
 class FakeTransport:
@@ -111,9 +136,11 @@ def importable(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_two_hosts_stream_and_a_dropped_one_is_lost_then_live_again(importable: None) -> None:
     streams: dict[str, HostStream] = {}
     app = FleetApp(
-        ["alpha", "beta"], FakeTransport(), stream_factory=replay_streams(streams),
+        ["alpha", "beta"],
+        FakeTransport(),
+        stream_factory=replay_streams(streams),
         jobs_interval=None,
-    )  # fmt: skip
+    )
     async with app.run_test(size=(160, 50)) as pilot:
         await wait_for(pilot, lambda: all(s.state == "live" for s in app.states.values()))
         await wait_for(pilot, lambda: len(app.fleet.section("beta").query(GpuPanel)) == 2)

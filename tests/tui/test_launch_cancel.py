@@ -144,8 +144,11 @@ async def test_launch_sends_device_warmup_image_size_preset_and_repeats() -> Non
         await press(pilot, "ctrl+s")
         (config,) = services.submitted[0].configs
         assert (config.device, config.warmup, config.image_size, config.repeat) == (
-            "cpu", 2, 128, 3,
-        )  # fmt: skip
+            "cpu",
+            2,
+            128,
+            3,
+        )
         assert config.preset == "max"
 
 

@@ -16,9 +16,20 @@ from .helpers import settle
 async def test_the_jobs_table_lists_a_probe_job(tmp_path: Path) -> None:
     db = tmp_path / "z.db"
     store = Store(db)
-    [jid] = store.add_jobs([{"workload": "probe", "framework": "torch", "mode": "probe",
-                             "config": ProbeConfig(quick=True).as_dict(), "state": "done",
-                             "created": 1.0, "ended": 5.0, "gpu_ids": [0, 1]}])  # fmt: skip
+    [jid] = store.add_jobs(
+        [
+            {
+                "workload": "probe",
+                "framework": "torch",
+                "mode": "probe",
+                "config": ProbeConfig(quick=True).as_dict(),
+                "state": "done",
+                "created": 1.0,
+                "ended": 5.0,
+                "gpu_ids": [0, 1],
+            }
+        ]
+    )
     app = make_app(services=LocalServices(db))  # type: ignore[arg-type]
     async with app.run_test(size=(160, 50)) as pilot:
         app.poll_jobs()

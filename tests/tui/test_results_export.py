@@ -66,8 +66,20 @@ async def test_results_screen_prints_the_markdown_exports_cells(zbench_home: Pat
     from zbench.results.api import ResultRow
     from zbench.results.export import render_md
 
-    row = ResultRow("resnet50", "torch", "train", 1, "NVIDIA H200", "bf16", 256, 3901.0,
-                    gpu_util=None, run_id=7, job_id=7, created=1.0)  # fmt: skip
+    row = ResultRow(
+        "resnet50",
+        "torch",
+        "train",
+        1,
+        "NVIDIA H200",
+        "bf16",
+        256,
+        3901.0,
+        gpu_util=None,
+        run_id=7,
+        job_id=7,
+        created=1.0,
+    )
     app = make_app()
     app.services.results = [row]  # type: ignore[attr-defined]
     async with app.run_test(size=(200, 40)) as pilot:

@@ -60,12 +60,20 @@ def with_processes(snaps: list[Snapshot], now: float) -> list[Snapshot]:
 
     gib = 2**30
     job = [
-        GpuProcess(pid=41231 + i, name="python", used_memory_bytes=(60 + i) * gib,
-                   sm_util=91.0 - i, user="ada", cpu_pct=101.0 + i, host_mem_bytes=6 * gib,
-                   started=now - 754, pgid=41230,
-                   command=f"python -m zbench.runners.torch.worker resnet50 --rank {i}")
+        GpuProcess(
+            pid=41231 + i,
+            name="python",
+            used_memory_bytes=(60 + i) * gib,
+            sm_util=91.0 - i,
+            user="ada",
+            cpu_pct=101.0 + i,
+            host_mem_bytes=6 * gib,
+            started=now - 754,
+            pgid=41230,
+            command=f"python -m zbench.runners.torch.worker resnet50 --rank {i}",
+        )
         for i in range(2)
-    ]  # fmt: skip
+    ]
     other = GpuProcess(
         pid=5120,
         name="python3",
@@ -78,10 +86,19 @@ def with_processes(snaps: list[Snapshot], now: float) -> list[Snapshot]:
         pgid=5100,
         command="python3 train.py --config configs/llama-lora.yaml",
     )
-    boxed = GpuProcess(pid=7007, name="tritonserver", used_memory_bytes=3 * gib, sm_util=0.0,
-                       user="root", cpu_pct=2.0, host_mem_bytes=1 * gib, started=now - 4000,
-                       pgid=7007, container="4f1c2a9e8b7d",
-                       command="tritonserver --model-repository=/models")  # fmt: skip
+    boxed = GpuProcess(
+        pid=7007,
+        name="tritonserver",
+        used_memory_bytes=3 * gib,
+        sm_util=0.0,
+        user="root",
+        cpu_pct=2.0,
+        host_mem_bytes=1 * gib,
+        started=now - 4000,
+        pgid=7007,
+        container="4f1c2a9e8b7d",
+        command="tritonserver --model-repository=/models",
+    )
     last = snaps[-1]
     gpus = tuple(
         dataclasses.replace(g, processes=(job[g.index], other) if g.index == 0 else (job[1], boxed))

@@ -73,9 +73,13 @@ def test_affine_from_points_recovers_a_known_shift():
 
 def test_estimated_affine_recovers_a_known_warp_of_a_rendered_frame():
     img = _heads(5, 3, 64).images
-    true = torch.tensor([[[1.06, 0.07, 0.05], [-0.05, 0.96, -0.04]],
-                         [[0.95, -0.04, -0.06], [0.03, 1.04, 0.05]],
-                         [[1.0, 0.0, 0.08], [0.0, 1.0, 0.0]]])  # fmt: skip
+    true = torch.tensor(
+        [
+            [[1.06, 0.07, 0.05], [-0.05, 0.96, -0.04]],
+            [[0.95, -0.04, -0.06], [0.03, 1.04, 0.05]],
+            [[1.0, 0.0, 0.08], [0.0, 1.0, 0.0]],
+        ]
+    )
     moved = warp.warp(img, warp.affine_grid(true, 64, 64), padding="border")
     est = warp.estimate_affine(img, moved)
     assert est.shape == (3, 2, 3)

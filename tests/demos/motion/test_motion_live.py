@@ -42,9 +42,14 @@ def test_every_frame_is_animated_shown_and_written_in_order(tmp_path: Path) -> N
     src = np.zeros((16, 16, 3), np.uint8)
     drive = [np.full((16, 16, 3), i, np.uint8) for i in range(30)]
     seen: list[tuple[int, int, int, bool]] = []
-    res = live.run_live(_invert, src, iter(drive), torch.device("cpu"),
-                        live.VideoSink(tmp_path / "o.mp4"),
-                        lambda i, d, out, last: seen.append((i, int(d[0, 0, 0]), int(out[0, 0, 0]), last)))  # fmt: skip
+    res = live.run_live(
+        _invert,
+        src,
+        iter(drive),
+        torch.device("cpu"),
+        live.VideoSink(tmp_path / "o.mp4"),
+        lambda i, d, out, last: seen.append((i, int(d[0, 0, 0]), int(out[0, 0, 0]), last)),
+    )
     assert res.frames == 30 and not res.stopped and res.fps > 0
     assert seen == [(i, i, 255 - i, i == 29) for i in range(30)]
     assert _count(tmp_path / "o.mp4") == 30
@@ -60,8 +65,14 @@ def test_ctrl_c_stops_at_a_frame_boundary_and_keeps_the_frames(tmp_path: Path) -
         return frames
 
     forever = (np.zeros((16, 16, 3), np.uint8) for _ in iter(int, 1))  # a webcam: no end
-    res = live.run_live(animate, np.zeros((16, 16, 3), np.uint8), forever, torch.device("cpu"),
-                        live.VideoSink(tmp_path / "o.mp4"), lambda *a: None)  # fmt: skip
+    res = live.run_live(
+        animate,
+        np.zeros((16, 16, 3), np.uint8),
+        forever,
+        torch.device("cpu"),
+        live.VideoSink(tmp_path / "o.mp4"),
+        lambda *a: None,
+    )
     assert res.stopped and res.frames == 5 and _count(tmp_path / "o.mp4") == 5
 
 
@@ -70,9 +81,18 @@ def test_a_video_file_drives_the_demo_to_its_end(tmp_path: Path) -> None:
 
     clip = _clip(tmp_path / "clip.mp4", 17)
     events: list[tuple[str, dict]] = []
-    res = run({"smoke": True, "device": "cpu", "steps": 1, "drive": str(clip), "frames": None,
-               "checkpoint_dir": str(tmp_path / "ck"), "out": str(tmp_path / "o.mp4")},
-              lambda kind, **f: events.append((kind, f)))  # fmt: skip
+    res = run(
+        {
+            "smoke": True,
+            "device": "cpu",
+            "steps": 1,
+            "drive": str(clip),
+            "frames": None,
+            "checkpoint_dir": str(tmp_path / "ck"),
+            "out": str(tmp_path / "o.mp4"),
+        },
+        lambda kind, **f: events.append((kind, f)),
+    )
     assert res["frames"] == 12  # the smoke path caps a drive at 12 frames
     assert _count(Path(res["video"])) == 12 and res["first_call_s"] > 0
     anim = [f for k, f in events if k == "progress" and f["phase"] == "animate"]

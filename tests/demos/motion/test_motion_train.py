@@ -54,16 +54,33 @@ def test_run_emits_events_and_writes_video_and_checkpoint(tmp_path):
     assert set(ends) == {"train", "animate", "evaluate"}
     assert all(step == total > 0 for step, total in ends.values())
     # A second run resumes from the checkpoint and trains on.
-    again = run({"smoke": True, "device": "cpu", "checkpoint_dir": str(tmp_path / "ck"),
-                 "out": str(tmp_path / "o.mp4")}, lambda kind, **f: None)  # fmt: skip
+    again = run(
+        {
+            "smoke": True,
+            "device": "cpu",
+            "checkpoint_dir": str(tmp_path / "ck"),
+            "out": str(tmp_path / "o.mp4"),
+        },
+        lambda kind, **f: None,
+    )
     assert again["train_steps"] == 2 * result["train_steps"]
 
 
 @pytest.mark.slow
 def test_benchmark_smoke_writes_json_and_pictures(tmp_path):
     out = tmp_path / "m.json"
-    cmd = [sys.executable, str(REPO / "benchmarks" / "motion.py"), "--smoke", "--no-compile",
-           "--recipe", "perc_near", "--out", str(out), "--out-dir", str(tmp_path)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        str(REPO / "benchmarks" / "motion.py"),
+        "--smoke",
+        "--no-compile",
+        "--recipe",
+        "perc_near",
+        "--out",
+        str(out),
+        "--out-dir",
+        str(tmp_path),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads(out.read_text())

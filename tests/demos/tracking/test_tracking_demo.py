@@ -125,8 +125,16 @@ def test_smoke_run_trains_detects_tracks_and_measures(tmp_path):
     last = rec.of("progress")[-1]
     assert last["phase"] == "track" and last["step"] == last["total"] == 8
     # A second run loads the checkpoints instead of training.
-    again = run({"smoke": True, "detector": "truth", "video": False, "out_dir": str(tmp_path / "o2"),
-                 "checkpoint_dir": str(tmp_path / "ck")}, Recorder())  # fmt: skip
+    again = run(
+        {
+            "smoke": True,
+            "detector": "truth",
+            "video": False,
+            "out_dir": str(tmp_path / "o2"),
+            "checkpoint_dir": str(tmp_path / "ck"),
+        },
+        Recorder(),
+    )
     assert again["models"]["embedder"]["source"].endswith("embedder.pt") and "metrics" in again
 
 
@@ -136,10 +144,19 @@ def test_benchmark_smoke_writes_json(tmp_path):
 
     out = tmp_path / "t.json"
     proc = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "tracking.py"), "--smoke", "--out", str(out),
-         "--out-dir", str(tmp_path / "b")],
-        capture_output=True, text=True, timeout=1200,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "tracking.py"),
+            "--smoke",
+            "--out",
+            str(out),
+            "--out-dir",
+            str(tmp_path / "b"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads(out.read_text())
     assert set(res["end_to_end"]) == {"deepsort", "bytetrack", "fused"}

@@ -65,10 +65,22 @@ def test_a_person_found_again_away_from_the_prediction_keeps_the_id() -> None:
 def test_benchmark_fused_beats_deepsort_on_identical_detections(tmp_path: Path) -> None:
     out = tmp_path / "t.json"
     proc = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "tracking_trackers.py"), "--sequences", "1",
-         "--frames", "100", "--targets", "20", "--out", str(out)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "tracking_trackers.py"),
+            "--sequences",
+            "1",
+            "--frames",
+            "100",
+            "--targets",
+            "20",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads(out.read_text())["trackers"]
     assert res["fused"]["HOTA"] >= res["deepsort"]["HOTA"] + 0.02

@@ -30,8 +30,12 @@ def _demo(args: list[str], cwd: Path, home: Path) -> list[dict]:
     env = {**os.environ, "ZBENCH_HOME": str(home), "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
         [sys.executable, "-m", "zbench.demos", "tracking", *args, "--events", str(events)],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return [json.loads(line) for line in events.read_text().splitlines()]
 
@@ -67,8 +71,22 @@ def test_detection_file_run_tracks_all_frames_writes_only_under_out(tmp_path):
     cwd, out, home = tmp_path / "cwd", tmp_path / "out", tmp_path / "home"
     cwd.mkdir()
     home.mkdir()
-    events = _demo(["--input", str(npy), "--gt", str(gt), "--out", str(out), "--device", "cpu",
-                    "--tracker", "fused"], cwd, home)  # fmt: skip
+    events = _demo(
+        [
+            "--input",
+            str(npy),
+            "--gt",
+            str(gt),
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+            "--tracker",
+            "fused",
+        ],
+        cwd,
+        home,
+    )
     res = next(e for e in events if e["type"] == "result")
     assert res["frames"] == 320 and res["tracker"] == "fused"
     assert list(cwd.iterdir()) == []
@@ -86,9 +104,15 @@ def test_gt_scores_a_mot_folder_and_overrides_its_own(tmp_path):
     det = np.concatenate([gt[:, :6], np.full((len(gt), 1), 0.9), np.full((len(gt), 3), -1)], 1)
     (folder / "det").mkdir()
     np.savetxt(folder / "det" / "det.txt", det, fmt="%.2f", delimiter=",")
-    opts = {"input": str(folder), "detector": "public", "device": "cpu", "smoke": True,
-            "video": False, "out_dir": str(tmp_path / "out"),
-            "checkpoint_dir": str(tmp_path / "ck")}  # fmt: skip
+    opts = {
+        "input": str(folder),
+        "detector": "public",
+        "device": "cpu",
+        "smoke": True,
+        "video": False,
+        "out_dir": str(tmp_path / "out"),
+        "checkpoint_dir": str(tmp_path / "ck"),
+    }
     res = run(opts, lambda *a, **k: None)
     assert 0 < res["metrics"]["HOTA"] <= 1
     only_first = gt[gt[:, 1] == gt[0, 1]][:, :6]  # one figure: the others become false positives
@@ -119,8 +143,9 @@ def test_stopping_a_run_keeps_the_frames_tracked_so_far(tmp_path, monkeypatch):
             yield frame
 
     monkeypatch.setattr(pipeline, "deepsort_npy", interrupted)
-    res = demo.run({"input": str(npy), "gt": str(gt), "out_dir": str(tmp_path / "out")},
-                   lambda *a, **k: None)  # fmt: skip
+    res = demo.run(
+        {"input": str(npy), "gt": str(gt), "out_dir": str(tmp_path / "out")}, lambda *a, **k: None
+    )
     assert res["stopped"] and res["frames"] == 25 and res["fps"]["end_to_end"] > 0
     rows = mot_io.read_mot_txt(Path(res["results"]))
     assert rows[:, 0].max() == 25 and "HOTA" in res["metrics"]

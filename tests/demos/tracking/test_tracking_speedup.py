@@ -46,9 +46,14 @@ def walkers(seed: int, frames: int = 150, targets: int = 30) -> list:
         feats = looks[idx] + 0.3 * rng.normal(size=(len(idx), 128))
         n_fp = rng.poisson(1.0)
         fp_boxes = np.stack(
-            [rng.uniform(0, 1200, n_fp), rng.uniform(0, 600, n_fp), np.full(n_fp, 40.0), np.full(n_fp, 100.0)],
+            [
+                rng.uniform(0, 1200, n_fp),
+                rng.uniform(0, 600, n_fp),
+                np.full(n_fp, 40.0),
+                np.full(n_fp, 100.0),
+            ],
             axis=1,
-        )  # fmt: skip
+        )
         boxes = np.concatenate([boxes, fp_boxes])
         feats = np.concatenate([feats, rng.normal(size=(n_fp, 128))])
         scores = rng.uniform(0.2, 1.0, len(boxes))
