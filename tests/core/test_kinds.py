@@ -12,7 +12,7 @@ import pytest
 from zbench.contract import events, kinds
 from zbench.contract.config import RunConfig
 from zbench.contract.demo_options import DemoConfig
-from zbench.contract.probe import ProbeConfig
+from zbench.contract.probe_options import ProbeConfig
 from zbench.jobs import records
 from zbench.jobs.nodes import Node, NodesConfig
 from zbench.jobs.runjob import command_for

@@ -1,5 +1,5 @@
 """A probe runner that speaks the runner protocol without a GPU, for `probe` job tests: the
-options of ``zbench.runners.probe``; one matmul and one memory copy per GPU it was given, and one
+options of ``zbench.runners.microbench``; one matmul and one memory copy per GPU it was given, and one
 copy between the first two; ``FAKE_PROBE_FAIL=1``: fails as the real one does without CUDA."""
 
 from __future__ import annotations

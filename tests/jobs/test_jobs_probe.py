@@ -76,7 +76,7 @@ def test_a_gpu_the_machine_does_not_offer_is_exit_2(cli: CliRunner, jobenv: Path
 
 
 def test_a_probe_whose_supervisor_died_keeps_its_figures(tmp_path: Path) -> None:
-    from zbench.contract.probe import ProbeConfig
+    from zbench.contract.probe_options import ProbeConfig
     from zbench.contract.protocol import EventWriter
     from zbench.jobs.records import stored_result
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zbench.contract.probe import ProbeConfig
+from zbench.contract.probe_options import ProbeConfig
 from zbench.store import Store
 from zbench.tui.services import LocalServices
 from zbench.tui.widgets.jobs_table import JobsTable

@@ -51,7 +51,7 @@ def run_probe(
 ) -> int:
     """Submit a probe job, follow it with a progress bar and print its figures. Ctrl-C leaves the
     job running, as for any job. Exit 0 done, 1 the probe failed, 2 bad input."""
-    from zbench.jobs.probe import ProbeError, probe_figures, submit_probe
+    from zbench.jobs.probe_submit import ProbeError, probe_figures, submit_probe
 
     try:
         job_id = submit_probe(gpus, quick, p2p_seconds)

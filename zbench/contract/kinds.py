@@ -2,14 +2,14 @@
 leaves in the store and where its results show. Nothing else in zbench tells the kinds apart: the
 store keeps a job's and a run's kind in a ``kind`` column, and every reader looks its row up here.
 
-=========  ==================================  ===============================  =========  =======
-kind       config class                        runner (``python -m``)           record     results
-=========  ==================================  ===============================  =========  =======
-benchmark  ``contract.config.RunConfig``       ``zbench.runners``               result     rows
-demo       ``contract.demo_options.DemoConfig`` ``zbench.demos``                result     demos
-probe      ``contract.probe.ProbeConfig``      ``zbench.runners.probe``         figures    probes
-nodes      ``jobs.nodes.NodesConfig``          ``zbench.jobs.nodes_run``        result     rows
-=========  ==================================  ===============================  =========  =======
+=========  ======================================  =============================  =======  =======
+kind       config class                            runner (``python -m``)         record   results
+=========  ======================================  =============================  =======  =======
+benchmark  ``contract.config.RunConfig``           ``zbench.runners``             result   rows
+demo       ``contract.demo_options.DemoConfig``    ``zbench.demos``               result   demos
+probe      ``contract.probe_options.ProbeConfig``  ``zbench.runners.microbench``  figures  probes
+nodes      ``jobs.nodes.NodesConfig``              ``zbench.jobs.nodes_run``      result   rows
+=========  ======================================  =============================  =======  =======
 
 Standard library only. Classes outside the contract are named, not imported (the contract imports
 no other zbench package); :meth:`Kind.config_class` loads one where it is used.
@@ -110,8 +110,8 @@ KINDS: dict[str, Kind] = {
         Kind(
             PROBE,
             "probe",
-            config="zbench.contract.probe:ProbeConfig",
-            runner="zbench.runners.probe",
+            config="zbench.contract.probe_options:ProbeConfig",
+            runner="zbench.runners.microbench",
             runner_env="ZBENCH_PROBE_RUNNER_MODULE",
             record="figures",
             section="probes",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from zbench import paths
 from zbench.contract import kinds
 from zbench.contract.config import RunConfig
-from zbench.contract.probe import ProbeConfig
+from zbench.contract.probe_options import ProbeConfig
 from zbench.errors import ZbenchError
 from zbench.jobs import liveness
 from zbench.jobs.states import ACTIVE, REFUSED_PREFIX, JobState

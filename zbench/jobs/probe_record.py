@@ -1,11 +1,11 @@
-"""A ``probe`` job's run: the supervisor runs ``zbench.runners.probe`` like any job and stores its
+"""A ``probe`` job's run: the supervisor runs ``zbench.runners.microbench`` like any job and stores its
 figures as a run, each beside its theoretical peak (``telemetry.specs``, from NVML).
 
 During every GPU-to-GPU copy the supervisor's samples read the NVLink TX counters of the source GPU;
 the mean TX rate over the copy's window is stored next to the bandwidth the copy measured, so the
 two independent figures check each other. Each copy lasts ``p2p_seconds`` (default 3 s, or
 ``$ZBENCH_PROBE_P2P_SECONDS``), long enough for several samples and for a separate ``zbench
-monitor`` to catch it too. The command is ``jobs/probe.py``.
+monitor`` to catch it too. The command is ``jobs/probe_submit.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from zbench.contract.probe import ProbeConfig
+from zbench.contract.probe_options import ProbeConfig
 from zbench.telemetry.snapshot import NA
 
 PEAK_KEY = {

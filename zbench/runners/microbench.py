@@ -1,6 +1,6 @@
 """Micro-benchmarks for ``zbench probe``, as a runner-protocol subprocess (needs PyTorch).
 
-    python -m zbench.runners.probe --events PATH [--gpus 0,1] [--quick] [--p2p-seconds S]
+    python -m zbench.runners.microbench --events PATH [--gpus 0,1] [--quick] [--p2p-seconds S]
 
 Events: ``start``; ``progress`` (step/total and a ``label``); one ``result`` per figure with ``test``
 in matmul | memcpy | h2d | d2h | p2p; ``phase`` ``measure`` with ``test="p2p"``, ``src``, ``dst`` just
@@ -114,7 +114,7 @@ def p2p_copy(src: int, dst: int, nbytes: int, seconds: float, ev: EventWriter) -
 
 def main(argv: list[str] | None = None) -> int:
     """Run the probe's micro-benchmarks on the chosen GPUs, writing each figure as an event."""
-    p = argparse.ArgumentParser(prog="python -m zbench.runners.probe")
+    p = argparse.ArgumentParser(prog="python -m zbench.runners.microbench")
     p.add_argument("--events", required=True)
     p.add_argument("--gpus", default=None, help="e.g. 0,1 (default: all visible)")
     p.add_argument("--quick", action="store_true")

@@ -7,7 +7,7 @@ import importlib.util
 import os
 from typing import Any
 
-from zbench.contract.probe import ProbeConfig
+from zbench.contract.probe_options import ProbeConfig
 from zbench.errors import ZbenchError
 
 

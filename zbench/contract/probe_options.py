@@ -1,5 +1,5 @@
 """The options of a ``probe`` job (``zbench probe``): micro-benchmarks run by the supervisor as one
-job kind, ``python -m zbench.runners.probe``. Standard library only."""
+job kind, ``python -m zbench.runners.microbench``. Standard library only."""
 
 from __future__ import annotations
 
