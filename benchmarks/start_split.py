@@ -2,6 +2,7 @@
 
     python3 benchmarks/start_split.py --out start.json [--prof warm.prof] [--mode train]
     python3 benchmarks/start_split.py --out start.json --variants warm,cudnn-off,limit1,threads1
+    python3 benchmarks/start_split.py --home DIR --skip-cold --variants prewarm --rounds 3 --no-profile
 
 One fresh data directory (so zbench's compile cache starts empty): the cold run compiles and
 fills the cache, the warm run reuses it, and a third run, warm too, runs under cProfile. Prints the
@@ -12,6 +13,8 @@ bytecode from the first one, as an installed torch would (`runs.start_env`).
 
 ``--variants`` adds warm runs that change one thing each (VARIANTS), between the warm run and the
 profiled one, with their rate beside their start: a start saved by a slower step is no saving.
+``--rounds N`` runs the warm run and the variants N times, interleaved (warm, a, b, warm, a, b...)
+so a drift of the machine falls on all of them alike, and prints each one's median.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import pstats
+import statistics
 import subprocess
 import sys
 import time
@@ -41,6 +45,10 @@ VARIANTS: dict[str, dict[str, str]] = {
     "limit1": {"benchmark_limit": "1"},
     "limit3": {"benchmark_limit": "3"},
     "threads1": {"TORCHINDUCTOR_COMPILE_THREADS": "1"},
+    # The backward's cuDNN plans tuned in a helper thread while the main one loads the graphs
+    # (zbench/runners/torch/prewarm.py), alone and with the one compile thread.
+    "prewarm": {"ZBENCH_CUDNN_PREWARM": "1"},
+    "prewarm-threads1": {"ZBENCH_CUDNN_PREWARM": "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"},
 }
 
 
@@ -97,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         default=(),
         help=f"extra warm runs, of: {','.join(VARIANTS)}",
     )
+    p.add_argument(
+        "--rounds", type=int, default=1, help="times to run the warm run and each variant"
+    )
+    p.add_argument("--no-profile", action="store_true", help="skip the profiled warm run")
     p.add_argument("--home", type=Path, help="data folder to use (default: a fresh one)")
     p.add_argument(
         "--skip-cold",
@@ -106,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.skip_cold and not a.home:
         p.error("--skip-cold needs --home, the data folder a cold run filled")
+    if a.rounds < 1:
+        p.error(f"--rounds must be 1 or more, not {a.rounds}")
     home, env = runs.start_env("zbench-start-split-", a.home)
     argv_run = [
         "resnet50",
@@ -124,20 +138,31 @@ def main(argv: list[str] | None = None) -> int:
     ]
     log = Path(home) / "runs.log"
     out: dict[str, object] = {}
-    first = () if a.skip_cold else ("cold",)
-    for name in (*first, "warm", *(f"variant:{v}" for v in a.variants)):
+    warm = ("warm", *(f"variant:{v}" for v in a.variants))
+    order = [*(() if a.skip_cold else ("cold",)), *(warm * a.rounds)]
+    seen: dict[str, int] = {}
+    for name in order:
+        seen[name] = seen.get(name, 0) + 1
+        key = name if a.rounds == 1 else f"{name}#{seen[name]}"
         run_env = variant_env(name[8:], env, Path(home)) if name.startswith("variant:") else env
         res = runs.zbench(argv_run, log, 600, run_env)
-        out[name] = {
+        out[key] = {
             k: res.get(k)
             for k in ("to_measure_s", "marks_s", "compile_s", "samples_per_s", "process_s", "error")
         }
-        print(f"{name}: {json.dumps(out[name])}", flush=True)
+        print(f"{key}: {json.dumps(out[key])}", flush=True)
         save(a.out, out)  # a later run that overruns keeps these
+    if a.rounds > 1:
+        out["medians"] = medians(out, warm)
+        for name, row in out["medians"].items():  # type: ignore[union-attr]
+            print(f"median {name}: {json.dumps(row)}", flush=True)
+        save(a.out, out)
     cache = Path(home) / "cache"
     out["cache_mb"] = round(
         sum(f.stat().st_size for f in cache.rglob("*") if f.is_file()) / 2**20, 1
     )
+    if a.no_profile:
+        return 0
     prof = a.prof or Path(home) / "warm.prof"
     prof.parent.mkdir(parents=True, exist_ok=True)
     events = Path(home) / "events.jsonl"
@@ -161,6 +186,24 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out["profiled"], indent=1), flush=True)
     save(a.out, out)
     return 0
+
+
+def medians(out: dict[str, object], names: tuple[str, ...]) -> dict[str, dict[str, object]]:
+    """Each name's median start and rate over its rounds (``name#1``, ``name#2``...), and the
+    spread of its starts; rounds that failed are left out and counted."""
+    rows: dict[str, dict[str, object]] = {}
+    for name in names:
+        got = [v for k, v in out.items() if k.split("#")[0] == name and isinstance(v, dict)]
+        ok = [r for r in got if r.get("to_measure_s") is not None]
+        starts = [float(r["to_measure_s"]) for r in ok]
+        rates = [float(r["samples_per_s"]) for r in ok if r.get("samples_per_s") is not None]
+        rows[name] = {
+            "to_measure_s": round(statistics.median(starts), 2) if starts else None,
+            "start_range_s": [min(starts), max(starts)] if starts else None,
+            "samples_per_s": round(statistics.median(rates), 1) if rates else None,
+            "failed": len(got) - len(ok),
+        }
+    return rows
 
 
 def save(path: Path, out: dict[str, object]) -> None:

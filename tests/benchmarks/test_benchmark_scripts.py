@@ -242,6 +242,7 @@ def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
         ("peak.py", ["--modes", "eval"]),
         ("start_split.py", ["--out", "x.json", "--skip-cold"]),
         ("start_split.py", ["--out", "x.json", "--variants", "warm,hot"]),
+        ("start_split.py", ["--out", "x.json", "--rounds", "0"]),
         ("peak_candidates.py", ["--only", "cdt,nope"]),
     ],
 )
@@ -369,3 +370,35 @@ def test_start_runs_can_start_again_in_a_data_folder_they_filled(tmp_path: Path)
     assert home == str(folder) and folder.is_dir()
     assert env["ZBENCH_HOME"] == home and env["PYTHONPYCACHEPREFIX"] == str(folder / "pycache")
     assert runs.start_env("zbench-test-start-", folder)[1] == env  # again: the same folder
+
+
+def test_start_split_medians_take_each_runs_rounds_and_count_failures() -> None:
+    from benchmarks import start_split
+
+    out: dict[str, object] = {
+        "cold": {"to_measure_s": 260.0, "samples_per_s": 7100.0},
+        "warm#1": {"to_measure_s": 12.0, "samples_per_s": 7200.0},
+        "warm#2": {"to_measure_s": 14.0, "samples_per_s": 7150.0},
+        "warm#3": {"to_measure_s": 11.0, "samples_per_s": 7190.0},
+        "variant:prewarm#1": {"to_measure_s": 9.5, "samples_per_s": 7180.0},
+        "variant:prewarm#2": {"to_measure_s": None, "samples_per_s": None, "error": "x"},
+        "variant:prewarm#3": {"to_measure_s": 10.5, "samples_per_s": 7210.0},
+    }
+    rows = start_split.medians(out, ("warm", "variant:prewarm"))
+    assert rows["warm"] == {
+        "to_measure_s": 12.0,
+        "start_range_s": [11.0, 14.0],
+        "samples_per_s": 7190.0,
+        "failed": 0,
+    }
+    assert rows["variant:prewarm"]["to_measure_s"] == 10.0
+    assert rows["variant:prewarm"]["failed"] == 1
+
+
+def test_start_split_prewarm_variant_sets_the_runners_switch(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from benchmarks import start_split
+    from zbench.runners.torch import prewarm
+
+    env = start_split.variant_env("prewarm", {"PATH": "/bin"}, tmp_path)
+    assert env == {"PATH": "/bin", prewarm.ENV: "1"}

@@ -19,7 +19,7 @@ from zbench.contract.config import RunConfig
 from zbench.contract.workloads import WORKLOADS
 from zbench.runners.harness import Adapter, BadInput, Prepared, StepTimer, Unavailable
 from zbench.runners.torch import env as envinfo
-from zbench.runners.torch import tuning
+from zbench.runners.torch import prewarm, tuning
 from zbench.runners.torch.graphs import GraphedStep
 from zbench.runners.torch.launch import ENV_INIT
 from zbench.runners.torch.models import build_model
@@ -75,6 +75,7 @@ class TorchAdapter(Adapter):
         self.graphs = "off"  # what runs: "step", "compile" or "off" (after any fallback)
         self._built: tuple[nn.Module, nn.Module, torch.optim.Optimizer | None] | None = None
         self._stream: Any = None  # the capture stream (DDP is made on it too)
+        self._prewarm: prewarm.BackwardPrewarm | None = None
 
     def prepare(self, cfg: RunConfig) -> Prepared:
         assert cfg.batch_size and cfg.image_size and cfg.precision
@@ -248,7 +249,7 @@ class TorchAdapter(Adapter):
     def _step(self, cfg: RunConfig, batch_size: int) -> Callable[[], Any]:
         assert cfg.precision
         task, device = self._task(batch_size), self.device
-        _, net, opt = self._model(cfg)
+        model, net, opt = self._model(cfg)
         train = cfg.mode == "train"
         dtype = envinfo.AUTOCAST_DTYPES.get(cfg.precision)
         graphed = self.graphs == "step"
@@ -276,6 +277,11 @@ class TorchAdapter(Adapter):
                 def body(batch: Any) -> torch.Tensor:
                     return task.forward(net, batch)
 
+            if train and self._prewarm is None and self._prewarms(cfg, task):
+                batch = task.device_batch()
+                self._prewarm = prewarm.BackwardPrewarm(
+                    model, task.loss, batch, autocast, device
+                ).start()
             return GraphedStep(
                 body,
                 batches,
@@ -285,6 +291,7 @@ class TorchAdapter(Adapter):
                 distributed=self.distributed and train,
                 stream=self._stream,
                 on_fallback=self._graphs_fell_back,
+                before_capture=self._prewarm.join if self._prewarm is not None else None,
             )
         if not train:
 
@@ -315,6 +322,16 @@ class TorchAdapter(Adapter):
                 opt.step()
 
         return train_step
+
+    def _prewarms(self, cfg: RunConfig, task: Task) -> bool:
+        """Whether the backward's cuDNN plans are tuned ahead in a thread (prewarm.py): asked for,
+        on a GPU with the autotuner on, and a task whose batches have one shape."""
+        return (
+            prewarm.wanted()
+            and self.device.type == "cuda"
+            and bool(torch.backends.cudnn.benchmark)
+            and task.kind != "det"
+        )
 
     def _graphs_fell_back(self, reason: str) -> None:
         print(f"zbench.runners: CUDA graph capture failed, running uncaptured: {reason}")
@@ -368,9 +385,12 @@ class TorchAdapter(Adapter):
             torch.cuda.empty_cache()
 
     def late_settings(self) -> dict[str, Any]:
-        if self.settings.get("compile_cache") is None:
-            return {}
-        return {"compile_cache": {**self.settings["compile_cache"], **tuning.cache_counts()}}
+        out: dict[str, Any] = {}
+        if self._prewarm is not None:
+            out["cudnn_prewarm"] = self._prewarm.note()
+        if self.settings.get("compile_cache") is not None:
+            out["compile_cache"] = {**self.settings["compile_cache"], **tuning.cache_counts()}
+        return out
 
     def compile_steps(self, cfg: RunConfig) -> int:
         return COMPILE_STEPS if cfg.compile else 0

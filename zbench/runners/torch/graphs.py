@@ -31,7 +31,8 @@ class GraphedStep:
 
     ``batches`` yields device batches; a batch that is not the captured one (real or host data) is
     copied into the static tensors before each replay, outside the graph. ``on_fallback`` is told
-    the reason when capture fails and the step runs uncaptured instead."""
+    the reason when capture fails and the step runs uncaptured instead; ``before_capture`` runs
+    after the warm-up, before the capture (it waits for work other threads do on the GPU)."""
 
     def __init__(
         self,
@@ -44,8 +45,10 @@ class GraphedStep:
         distributed: bool,
         stream: torch.cuda.Stream,
         on_fallback: Callable[[str], None],
+        before_capture: Callable[[], None] | None = None,
     ) -> None:
         self.body, self.batches, self.train = body, batches, train
+        self.before_capture = before_capture  # what must finish first (prewarm.BackwardPrewarm)
         self.zero_grad, self.autocast, self.distributed = zero_grad, autocast, distributed
         self.stream, self.on_fallback = stream, on_fallback
         self.graph: torch.cuda.CUDAGraph | None = None
@@ -74,6 +77,8 @@ class GraphedStep:
                     self.zero_grad()
                 self._run_body(self.static)
         current.wait_stream(self.stream)
+        if self.before_capture is not None:
+            self.before_capture()
         ok, reason = True, ""
         try:
             if self.train:

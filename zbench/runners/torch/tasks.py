@@ -171,7 +171,7 @@ class Task:
     def batches(self, synthetic_device: bool, workers: int) -> Iterator[Any]:
         """An endless iterator of device batches."""
         if synthetic_device and self.layout is None:
-            batch = self._device_batch()
+            batch = self.device_batch()
             while True:
                 yield batch
         loader = self._loader(workers)
@@ -179,7 +179,8 @@ class Task:
             for raw in loader:
                 yield self._to_device(raw)
 
-    def _device_batch(self) -> Any:
+    def device_batch(self) -> Any:
+        """One synthetic batch made on the device, the same every call (seeded)."""
         s, g = self.shape, torch.Generator().manual_seed(self.seed)
         b, n, dev = s.batch_size, s.image_size, s.device
         if self.kind == "cls":
