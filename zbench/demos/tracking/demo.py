@@ -7,8 +7,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +18,18 @@ import torch
 from zbench.contract.demos import TRACKING_BATCH, TRACKING_GENERATED_FRAMES
 from zbench.demos.progress import PhaseProgress
 from zbench.demos.tracking import detector as det
-from zbench.demos.tracking import mot_io, pipeline, train
+from zbench.demos.tracking import mot_io, pipeline, sources, train
 from zbench.demos.tracking.bytetrack import ByteTrackParams
 from zbench.demos.tracking.deepsort import DeepSortParams
 from zbench.demos.tracking.embedder import Embedder, ReidNet
 from zbench.demos.tracking.preview import FramePreview
-from zbench.demos.tracking.scene import SceneConfig, to_hwc
+from zbench.demos.tracking.scene import to_hwc
 
 Emit = Callable[..., None]
 DETECTOR_FILE, EMBEDDER_FILE = "detector.pt", "embedder.pt"
 # The first chunk (CUDA-graph capture of the backbone at its batch, the models' first calls) is
 # timed apart from the tracking rate.
 WARMUP_CHUNKS = 1
-# A generated sequence is rendered before tracking (as the benchmark does: the renderer is not the
-# tracker) when its frames take no more than this; a longer one is rendered inside the timed loop.
-PRERENDER_BYTES = 4 << 30
 
 
 @dataclass
@@ -213,58 +210,6 @@ def load_or_train_embedder(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
     return model, {"source": str(ckpt), "steps": len(losses)}
 
 
-@dataclass
-class Source:
-    """The frames to track, their rate, a name for the sequence and how many (None: unknown);
-    ``render_s``: seconds spent rendering them beforehand (a generated sequence that fits)."""
-
-    frames: Iterable[pipeline.Frame]
-    fps: float
-    name: str
-    total: int | None
-    render_s: float | None = None
-
-
-def _cap(n: int | None, limit: int | None) -> int | None:
-    return n if limit is None else limit if n is None else min(n, limit)
-
-
-def _source(o: TrackingOptions, device, emit: Emit) -> Source:
-    gt = Path(o.gt) if o.gt else None
-    if o.input == "generated":
-        cfg = SceneConfig(
-            o.width, o.height, o.targets, o.frames or TRACKING_GENERATED_FRAMES, o.seed
-        )
-        name = f"generated-{o.seed}"
-        if cfg.frames * 3 * cfg.width * cfg.height > PRERENDER_BYTES:
-            return Source(pipeline.generated(cfg, device), cfg.fps, name, cfg.frames)
-        emit("phase", phase="render", detail=f"{cfg.frames} frames, before tracking")
-        t0 = time.perf_counter()
-        rendered = list(pipeline.generated(cfg, device))
-        return Source(rendered, cfg.fps, name, cfg.frames, round(time.perf_counter() - t0, 2))
-    if o.input.startswith("webcam:"):
-        cam = int(o.input.split(":", 1)[1])
-        return Source(pipeline.video(cam, device, o.frames, gt), 30.0, "webcam", o.frames)
-    path = Path(o.input)
-    if not path.exists():
-        raise FileNotFoundError(f"no such input: {o.input}")
-    if path.is_dir():
-        info = mot_io.read_seqinfo(path)
-        frames = pipeline.mot_folder(path, device, o.frames, o.detector == "public", gt)
-        total = _cap(len(mot_io.MotFolder(path)), o.frames)
-        return Source(frames, info.frame_rate, info.name, total)
-    if path.suffix == ".npy":
-        last = int(np.load(path, mmap_mode="r")[:, 0].max(initial=0))
-        if gt is not None:
-            last = max(last, int(mot_io.read_gt(gt)[:, 0].max(initial=0)))
-        frames = pipeline.deepsort_npy(path, gt, o.frames)
-        return Source(frames, 25.0, path.stem, _cap(last, o.frames))
-    from zbench.demos.video import video_length
-
-    total = _cap(video_length(path), o.frames)
-    return Source(pipeline.video(str(path), device, o.frames, gt), 25.0, path.stem, total)
-
-
 def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     """Train or load, track, evaluate; emits events and returns the result's fields."""
     o = TrackingOptions.parse(options)
@@ -272,22 +217,14 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     device = pick_device(o.device)
     emit("phase", phase="setup", device=str(device), input=o.input, tracker=o.tracker)
     npy = o.input.endswith(".npy")
-    info: dict[str, Any] = {}
-    detector = embedder = None
-    if o.detector == "model" and not npy:
-        model, info["detector"] = load_or_train_detector(o, device, emit)
-        detector = det.Detector(model, o.bf16)
-    if not npy:
-        emb, info["embedder"] = load_or_train_embedder(o, device, emit)
-        embedder = Embedder(emb, o.bf16)
-    src = _source(o, device, emit)
-    fps, name, total = src.fps, src.name, src.total
+    detector, embedder, models = _models(o, device, emit, npy)
+    src = sources.source(o, device, emit)
     ds = DeepSortParams(
         o.max_cosine_distance, o.nn_budget, 0.7, o.max_age, o.n_init, o.min_confidence
     )
     bt = ByteTrackParams(o.track_thresh, match_thresh=o.match_thresh, track_buffer=o.track_buffer)
     pipe = pipeline.Pipeline(
-        pipeline.make_tracker(o.tracker, ds, bt, fps),
+        pipeline.make_tracker(o.tracker, ds, bt, src.fps),
         detector,
         embedder,
         o.detector,
@@ -295,50 +232,17 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         save_detections={} if o.save_detections else None,
     )
     out = Path(o.out_dir)
-    writer = mot_io.AnnotatedVideo(out / f"{name}.mp4", fps) if o.video and not npy else None
-    preview = FramePreview(emit)
-    gt_rows: list[np.ndarray] = []
-    emit("phase", phase="track", sequence=name)
-    progress = PhaseProgress(emit, "track", total)
-    last: list[tuple[pipeline.Frame, list]] = []
-    tracked = [0]
-
-    def show(frame: pipeline.Frame, tracks: list) -> None:
-        tracked[0] += 1
-        if frame.gt is not None:
-            gt_rows.append(frame.gt)
-        shown = frame.image is not None and (writer is not None or preview.due())
-        rgb = to_hwc(frame.image) if shown else None  # type: ignore[arg-type]
-        if writer is not None and rgb is not None:
-            writer.write(rgb, tracks)
-        preview(frame.index, total, rgb, tracks, pipe.times)
-        progress(tracked[0])
-        last[:] = [(frame, tracks)]
-
-    stopped = False
-    t0 = time.perf_counter()
-    try:
-        # The device detects and embeds the next chunk while the host tracks, draws and writes.
-        pipe.run_batched(src.frames, o.batch or 1, WARMUP_CHUNKS, show)
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a webcam runs until stopped; keep its tracks
-        stopped = True
-    finally:
-        video_path = writer.close() if writer is not None else None
-    wall_s = time.perf_counter() - t0
-    if not last:
-        raise ValueError(f"no frames in {o.input}")
-    progress.done()
-    frame, tracks = last[0]
-    img = to_hwc(frame.image) if frame.image is not None else None
-    preview(frame.index, total, img, tracks, pipe.times, final=True)
-    results_path = mot_io.write_results(out / f"{name}.txt", np.array(pipe.results).reshape(-1, 6))
+    video = o.video and not npy
+    writer = mot_io.AnnotatedVideo(out / f"{src.name}.mp4", src.fps) if video else None
+    tracked = _track(o, src, pipe, writer, emit)
+    results = mot_io.write_results(out / f"{src.name}.txt", np.array(pipe.results).reshape(-1, 6))
     result: dict[str, Any] = {
         "demo": "tracking",
-        "sequence": name,
+        "sequence": src.name,
         "tracker": o.tracker,
         "detector": o.detector if not npy else "file",
         "device": str(device),
-        "frames": tracked[0],
+        "frames": tracked.frames,
         "batch": o.batch,
         # After the warm-up chunk; stage rates overlap (pipeline.StageTimes says how each is timed).
         "fps": pipe.times.fps(),
@@ -348,14 +252,14 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         "output_fps": (
             round(pipe.times.frames / pipe.times.output, 1) if pipe.times.output > 0 else None
         ),
-        "wall_s": round(wall_s, 3),  # the tracking call: warm-up and video writing included
+        "wall_s": round(tracked.wall_s, 3),  # the tracking call: warm-up and video writing included
         "render_s": src.render_s,
         "detections_per_frame": round(pipe.times.detections / max(pipe.times.frames, 1), 1),
         "tracks": len(pipe.ids),
-        "results": str(results_path),
-        "video": str(video_path) if video_path else None,
-        "models": info,
-        "stopped": stopped,
+        "results": str(results),
+        "video": str(tracked.video) if tracked.video else None,
+        "models": models,
+        "stopped": tracked.stopped,
     }
     if isinstance(detector, det.Detector):  # a setting that changes speed is recorded
         result["detector_cuda_graphs"] = detector.graphed
@@ -363,16 +267,94 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
             result["detector_graph_error"] = detector.graph_error
     if o.save_detections and pipe.save_detections is not None:
         result["detections_file"] = str(
-            mot_io.write_deepsort_npy(out / f"{name}.npy", pipe.save_detections)
+            mot_io.write_deepsort_npy(out / f"{src.name}.npy", pipe.save_detections)
         )
-    if gt_rows:
-        from zbench.demos.tracking import metrics
-
+    if tracked.gt_rows:
         emit("phase", phase="evaluate")
-        # Rendered figures under 10 % visible are ignored; MOTChallenge ground truth is taken
-        # as TrackEval takes it (no visibility threshold).
-        min_vis = 0.1 if o.input == "generated" else 0.0
-        rows = np.array(pipe.results).reshape(-1, 6)
-        result["metrics"] = metrics.evaluate(np.concatenate(gt_rows), rows, min_vis)
+        result["metrics"] = _evaluate(o, tracked.gt_rows, pipe.results)
     emit("result", **result)
     return result
+
+
+def _models(
+    o: TrackingOptions, device: torch.device, emit: Emit, npy: bool
+) -> tuple[det.Detector | None, Embedder | None, dict[str, Any]]:
+    """The detector (unless detections come from a file or the truth) and the embedder (unless a
+    .npy file carries the features), each trained or loaded; what each was, for the result."""
+    info: dict[str, Any] = {}
+    detector = embedder = None
+    if o.detector == "model" and not npy:
+        model, info["detector"] = load_or_train_detector(o, device, emit)
+        detector = det.Detector(model, o.bf16)
+    if not npy:
+        emb, info["embedder"] = load_or_train_embedder(o, device, emit)
+        embedder = Embedder(emb, o.bf16)
+    return detector, embedder, info
+
+
+@dataclass
+class _Tracked:
+    """What the tracking loop leaves: frames tracked, ground-truth rows met, whether it was
+    stopped, its wall time and the annotated video."""
+
+    frames: int = 0
+    gt_rows: list[np.ndarray] = field(default_factory=list)
+    stopped: bool = False
+    wall_s: float = 0.0
+    video: Path | None = None
+
+
+def _track(
+    o: TrackingOptions,
+    src: sources.Source,
+    pipe: pipeline.Pipeline,
+    writer: mot_io.AnnotatedVideo | None,
+    emit: Emit,
+) -> _Tracked:
+    """Track every frame of ``src``, drawing the preview and writing the video as it goes; the
+    device detects and embeds the next chunk while the host tracks, draws and writes."""
+    emit("phase", phase="track", sequence=src.name)
+    total = src.total
+    preview = FramePreview(emit)
+    progress = PhaseProgress(emit, "track", total)
+    tracked = _Tracked()
+    last: list[tuple[pipeline.Frame, list]] = []
+
+    def show(frame: pipeline.Frame, tracks: list) -> None:
+        tracked.frames += 1
+        if frame.gt is not None:
+            tracked.gt_rows.append(frame.gt)
+        shown = frame.image is not None and (writer is not None or preview.due())
+        rgb = to_hwc(frame.image) if shown else None  # type: ignore[arg-type]
+        if writer is not None and rgb is not None:
+            writer.write(rgb, tracks)
+        preview(frame.index, total, rgb, tracks, pipe.times)
+        progress(tracked.frames)
+        last[:] = [(frame, tracks)]
+
+    t0 = time.perf_counter()
+    try:
+        pipe.run_batched(src.frames, o.batch or 1, WARMUP_CHUNKS, show)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a webcam runs until stopped; keep its tracks
+        tracked.stopped = True
+    finally:
+        tracked.video = writer.close() if writer is not None else None
+    tracked.wall_s = time.perf_counter() - t0
+    if not last:
+        raise ValueError(f"no frames in {o.input}")
+    progress.done()
+    frame, tracks = last[0]
+    img = to_hwc(frame.image) if frame.image is not None else None
+    preview(frame.index, total, img, tracks, pipe.times, final=True)
+    return tracked
+
+
+def _evaluate(o: TrackingOptions, gt_rows: list[np.ndarray], results: list) -> dict[str, Any]:
+    """TrackEval's metrics of the tracks against the ground truth the frames carried."""
+    from zbench.demos.tracking import metrics
+
+    # Rendered figures under 10 % visible are ignored; MOTChallenge ground truth is taken as
+    # TrackEval takes it (no visibility threshold).
+    min_vis = 0.1 if o.input == "generated" else 0.0
+    rows = np.array(results).reshape(-1, 6)
+    return metrics.evaluate(np.concatenate(gt_rows), rows, min_vis)
