@@ -16,6 +16,8 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
@@ -23,6 +25,7 @@ import torch
 from zbench.contract.protocol import EventWriter
 
 MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16")
+HOST_COPIES = ("h2d", "d2h")  # pinned host memory to the GPU, and back
 
 
 def _events_timed(fn: Callable[[], object], inner: int, repeats: int, warmup: int) -> float:
@@ -112,6 +115,65 @@ def p2p_copy(src: int, dst: int, nbytes: int, seconds: float, ev: EventWriter) -
     return {"bytes_s": n * nbytes / elapsed, "copies": n, "t_start": wall0, "t_end": wall1}
 
 
+@dataclass(frozen=True)
+class Sizes:
+    """How big and how often: the matmul's n, repeats per figure, bytes per copy, seconds per
+    sustained GPU-to-GPU copy."""
+
+    n: int
+    repeats: int
+    nbytes: int
+    p2p_seconds: float
+
+    @classmethod
+    def of(cls, quick: bool, p2p_seconds: float) -> Sizes:
+        if quick:
+            return cls(4096, 5, 256 * 2**20, p2p_seconds)
+        return cls(8192, 10, 1024 * 2**20, p2p_seconds)
+
+
+Step = tuple[str, Callable[[], dict[str, Any]]]  # a progress label, and the figure it measures
+
+
+def plan(gpus: list[int], z: Sizes, ev: EventWriter) -> list[Step]:
+    """Every figure in the order it runs: per GPU its matmuls, device copy and pinned host
+    copies, then each ordered pair of GPUs."""
+    steps: list[Step] = []
+    for g in gpus:
+        steps += [(f"matmul {dt} GPU {g}", partial(_matmul, g, dt, z)) for dt in MATMUL_DTYPES]
+        steps.append((f"memory copy GPU {g}", partial(_memcpy, g, z)))
+        steps += [(f"pinned {way} GPU {g}", partial(_host_copy, g, way, z)) for way in HOST_COPIES]
+    for s, d in ((s, d) for s in gpus for d in gpus if s != d):
+        steps.append((f"GPU {s} -> GPU {d}", partial(_p2p, s, d, z, ev)))
+    return steps
+
+
+def _matmul(g: int, dt: str, z: Sizes) -> dict[str, Any]:
+    tflops = matmul_tflops(g, dt, z.n, z.repeats)
+    return {"test": "matmul", "dtype": dt, "gpu": g, "n": z.n, "tflops": tflops}
+
+
+def _memcpy(g: int, z: Sizes) -> dict[str, Any]:
+    rate = memcpy_bytes_s(g, z.nbytes, z.repeats)
+    return {"test": "memcpy", "gpu": g, "bytes": z.nbytes, "bytes_s": rate}
+
+
+def _host_copy(g: int, way: str, z: Sizes) -> dict[str, Any]:
+    rate = host_copy_bytes_s(g, z.nbytes, z.repeats, to_device=way == "h2d")
+    return {"test": way, "gpu": g, "bytes": z.nbytes, "bytes_s": rate}
+
+
+def _p2p(s: int, d: int, z: Sizes, ev: EventWriter) -> dict[str, Any]:
+    return {
+        "test": "p2p",
+        "src": s,
+        "dst": d,
+        "bytes": z.nbytes,
+        "peer_access": torch.cuda.can_device_access_peer(s, d),
+        **p2p_copy(s, d, z.nbytes, z.p2p_seconds, ev),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the probe's micro-benchmarks on the chosen GPUs, writing each figure as an event."""
     p = argparse.ArgumentParser(prog="python -m zbench.runners.microbench")
@@ -129,10 +191,6 @@ def main(argv: list[str] | None = None) -> int:
     if any(not 0 <= g < count for g in gpus):
         ev.error("config", f"--gpus {args.gpus}: PyTorch sees {count} GPU(s)")
         return 2
-    n = 4096 if args.quick else 8192
-    repeats = 5 if args.quick else 10
-    nbytes = (256 if args.quick else 1024) * 2**20
-    pairs = [(s, d) for s in gpus for d in gpus if s != d]
     ev.emit(
         "start",
         config=vars(args),
@@ -142,58 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             "gpus": [torch.cuda.get_device_name(g) for g in gpus],
         },
     )
-    steps: list[tuple[str, Callable[[], dict[str, Any]]]] = []
-    for g in gpus:
-        for dt in MATMUL_DTYPES:
-            steps.append(
-                (
-                    f"matmul {dt} GPU {g}",
-                    lambda g=g, dt=dt: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
-                        "test": "matmul",
-                        "dtype": dt,
-                        "gpu": g,
-                        "n": n,
-                        "tflops": matmul_tflops(g, dt, n, repeats),
-                    },
-                )
-            )
-        steps.append(
-            (
-                f"memory copy GPU {g}",
-                lambda g=g: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
-                    "test": "memcpy",
-                    "gpu": g,
-                    "bytes": nbytes,
-                    "bytes_s": memcpy_bytes_s(g, nbytes, repeats),
-                },
-            )
-        )
-        for to_dev, name in ((True, "h2d"), (False, "d2h")):
-            steps.append(
-                (
-                    f"pinned {name} GPU {g}",
-                    lambda g=g, t=to_dev, name=name: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
-                        "test": name,
-                        "gpu": g,
-                        "bytes": nbytes,
-                        "bytes_s": host_copy_bytes_s(g, nbytes, repeats, t),
-                    },
-                )
-            )
-    for s, d in pairs:
-        steps.append(
-            (
-                f"GPU {s} -> GPU {d}",
-                lambda s=s, d=d: {  # type: ignore[misc]  # mypy cannot type a lambda with defaults
-                    "test": "p2p",
-                    "src": s,
-                    "dst": d,
-                    "bytes": nbytes,
-                    "peer_access": torch.cuda.can_device_access_peer(s, d),
-                    **p2p_copy(s, d, nbytes, args.p2p_seconds, ev),
-                },
-            )
-        )
+    steps = plan(gpus, Sizes.of(args.quick, args.p2p_seconds), ev)
     ev.phase("measure")
     try:
         for i, (label, step) in enumerate(steps):
