@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -86,9 +87,49 @@ class Watch:
         return board
 
 
+@dataclass
+class Tally:
+    """The training's running figures: board steps, games, wins, the best score, the mean score of
+    the last few iterations' games, when the review's best was beaten, and the learning curve."""
+
+    started: float
+    steps: int = 0
+    games: int = 0
+    wins: int = 0
+    best: int = 0
+    mean: float = 0.0
+    beat_at: float | None = None
+    curve: list[dict[str, Any]] = field(default_factory=list)
+    recent: deque[tuple[float, int]] = field(default_factory=lambda: deque(maxlen=5))
+
+    def add(self, steps: int, total: float, count: int, best: int, wins: int, now: float) -> None:
+        """One iteration's rollout: ``count`` games finished, scoring ``total`` in all."""
+        self.steps += steps
+        self.games += count
+        self.wins += wins
+        self.best = max(self.best, best)
+        if count:
+            self.recent.append((total, count))
+            self.mean = sum(s for s, _ in self.recent) / sum(c for _, c in self.recent)
+        if self.beat_at is None and self.best > REVIEW_BEST:
+            self.beat_at = now - self.started
+
+    def point(self, now: float) -> dict[str, Any]:
+        """A point of the learning curve, kept and sent with the progress event."""
+        point = {
+            "t_s": round(now - self.started, 2),
+            "env_steps": self.steps,
+            "mean_score": round(self.mean, 3),
+            "best_score": self.best,
+            "games": self.games,
+        }
+        self.curve.append(point)
+        return point
+
+
 def run(config: DemoConfig, writer: Writer, *, started: float | None = None) -> dict[str, Any]:
     """Train for ``config.minutes``; returns the ``result`` fields."""
-    started = started if started is not None else time.time()
+    tally = Tally(started if started is not None else time.time())
     device = pick_device(config.device)
     learner = make_learner(config, device)
     env = learner.env
@@ -100,14 +141,7 @@ def run(config: DemoConfig, writer: Writer, *, started: float | None = None) -> 
 
     t0 = time.time()
     watch = Watch()
-    recent: deque[tuple[float, int]] = deque(maxlen=5)  # (sum, games) of the last iterations
-    steps = games = wins = 0
-    best = 0
-    mean = 0.0
-    beat_at: float | None = None
-    curve: list[dict[str, Any]] = []
     last_frame = last_progress = 0.0
-    stats: dict[str, float] = {}
 
     def on_step() -> None:
         nonlocal last_frame
@@ -118,43 +152,27 @@ def run(config: DemoConfig, writer: Writer, *, started: float | None = None) -> 
                 "frame",
                 demo="snake",
                 board=watch.pick(env),
-                t_s=round(now - started, 2),
-                env_steps=steps,
-                mean_score=round(mean, 2),
-                best_score=best,
+                t_s=round(now - tally.started, 2),
+                env_steps=tally.steps,
+                mean_score=round(tally.mean, 2),
+                best_score=tally.best,
             )
 
     while True:
         learner.rollout(on_step)
         stats = learner.update()
-        steps += learner.steps_per_iteration
         total, count, it_best, it_wins = learner.stats.read()
-        games += count
-        wins += it_wins
-        best = max(best, it_best)
-        if count:
-            recent.append((total, count))
-            mean = sum(s for s, _ in recent) / sum(c for _, c in recent)
         now = time.time()
-        if beat_at is None and best > REVIEW_BEST:
-            beat_at = now - started
+        tally.add(learner.steps_per_iteration, total, count, it_best, it_wins, now)
         elapsed = now - t0
         if now - last_progress >= PROGRESS_INTERVAL_S or elapsed >= budget:
             last_progress = now
-            point = {
-                "t_s": round(now - started, 2),
-                "env_steps": steps,
-                "mean_score": round(mean, 3),
-                "best_score": best,
-                "games": games,
-            }
-            curve.append(point)
             writer.progress(
                 int(min(elapsed, budget)),
                 int(budget),
-                samples_per_s=steps / max(elapsed, 1e-9),
-                **point,
-                wins=wins,
+                samples_per_s=tally.steps / max(elapsed, 1e-9),
+                **tally.point(now),
+                wins=tally.wins,
                 **{k: round(v, 5) for k, v in stats.items()},
             )
         if elapsed >= budget:
@@ -163,26 +181,31 @@ def run(config: DemoConfig, writer: Writer, *, started: float | None = None) -> 
     if device.type == "cuda":
         torch.cuda.synchronize()
     wall = time.time() - t0
-    meta = {"algo": config.algo, "faithful": config.faithful, "env_steps": steps, "mean": mean}
+    meta = {
+        "algo": config.algo,
+        "faithful": config.faithful,
+        "env_steps": tally.steps,
+        "mean": tally.mean,
+    }
     save_checkpoint(ckpt, learner.net, meta)
     return {
-        "samples_per_s": steps / wall,
+        "samples_per_s": tally.steps / wall,
         "unit": "board-steps",
-        "env_steps": steps,
+        "env_steps": tally.steps,
         "env_only_steps_per_s": env_rate,
         "wall_s": round(wall, 2),
-        "time_to_beat_review_s": round(beat_at, 2) if beat_at is not None else None,
+        "time_to_beat_review_s": round(tally.beat_at, 2) if tally.beat_at is not None else None,
         "review_best": REVIEW_BEST,
-        "final_mean_score": round(mean, 3),
-        "best_score": best,
-        "games": games,
-        "wins": wins,
+        "final_mean_score": round(tally.mean, 3),
+        "best_score": tally.best,
+        "games": tally.games,
+        "wins": tally.wins,
         "envs": env.B,
         "board": env.N,
         "algo": config.algo,
         "faithful": config.faithful,
         "checkpoint": str(ckpt),
-        "curve": curve,
+        "curve": tally.curve,
     }
 
 
