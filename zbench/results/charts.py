@@ -171,26 +171,7 @@ def _device_charts(
         if not sel:
             continue
         models = _models(sel)
-        series: list[tuple[str, list[float | None], bool]] = []
-        for fw in frameworks:
-            series.append(
-                (
-                    _fw(fw),
-                    [_value(sel, "samples_per_s", workload=m, framework=fw) for m in models],
-                    False,
-                )
-            )
-            anchors = [_anchor(sel, m, fw) for m in models]
-            if any(a is not None for a in anchors):
-                # Name the published precision: a TF32 figure sold as "FP32" must not pass for ours.
-                precs = sorted({a.precision.upper() for a in anchors if a is not None})
-                series.append(
-                    (
-                        f"{_fw(fw)} (published, {'/'.join(precs)})",
-                        [None if a is None else a.samples_per_s for a in anchors],
-                        True,
-                    )
-                )
+        series = _throughput_series(sel, models, frameworks)
         fig, ax = plt.subplots(figsize=(9, 4.5))
         _bars(ax, [model_name(m) for m in models], series, "samples/s")
         ax.set_title(f"{title} throughput, {where}, FP32 ({device})")
@@ -241,6 +222,24 @@ def _device_charts(
         by_mode=True,
     )
     _speedup(rows, output, charts, plt, tag)
+
+
+def _throughput_series(
+    sel: Sequence[ResultRow], models: list[str], frameworks: list[str]
+) -> list[tuple[str, list[float | None], bool]]:
+    """Per framework, its bars per model and, where one compares, the published figure beside
+    them (hatched: the third field)."""
+    series: list[tuple[str, list[float | None], bool]] = []
+    for fw in frameworks:
+        values = [_value(sel, "samples_per_s", workload=m, framework=fw) for m in models]
+        series.append((_fw(fw), values, False))
+        anchors = [_anchor(sel, m, fw) for m in models]
+        if any(a is not None for a in anchors):
+            # Name the published precision: a TF32 figure sold as "FP32" must not pass for ours.
+            precs = sorted({a.precision.upper() for a in anchors if a is not None})
+            published = [None if a is None else a.samples_per_s for a in anchors]
+            series.append((f"{_fw(fw)} (published, {'/'.join(precs)})", published, True))
+    return series
 
 
 def _anchor(rows: Sequence[ResultRow], workload: str, framework: str) -> Anchor | None:

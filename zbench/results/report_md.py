@@ -8,7 +8,7 @@ the runs, never the machine the report is written on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from zbench.contract.config import RunConfig
@@ -74,61 +74,8 @@ def machine_section(rows: Sequence[ResultRow], probes: Sequence[ResultRow]) -> l
     shown = [[k, v] for k, v in facts if v != NA_TEXT]
     if shown:
         out += ["", *md_table(["", "Value"], shown, set())]
-    gpus = rec.get("gpus") or []
-    if gpus:
-        out += ["", "### GPUs and their theoretical peaks", ""]
-        out += md_table(
-            [
-                "GPU",
-                "Name",
-                "Arch",
-                "SMs",
-                "Memory GiB",
-                "FP32 TFLOPS",
-                "BF16 TFLOPS",
-                "Memory TB/s",
-                "PCIe GB/s",
-                "NVLink links",
-            ],
-            [
-                [
-                    str(g.get("index")),
-                    str(g.get("name")),
-                    str(g.get("architecture") or NA_TEXT),
-                    _num(g.get("sm_count"), "d"),
-                    _gib(g.get("mem_total_bytes")),
-                    _num(g.get("fp32_tflops"), ".1f"),
-                    _num(g.get("bf16_tflops"), ".0f"),
-                    _num(
-                        None if g.get("mem_bw_bytes_s") is None else g["mem_bw_bytes_s"] / 1e12,
-                        ".2f",
-                    ),
-                    _num(None if g.get("pcie_bytes_s") is None else g["pcie_bytes_s"] / 1e9, ".0f"),
-                    _num(g.get("nvlink_links"), "d"),
-                ]
-                for g in gpus
-            ],
-            {
-                "SMs",
-                "Memory GiB",
-                "FP32 TFLOPS",
-                "BF16 TFLOPS",
-                "Memory TB/s",
-                "PCIe GB/s",
-                "NVLink links",
-            },
-        )
-    topo = rec.get("topology") or {}
-    if topo.get("labels") and topo.get("matrix"):
-        out += ["", "### Topology", ""]
-        out += md_table(
-            ["", *topo["labels"]],
-            [
-                [lab, *map(str, row)]
-                for lab, row in zip(topo["labels"], topo["matrix"], strict=False)
-            ],
-            set(),
-        )
+    out += _gpu_peaks(rec.get("gpus") or [])
+    out += _topology(rec.get("topology") or {})
     if not rec:
         out += [
             "",
@@ -137,6 +84,47 @@ def machine_section(rows: Sequence[ResultRow], probes: Sequence[ResultRow]) -> l
         ]
     out += probe_section(probes)
     return [*out, ""]
+
+
+def _per_unit(key: str, unit: float, fmt: str) -> Callable[[dict[str, Any]], str]:
+    return lambda g: _num(None if g.get(key) is None else g[key] / unit, fmt)
+
+
+# The GPU peaks table of a stored doctor record: heading, cell, right-aligned.
+GPU_PEAK_COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], str], bool], ...] = (
+    ("GPU", lambda g: str(g.get("index")), False),
+    ("Name", lambda g: str(g.get("name")), False),
+    ("Arch", lambda g: str(g.get("architecture") or NA_TEXT), False),
+    ("SMs", lambda g: _num(g.get("sm_count"), "d"), True),
+    ("Memory GiB", lambda g: _gib(g.get("mem_total_bytes")), True),
+    ("FP32 TFLOPS", lambda g: _num(g.get("fp32_tflops"), ".1f"), True),
+    ("BF16 TFLOPS", lambda g: _num(g.get("bf16_tflops"), ".0f"), True),
+    ("Memory TB/s", _per_unit("mem_bw_bytes_s", 1e12, ".2f"), True),
+    ("PCIe GB/s", _per_unit("pcie_bytes_s", 1e9, ".0f"), True),
+    ("NVLink links", lambda g: _num(g.get("nvlink_links"), "d"), True),
+)
+
+
+def _gpu_peaks(gpus: list[dict[str, Any]]) -> list[str]:
+    if not gpus:
+        return []
+    return [
+        "",
+        "### GPUs and their theoretical peaks",
+        "",
+        *md_table(
+            [head for head, _, _ in GPU_PEAK_COLUMNS],
+            [[cell(g) for _, cell, _ in GPU_PEAK_COLUMNS] for g in gpus],
+            {head for head, _, right in GPU_PEAK_COLUMNS if right},
+        ),
+    ]
+
+
+def _topology(topo: dict[str, Any]) -> list[str]:
+    if not (topo.get("labels") and topo.get("matrix")):
+        return []
+    rows = [[lab, *map(str, row)] for lab, row in zip(topo["labels"], topo["matrix"], strict=False)]
+    return ["", "### Topology", "", *md_table(["", *topo["labels"]], rows, set())]
 
 
 def probe_section(probes: Sequence[ResultRow]) -> list[str]:
