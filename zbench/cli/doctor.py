@@ -26,6 +26,24 @@ def print_report(
 ) -> None:
     """Print the doctor's report as Rich text: host, driver, frameworks, GPU specs and peaks."""
     c = console or Console()
+    _print_host(c, report)
+    if report.get("notice"):
+        c.print(f"[yellow]{report['notice']}[/]")
+        return
+    ident, peaks = _gpu_rows(report["gpus"])
+    print_table(c, IDENT_COLUMNS, ident, wide=wide, title="GPUs")
+    print_table(c, PEAK_COLUMNS, peaks, wide=wide, title="theoretical peaks")
+    topo = report.get("topology")
+    if topo and len(topo["labels"]) > 1:
+        _print_topology(c, topo)
+    for w in report["warnings"]:
+        c.print(f"[yellow]warning:[/] {w}")
+    if not report["warnings"]:
+        c.print("[green]no warnings[/]")
+
+
+def _print_host(c: Console, report: dict[str, Any]) -> None:
+    """Host, driver, each framework and what it sees, the compile cache."""
     h = report["host"]
     c.print(f"[bold]host[/] {h['hostname']}  {h['os']}  Python {h['python']}")
     c.print(
@@ -52,12 +70,14 @@ def print_report(
         c.print(
             f"[bold]compile cache[/] {cache.get('path')}: {size} (`zbench cache clear` empties it)"
         )
-    if report.get("notice"):
-        c.print(f"[yellow]{report['notice']}[/]")
-        return
+
+
+def _gpu_rows(gpus: list[dict[str, Any]]) -> tuple[list[list[str]], list[list[str]]]:
+    """The GPUs table's rows (IDENT_COLUMNS) and the peaks table's (PEAK_COLUMNS); a GPU that
+    stopped answering NVML has one row saying so, and no peaks."""
     ident: list[list[str]] = []
     peaks: list[list[str]] = []
-    for g in report["gpus"]:
+    for g in gpus:
         name = f"{g['index']} {g['name'].removeprefix('NVIDIA ')}"
         if g.get("lost"):
             ident.append([name or str(g["index"]), "lost: not answering NVML", *[""] * 5])
@@ -85,21 +105,17 @@ def print_report(
                 "none" if not links else f"{links} x {_f(link_bw)} GB/s",
             ]
         )
-    print_table(c, IDENT_COLUMNS, ident, wide=wide, title="GPUs")
-    print_table(c, PEAK_COLUMNS, peaks, wide=wide, title="theoretical peaks")
-    topo = report.get("topology")
-    if topo and len(topo["labels"]) > 1:
-        m = Table(title="topology", box=None, header_style="bold", title_justify="left")
-        m.add_column("")
-        for label in topo["labels"]:
-            m.add_column(label, justify="center")
-        for label, row in zip(topo["labels"], topo["matrix"], strict=True):
-            m.add_row(label, *row)
-        c.print(m)
-    for w in report["warnings"]:
-        c.print(f"[yellow]warning:[/] {w}")
-    if not report["warnings"]:
-        c.print("[green]no warnings[/]")
+    return ident, peaks
+
+
+def _print_topology(c: Console, topo: dict[str, Any]) -> None:
+    m = Table(title="topology", box=None, header_style="bold", title_justify="left")
+    m.add_column("")
+    for label in topo["labels"]:
+        m.add_column(label, justify="center")
+    for label, row in zip(topo["labels"], topo["matrix"], strict=True):
+        m.add_row(label, *row)
+    c.print(m)
 
 
 IDENT_COLUMNS = (
