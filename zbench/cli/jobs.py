@@ -112,39 +112,14 @@ def run_job(
     gpus_given: bool = False,
 ) -> int:
     """Check the options (one line and exit 2 when bad), queue the job, follow it."""
+    if bad_timeout(timeout):
+        return 2
     try:
-        ids = _parse_gpu_ids(gpu_ids)
-        config, events = parse_args([workload, *runner_args])
-        if events is not None:
-            raise UsageError("--events is chosen by zbench for jobs")
+        spec = _job_spec(workload, runner_args, gpu_ids, timeout, nodes, gpus_given)
     except UsageError as exc:
         _err(str(exc))
         return 2
-    if bad_timeout(timeout):
-        return 2
-    problem = api.check_config(config)
-    if problem:
-        _err(problem)
-        return 2
-    spec: JobSpec | None = None
-    if nodes is not None:  # several machines: the GPUs are the nodes' (jobs.nodes)
-        from zbench.jobs.nodes import nodes_spec
-
-        try:
-            spec = nodes_spec(nodes, config, ids, timeout)
-        except UsageError as exc:
-            _err(str(exc))
-            return 2
-    elif config.device == "cuda" and not visible_gpus():
-        _err("no GPU found: add --device cpu to run on the CPU")
-        return 2
-    if ids is not None and spec is None:
-        try:
-            config = _check_gpu_ids(ids, config, gpus_given)
-        except UsageError as exc:
-            _err(str(exc))
-            return 2
-    [job_id] = api.submit([spec or JobSpec(config, ids, timeout)], db=db, tag=tag)
+    [job_id] = api.submit([spec], db=db, tag=tag)
     console = _console()
     if detach:
         if json_out:
@@ -157,22 +132,53 @@ def run_job(
         return 0
     info = infos[0]
     if json_out:
-        from zbench.results.api import job_verdict, query_results
-
-        rows = query_results(db, run_ids=[info.run_id]) if info.run_id else []
-        verdict = job_verdict(info.id, db)
-        out = {
-            "job": _job_dict(info),
-            "result": rows[0].as_dict() if rows else None,
-            "verdict": verdict.as_dict() if verdict else None,
-        }
-        print(json.dumps(out, indent=2, default=list))
+        print(json.dumps(_job_json(info, db), indent=2, default=list))
     elif info.run_id:
         _print_results([info.run_id], db, console)
         _print_verdict(info.id, db, console)
     if info.state != JobState.DONE:
         return _report_failure(info, db)
     return 0
+
+
+def _job_spec(
+    workload: str,
+    runner_args: list[str],
+    gpu_ids: str | None,
+    timeout: float | None,
+    nodes: str | None,
+    gpus_given: bool,
+) -> JobSpec:
+    """The job to queue, every option checked here: a UsageError says what is wrong."""
+    ids = _parse_gpu_ids(gpu_ids)
+    config, events = parse_args([workload, *runner_args])
+    if events is not None:
+        raise UsageError("--events is chosen by zbench for jobs")
+    problem = api.check_config(config)
+    if problem:
+        raise UsageError(problem)
+    if nodes is not None:  # several machines: the GPUs are the nodes' (jobs.nodes)
+        from zbench.jobs.nodes import nodes_spec
+
+        return nodes_spec(nodes, config, ids, timeout)
+    if config.device == "cuda" and not visible_gpus():
+        raise UsageError("no GPU found: add --device cpu to run on the CPU")
+    if ids is not None:
+        config = _check_gpu_ids(ids, config, gpus_given)
+    return JobSpec(config, ids, timeout)
+
+
+def _job_json(info: JobInfo, db: Db) -> dict[str, Any]:
+    """``--json``: the job, its result row and its verdict."""
+    from zbench.results.api import job_verdict, query_results
+
+    rows = query_results(db, run_ids=[info.run_id]) if info.run_id else []
+    verdict = job_verdict(info.id, db)
+    return {
+        "job": _job_dict(info),
+        "result": rows[0].as_dict() if rows else None,
+        "verdict": verdict.as_dict() if verdict else None,
+    }
 
 
 def run_suite(
