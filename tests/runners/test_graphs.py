@@ -110,3 +110,40 @@ def test_before_capture_runs_once_after_the_warmup_and_before_the_capture(
     warmup = ["body"] * graphs.WARMUP
     assert log[: graphs.WARMUP + 2] == [*warmup, "before_capture", "capture"]
     assert log.count("before_capture") == 1
+
+
+@pytest.mark.parametrize(
+    ("asked", "device", "kind", "changes", "distributed", "mode", "note"),
+    [
+        ("step", "cuda", "cls", {}, False, "step", "step: forward, backward and optimizer"),
+        ("step", "cuda", "cls", {"mode": "infer"}, False, "step", "step: the forward replayed"),
+        ("step", "cpu", "cls", {}, False, "off", "off: CUDA graphs need a GPU"),
+        ("step", "cuda", "det", {}, False, "off", "off: lists of images"),
+        ("step", "cuda", "cls", {"precision": "fp16"}, False, "off", "off: fp16's GradScaler"),
+        ("step", "cuda", "cls", {"grad_compression": "bf16"}, True, "off", "off: the compression"),
+        ("step", "cuda", "cls", {"grad_compression": "bf16"}, False, "step", "step:"),
+        ("compile", "cuda", "cls", {}, False, "compile", "compile: torch.compile mode"),
+        ("compile", "cpu", "cls", {}, False, "off", "off: torch.compile's CUDA graphs"),
+        (None, "cuda", "cls", {}, False, "off", "off"),
+    ],
+)
+def test_graph_mode_says_what_runs_and_why(
+    asked: str | None,
+    device: str,
+    kind: str,
+    changes: dict[str, str],
+    distributed: bool,
+    mode: str,
+    note: str,
+) -> None:
+    import dataclasses
+
+    from zbench.contract.config import RunConfig
+
+    cfg = dataclasses.replace(
+        RunConfig(workload="resnet50", mode="train", precision="bf16", compile_mode="default"),
+        graphs=asked,
+        **changes,
+    )
+    got_mode, got_note = graphs.graph_mode(cfg, device, kind, distributed)
+    assert got_mode == mode and got_note.startswith(note)

@@ -20,42 +20,13 @@ from zbench.contract.workloads import WORKLOADS
 from zbench.runners.harness import Adapter, BadInput, Prepared, StepTimer, Unavailable
 from zbench.runners.torch import env as envinfo
 from zbench.runners.torch import prewarm, tuning
-from zbench.runners.torch.graphs import GraphedStep
+from zbench.runners.torch.graphs import GraphedStep, graph_mode
 from zbench.runners.torch.launch import ENV_INIT
 from zbench.runners.torch.models import build_model
 from zbench.runners.torch.tasks import Shape, Task
+from zbench.runners.torch.timing import CudaEventTimer
 
 COMPILE_STEPS = 2  # steps timed apart as compile time: forward+backward graphs, then a recompile
-
-
-class CudaEventTimer(StepTimer):
-    """GPU time of each step from CUDA events made before the window (no allocation per step)."""
-
-    source: ClassVar[str] = "cuda-events"
-
-    def __init__(self, steps: int) -> None:
-        self._pairs = [
-            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            for _ in range(steps)
-        ]
-
-    def begin(self, i: int) -> None:
-        self._pairs[i][0].record()
-
-    def end(self, i: int) -> None:
-        self._pairs[i][1].record()
-
-    def times_s(self) -> list[float]:
-        return [a.elapsed_time(b) / 1000.0 for a, b in self._pairs]
-
-    def done_through(self, i: int) -> tuple[int, float] | None:
-        try:
-            for j in range(i, -1, -1):  # the device is a few steps behind: a short walk back
-                if self._pairs[j][1].query():
-                    return j + 1, self._pairs[0][0].elapsed_time(self._pairs[j][1]) / 1000.0
-        except RuntimeError:  # a live figure is not worth a failed run: show none
-            return None
-        return 0, 0.0
 
 
 class TorchAdapter(Adapter):
@@ -135,32 +106,12 @@ class TorchAdapter(Adapter):
     def _max_settings(self, cfg: RunConfig) -> dict[str, Any]:
         """CUDA graphs, compile mode and cache, DDP and gradient compression, as they will run
         (a mode that cannot run here is turned off and the note says why)."""
-        graphs, note = cfg.graphs or "off", ""
         kind = self.task.kind if self.task is not None else "cls"
-        if graphs == "step":
-            if self.device.type != "cuda":
-                graphs, note = (
-                    "off",
-                    "off: CUDA graphs need a GPU (torch.cuda.graphs); ran uncaptured",
-                )
-            elif kind == "det":
-                graphs, note = "off", "off: lists of images and data-dependent shapes"
-            elif cfg.precision == "fp16" and cfg.mode == "train":
-                graphs, note = "off", "off: fp16's GradScaler reads its overflow flag on the host"
-            elif self.distributed and cfg.grad_compression != "none":
-                graphs, note = "off", "off: the compression hook's futures are not captured"
-            else:
-                note = "step: forward, backward and optimizer step replayed as one CUDA graph"
-                if cfg.mode != "train":
-                    note = "step: the forward replayed as one CUDA graph"
-        elif graphs == "compile":
-            note = f"compile: torch.compile mode {cfg.compile_mode} (CUDA graph trees)"
-            if self.device.type != "cuda":
-                graphs, note = "off", "off: torch.compile's CUDA graphs need a GPU"
+        graphs, note = graph_mode(cfg, self.device.type, kind, self.distributed)
         self.graphs = graphs
         out: dict[str, Any] = {
             "graphs": graphs,
-            "graphs_note": note or "off",
+            "graphs_note": note,
             "compile_mode": cfg.compile_mode if cfg.compile else None,
             "compile_cache": tuning.compile_cache() if cfg.compile else None,
             "ddp": None,

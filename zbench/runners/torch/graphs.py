@@ -21,6 +21,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from zbench.contract.config import RunConfig
+
 DDP_WARMUP = 11  # DDP's reducer needs 11 eager iterations before its backward can be captured
 WARMUP = 3
 CHECK_REPLAYS = 2  # replays whose loss must be finite before the graph is trusted
@@ -137,3 +139,31 @@ def _copy_into(static: Any, batch: Any) -> None:
         return
     for s, b in zip(static, batch, strict=True):
         _copy_into(s, b)
+
+
+def graph_mode(cfg: RunConfig, device_type: str, kind: str, distributed: bool) -> tuple[str, str]:
+    """What ``--graphs`` can be here (``step``, ``compile`` or ``off``) and the note that says why:
+    a mode that cannot run with this device, task kind (``det``: lists of images), precision or
+    DDP option is turned off, and the note names the reason."""
+    graphs, note = cfg.graphs or "off", ""
+    if graphs == "step":
+        if device_type != "cuda":
+            graphs, note = (
+                "off",
+                "off: CUDA graphs need a GPU (torch.cuda.graphs); ran uncaptured",
+            )
+        elif kind == "det":
+            graphs, note = "off", "off: lists of images and data-dependent shapes"
+        elif cfg.precision == "fp16" and cfg.mode == "train":
+            graphs, note = "off", "off: fp16's GradScaler reads its overflow flag on the host"
+        elif distributed and cfg.grad_compression != "none":
+            graphs, note = "off", "off: the compression hook's futures are not captured"
+        else:
+            note = "step: forward, backward and optimizer step replayed as one CUDA graph"
+            if cfg.mode != "train":
+                note = "step: the forward replayed as one CUDA graph"
+    elif graphs == "compile":
+        note = f"compile: torch.compile mode {cfg.compile_mode} (CUDA graph trees)"
+        if device_type != "cuda":
+            graphs, note = "off", "off: torch.compile's CUDA graphs need a GPU"
+    return graphs, note or "off"
