@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from zbench.demos.tracking import detector as det  # noqa: E402
-from zbench.demos.tracking import metrics, mot_io, pipeline, reference, train  # noqa: E402
+from zbench.demos.tracking import metrics, mot_io, pipeline, reference, sources, train  # noqa: E402
 from zbench.demos.tracking.bytetrack import ByteTracker, ByteTrackParams  # noqa: E402
 from zbench.demos.tracking.deepsort import DeepSortParams, DeepSortTracker  # noqa: E402
 from zbench.demos.tracking.embedder import Embedder, ReidNet  # noqa: E402
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"[2/4] end to end, {test[0]}x{test[1]}, {a.targets} targets, {a.frames} frames")
     t0 = time.perf_counter()
     frames = list(
-        pipeline.generated(SceneConfig(test[0], test[1], a.targets, a.frames, seed=77), device)
+        sources.generated(SceneConfig(test[0], test[1], a.targets, a.frames, seed=77), device)
     )
     res["render_fps"] = round(len(frames) / (time.perf_counter() - t0), 1)
     res["end_to_end"] = {

@@ -12,7 +12,7 @@ pytest.importorskip("torchvision")
 pytest.importorskip("scipy")
 
 from zbench.demos.tracking import detector as det  # noqa: E402
-from zbench.demos.tracking import pipeline  # noqa: E402
+from zbench.demos.tracking import pipeline, sources  # noqa: E402
 from zbench.demos.tracking.deepsort import DeepSortParams, DeepSortTracker  # noqa: E402
 from zbench.demos.tracking.embedder import Embedder, ReidNet  # noqa: E402
 from zbench.demos.tracking.scene import SceneConfig  # noqa: E402
@@ -29,7 +29,7 @@ def models():
 
 @pytest.fixture(scope="module")
 def frames():
-    return list(pipeline.generated(SceneConfig(320, 192, 6, 10, seed=3), "cpu"))
+    return list(sources.generated(SceneConfig(320, 192, 6, 10, seed=3), "cpu"))
 
 
 def _pipe(models) -> pipeline.Pipeline:

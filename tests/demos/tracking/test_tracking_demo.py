@@ -178,7 +178,8 @@ def test_benchmark_smoke_writes_json(tmp_path):
 @pytest.mark.parametrize("batch", [1, 4])
 def test_overlapped_streaming_gives_the_same_tracks_as_stages_in_turn(tmp_path, batch):
     from zbench.demos.tracking.deepsort import DeepSortTracker
-    from zbench.demos.tracking.pipeline import Pipeline, deepsort_npy
+    from zbench.demos.tracking.pipeline import Pipeline
+    from zbench.demos.tracking.sources import deepsort_npy
 
     npy, gt = _deepsort_files(tmp_path)
     serial = Pipeline(DeepSortTracker())
@@ -195,7 +196,8 @@ def test_overlapped_streaming_gives_the_same_tracks_as_stages_in_turn(tmp_path, 
 
 
 def test_overlapped_streaming_reports_a_tracker_failure(tmp_path):
-    from zbench.demos.tracking.pipeline import Pipeline, deepsort_npy
+    from zbench.demos.tracking.pipeline import Pipeline
+    from zbench.demos.tracking.sources import deepsort_npy
 
     class Broken:
         def update(self, *args):

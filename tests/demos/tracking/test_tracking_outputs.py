@@ -131,10 +131,10 @@ def test_bad_paths_are_one_line_and_exit_2(tmp_path):
 def test_stopping_a_run_keeps_the_frames_tracked_so_far(tmp_path, monkeypatch):
     """Ctrl-C (or SIGTERM through the runner) during tracking: results and scores of the frames
     done are written, and the result says it was stopped."""
-    from zbench.demos.tracking import demo, pipeline
+    from zbench.demos.tracking import demo, sources
 
     npy, gt = _long_npy(tmp_path, 40)
-    real = pipeline.deepsort_npy
+    real = sources.deepsort_npy
 
     def interrupted(*args, **kwargs):
         for frame in real(*args, **kwargs):
@@ -142,7 +142,7 @@ def test_stopping_a_run_keeps_the_frames_tracked_so_far(tmp_path, monkeypatch):
                 raise KeyboardInterrupt
             yield frame
 
-    monkeypatch.setattr(pipeline, "deepsort_npy", interrupted)
+    monkeypatch.setattr(sources, "deepsort_npy", interrupted)
     res = demo.run(
         {"input": str(npy), "gt": str(gt), "out_dir": str(tmp_path / "out")}, lambda *a, **k: None
     )

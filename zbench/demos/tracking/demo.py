@@ -318,9 +318,9 @@ def _track(
     preview = FramePreview(emit)
     progress = PhaseProgress(emit, "track", total)
     tracked = _Tracked()
-    last: list[tuple[pipeline.Frame, list]] = []
+    last: list[tuple[sources.Frame, list]] = []
 
-    def show(frame: pipeline.Frame, tracks: list) -> None:
+    def show(frame: sources.Frame, tracks: list) -> None:
         tracked.frames += 1
         if frame.gt is not None:
             tracked.gt_rows.append(frame.gt)

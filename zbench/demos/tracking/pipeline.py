@@ -1,9 +1,5 @@
-"""The tracking pipeline: frame sources, detector -> embedder -> tracker, per-stage timing.
-
-Sources yield `Frame`s: an image (uint8 ``[3, H, W]`` tensor on the device, or None when
-detections come from a file), the ground truth rows when known, and precomputed detections
-(public det.txt, Deep SORT .npy files) when given. `Pipeline.step` runs the stages in turn on one
-frame; `Pipeline.run_batched` detects and embeds frames in chunks while a second thread tracks
+"""The tracking pipeline: detector -> embedder -> tracker on the `Frame`s a source yields
+(sources.py), with per-stage timing. `Pipeline.step` runs the stages in turn on one frame; `Pipeline.run_batched` detects and embeds frames in chunks while a second thread tracks
 them (`StageTimes` says what each figure means in either case).
 """
 
@@ -16,92 +12,15 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from zbench.demos.tracking import mot_io
 from zbench.demos.tracking.bytetrack import ByteTracker, ByteTrackParams
 from zbench.demos.tracking.deepsort import DeepSortParams, DeepSortTracker, TrackOut
 from zbench.demos.tracking.fused import FusedParams, FusedTracker
-from zbench.demos.tracking.scene import FrameTruth, Scene, SceneConfig, to_unit
-
-
-@dataclass
-class Frame:
-    """One frame: index from 1, image or None, gt rows ``[M, 9]`` or None, given detections."""
-
-    index: int
-    image: torch.Tensor | None
-    gt: np.ndarray | None = None
-    truth: FrameTruth | None = None
-    detections: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # tlwh, conf, feat
-
-
-def generated(cfg: SceneConfig, device) -> Iterator[Frame]:
-    """Frames of a rendered scene, numbered from 1, each with its truth (MOT rows and objects)."""
-    for t, (img, truth) in enumerate(Scene(cfg, device), start=1):
-        yield Frame(t, img, np.array(mot_io.truth_rows(t, truth)).reshape(-1, 9), truth)
-
-
-def _gt_by_frame(path: Path | None) -> dict[int, np.ndarray] | None:
-    return mot_io.rows_by_frame(mot_io.read_gt(path)) if path is not None else None
-
-
-def mot_folder(
-    folder: Path, device, limit: int | None, public: bool, gt_path: Path | None = None
-) -> Iterator[Frame]:
-    """A MOT folder's frames; ground truth from ``gt_path``, else the folder's gt/gt.txt."""
-    seq = mot_io.MotFolder(folder)
-    gt = (
-        _gt_by_frame(gt_path)
-        if gt_path
-        else mot_io.rows_by_frame(seq.gt)
-        if seq.gt is not None
-        else None
-    )
-    if public and seq.det is None:
-        raise ValueError(f"{folder}: detector='public' needs det/det.txt")
-    dets = mot_io.rows_by_frame(seq.det) if public and seq.det is not None else {}
-    for t, rgb in enumerate(seq.frames(limit), start=1):
-        d = dets.get(t, np.zeros((0, 10)))
-        yield Frame(
-            t,
-            torch.from_numpy(rgb).permute(2, 0, 1).to(device),
-            gt.get(t, np.zeros((0, 9))) if gt is not None else None,
-            detections=(d[:, 2:6], d[:, 6], None) if public else None,
-        )
-
-
-def video(
-    source: str | int, device, limit: int | None, gt_path: Path | None = None
-) -> Iterator[Frame]:
-    """A video file's or webcam's frames; ground truth by frame number from ``gt_path``."""
-    gt = _gt_by_frame(gt_path)
-    for t, rgb in enumerate(mot_io.iter_video(source, limit), start=1):
-        yield Frame(
-            t,
-            torch.from_numpy(rgb).permute(2, 0, 1).to(device),
-            gt.get(t, np.zeros((0, 9))) if gt is not None else None,
-        )
-
-
-def deepsort_npy(path: Path, gt: Path | None, limit: int | None) -> Iterator[Frame]:
-    """A Deep SORT detection file's frames: its boxes, scores and appearance features."""
-    frames = mot_io.read_deepsort_npy(path)
-    gt_by = _gt_by_frame(gt)
-    last = max(frames) if frames else 0
-    if gt_by:
-        last = max(last, max(gt_by))
-    for t in range(1, (min(last, limit) if limit else last) + 1):
-        tlwh, conf, feat = frames.get(t, (np.zeros((0, 4)), np.zeros(0), None))
-        yield Frame(
-            t,
-            None,
-            gt_by.get(t, np.zeros((0, 9))) if gt_by is not None else None,
-            detections=(tlwh, conf, feat),
-        )
+from zbench.demos.tracking.scene import FrameTruth, to_unit
+from zbench.demos.tracking.sources import Frame
 
 
 def noisy_truth(

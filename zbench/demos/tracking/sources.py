@@ -1,10 +1,14 @@
 """What a tracking run tracks: a generated sequence, a MOT folder, a video file, a webcam or a Deep
-SORT .npy detection file, as frames with their rate, name and count."""
+SORT .npy detection file, as `Frame`s with their rate, name and count.
+
+A `Frame` carries an image (uint8 ``[3, H, W]`` tensor on the device, or None when detections come
+from a file), the ground truth rows when known, and precomputed detections (public det.txt, Deep
+SORT .npy files) when given."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,11 +17,88 @@ import numpy as np
 import torch
 
 from zbench.contract.demos import TRACKING_GENERATED_FRAMES
-from zbench.demos.tracking import mot_io, pipeline
-from zbench.demos.tracking.scene import SceneConfig
+from zbench.demos.tracking import mot_io
+from zbench.demos.tracking.scene import FrameTruth, Scene, SceneConfig
 
 if TYPE_CHECKING:
     from zbench.demos.tracking.demo import TrackingOptions
+
+
+@dataclass
+class Frame:
+    """One frame: index from 1, image or None, gt rows ``[M, 9]`` or None, given detections."""
+
+    index: int
+    image: torch.Tensor | None
+    gt: np.ndarray | None = None
+    truth: FrameTruth | None = None
+    detections: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None  # tlwh, conf, feat
+
+
+def generated(cfg: SceneConfig, device) -> Iterator[Frame]:
+    """Frames of a rendered scene, numbered from 1, each with its truth (MOT rows and objects)."""
+    for t, (img, truth) in enumerate(Scene(cfg, device), start=1):
+        yield Frame(t, img, np.array(mot_io.truth_rows(t, truth)).reshape(-1, 9), truth)
+
+
+def _gt_by_frame(path: Path | None) -> dict[int, np.ndarray] | None:
+    return mot_io.rows_by_frame(mot_io.read_gt(path)) if path is not None else None
+
+
+def mot_folder(
+    folder: Path, device, limit: int | None, public: bool, gt_path: Path | None = None
+) -> Iterator[Frame]:
+    """A MOT folder's frames; ground truth from ``gt_path``, else the folder's gt/gt.txt."""
+    seq = mot_io.MotFolder(folder)
+    gt = (
+        _gt_by_frame(gt_path)
+        if gt_path
+        else mot_io.rows_by_frame(seq.gt)
+        if seq.gt is not None
+        else None
+    )
+    if public and seq.det is None:
+        raise ValueError(f"{folder}: detector='public' needs det/det.txt")
+    dets = mot_io.rows_by_frame(seq.det) if public and seq.det is not None else {}
+    for t, rgb in enumerate(seq.frames(limit), start=1):
+        d = dets.get(t, np.zeros((0, 10)))
+        yield Frame(
+            t,
+            torch.from_numpy(rgb).permute(2, 0, 1).to(device),
+            gt.get(t, np.zeros((0, 9))) if gt is not None else None,
+            detections=(d[:, 2:6], d[:, 6], None) if public else None,
+        )
+
+
+def video(
+    source: str | int, device, limit: int | None, gt_path: Path | None = None
+) -> Iterator[Frame]:
+    """A video file's or webcam's frames; ground truth by frame number from ``gt_path``."""
+    gt = _gt_by_frame(gt_path)
+    for t, rgb in enumerate(mot_io.iter_video(source, limit), start=1):
+        yield Frame(
+            t,
+            torch.from_numpy(rgb).permute(2, 0, 1).to(device),
+            gt.get(t, np.zeros((0, 9))) if gt is not None else None,
+        )
+
+
+def deepsort_npy(path: Path, gt: Path | None, limit: int | None) -> Iterator[Frame]:
+    """A Deep SORT detection file's frames: its boxes, scores and appearance features."""
+    frames = mot_io.read_deepsort_npy(path)
+    gt_by = _gt_by_frame(gt)
+    last = max(frames) if frames else 0
+    if gt_by:
+        last = max(last, max(gt_by))
+    for t in range(1, (min(last, limit) if limit else last) + 1):
+        tlwh, conf, feat = frames.get(t, (np.zeros((0, 4)), np.zeros(0), None))
+        yield Frame(
+            t,
+            None,
+            gt_by.get(t, np.zeros((0, 9))) if gt_by is not None else None,
+            detections=(tlwh, conf, feat),
+        )
+
 
 # A generated sequence is rendered before tracking (as the benchmark does: the renderer is not the
 # tracker) when its frames take no more than this; a longer one is rendered inside the timed loop.
@@ -29,7 +110,7 @@ class Source:
     """The frames to track, their rate, a name for the sequence and how many (None: unknown);
     ``render_s``: seconds spent rendering them beforehand (a generated sequence that fits)."""
 
-    frames: Iterable[pipeline.Frame]
+    frames: Iterable[Frame]
     fps: float
     name: str
     total: int | None
@@ -50,29 +131,29 @@ def source(o: TrackingOptions, device: torch.device, emit: Callable[..., None]) 
         )
         name = f"generated-{o.seed}"
         if cfg.frames * 3 * cfg.width * cfg.height > PRERENDER_BYTES:
-            return Source(pipeline.generated(cfg, device), cfg.fps, name, cfg.frames)
+            return Source(generated(cfg, device), cfg.fps, name, cfg.frames)
         emit("phase", phase="render", detail=f"{cfg.frames} frames, before tracking")
         t0 = time.perf_counter()
-        rendered = list(pipeline.generated(cfg, device))
+        rendered = list(generated(cfg, device))
         return Source(rendered, cfg.fps, name, cfg.frames, round(time.perf_counter() - t0, 2))
     if o.input.startswith("webcam:"):
         cam = int(o.input.split(":", 1)[1])
-        return Source(pipeline.video(cam, device, o.frames, gt), 30.0, "webcam", o.frames)
+        return Source(video(cam, device, o.frames, gt), 30.0, "webcam", o.frames)
     path = Path(o.input)
     if not path.exists():
         raise FileNotFoundError(f"no such input: {o.input}")
     if path.is_dir():
         info = mot_io.read_seqinfo(path)
-        frames = pipeline.mot_folder(path, device, o.frames, o.detector == "public", gt)
+        frames = mot_folder(path, device, o.frames, o.detector == "public", gt)
         total = _cap(len(mot_io.MotFolder(path)), o.frames)
         return Source(frames, info.frame_rate, info.name, total)
     if path.suffix == ".npy":
         last = int(np.load(path, mmap_mode="r")[:, 0].max(initial=0))
         if gt is not None:
             last = max(last, int(mot_io.read_gt(gt)[:, 0].max(initial=0)))
-        frames = pipeline.deepsort_npy(path, gt, o.frames)
+        frames = deepsort_npy(path, gt, o.frames)
         return Source(frames, 25.0, path.stem, _cap(last, o.frames))
     from zbench.demos.video import video_length
 
     total = _cap(video_length(path), o.frames)
-    return Source(pipeline.video(str(path), device, o.frames, gt), 25.0, path.stem, total)
+    return Source(video(str(path), device, o.frames, gt), 25.0, path.stem, total)
