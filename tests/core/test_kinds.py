@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.rows import run_row
 from zbench.contract import events, kinds
 from zbench.contract.config import RunConfig
 from zbench.contract.demo_options import DemoConfig
@@ -113,18 +114,15 @@ def test_results_show_each_kind_in_its_section(tmp_path: Path) -> None:
     for i, name in enumerate(CONFIGS):
         job = _job(name)
         store.add_run(
-            {
-                "job_id": i,
-                "created": float(i),
-                "workload": job["workload"],
-                "framework": job["framework"],
-                "mode": job["mode"],
-                "gpus": 1,
-                "config": job["config"],
-                "env": {},
-                "result": {},
-                "kind": name,
-            }
+            run_row(
+                job_id=i,
+                created=float(i),
+                workload=job["workload"],
+                framework=job["framework"],
+                mode=job["mode"],
+                config=job["config"],
+                kind=name,
+            )
         )
     assert sorted(r.kind for r in query_results(db)) == ["benchmark", "nodes"]
     assert [r.kind for r in query_results(db, workload="probe")] == ["probe"]

@@ -11,7 +11,9 @@ counters that advance at set rates, and per-call failure injection.
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace as NS
 from typing import Any
 
 # NVML return codes, as in nvml.h.
@@ -101,9 +103,8 @@ class FakeGpu:
     cores: int = 16896
     bus_width: int = 6144
     persistence: int = 1
-    processes: list[tuple[int, int | None, int | None]] = field(
-        default_factory=list
-    )  # pid, mem, sm
+    # (pid, memory, SM utilization) of each compute process
+    processes: list[tuple[int, int | None, int | None]] = field(default_factory=list)
     arch: int = 9
     remote_bus_id: str = ""
     nvswitch: bool = False  # links end at an NVSwitch (HGX), not at the peer GPU
@@ -113,6 +114,75 @@ class FakeGpu:
             self.tx_kib = [1000.0 * (i + 1) for i in range(self.nvlinks)]
         if not self.rx_kib:
             self.rx_kib = [2000.0 * (i + 1) for i in range(self.nvlinks)]
+
+
+# The NVML constants zbench reads, as in nvml.h.
+CONSTANTS: dict[str, int] = {
+    "NVML_SUCCESS": 0,
+    "NVML_TEMPERATURE_GPU": 0,
+    "NVML_CLOCK_SM": 1,
+    "NVML_CLOCK_MEM": 2,
+    "NVML_PCIE_UTIL_TX_BYTES": 0,
+    "NVML_PCIE_UTIL_RX_BYTES": 1,
+    "NVML_NVLINK_MAX_LINKS": 18,
+    "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX": 138,
+    "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX": 139,
+    "NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON": 90,
+    "NVML_MEMORY_ERROR_TYPE_UNCORRECTED": 1,
+    "NVML_VOLATILE_ECC": 0,
+    "NVML_GPM_METRICS_GET_VERSION": 1,
+    "NVML_GPM_METRIC_SM_UTIL": 2,
+    "NVML_GPM_METRIC_SM_OCCUPANCY": 3,
+    "NVML_GPM_METRIC_ANY_TENSOR_UTIL": 5,
+    "NVML_GPM_METRIC_DRAM_BW_UTIL": 10,
+    "NVML_GPM_METRIC_FP64_UTIL": 11,
+    "NVML_GPM_METRIC_FP32_UTIL": 12,
+    "NVML_GPM_METRIC_FP16_UTIL": 13,
+    "NVML_TOPOLOGY_INTERNAL": 0,
+    "NVML_TOPOLOGY_SINGLE": 10,
+    "NVML_TOPOLOGY_MULTIPLE": 20,
+    "NVML_TOPOLOGY_HOSTBRIDGE": 30,
+    "NVML_TOPOLOGY_NODE": 40,
+    "NVML_TOPOLOGY_SYSTEM": 50,
+    "NVML_VALUE_TYPE_UNSIGNED_LONG_LONG": 3,
+    "NVML_MAX_GPU_MEM_CLOCK": 2,
+    "nvmlMemory_v2": 0x02000028,
+}
+
+
+# -- per-GPU answers that need only the FakeGpu (FakeNvml._add_devices checks the call first) --
+def _on_link(answer: Callable[[FakeGpu], Any]) -> Callable[[FakeGpu, int], Any]:
+    """``answer`` for a link the GPU has; NotSupported without NVLink, else InvalidArgument."""
+
+    def call(g: FakeGpu, link: int) -> Any:
+        if link >= g.nvlinks:
+            raise NVMLError(CODES["NOT_SUPPORTED"] if g.nvlinks == 0 else CODES["INVALID_ARGUMENT"])
+        return answer(g)
+
+    return call
+
+
+def _fan(g: FakeGpu) -> int:
+    """The fan's speed; NotSupported on a GPU without one (``fan=None``: passively cooled)."""
+    if g.fan is None:
+        raise NVMLError(CODES["NOT_SUPPORTED"])
+    return g.fan
+
+
+def _memory(g: FakeGpu, version: int | None = None) -> Any:
+    """v1 counts the driver's reservation as used (as the real call does); v2 shows it apart."""
+    if version is None:
+        used = g.mem_used + g.mem_reserved
+        return NS(used=used, total=g.mem_total, free=g.mem_total - used)
+    if not g.mem_v2:
+        raise NVMLError(CODES["FUNCTION_NOT_FOUND"])
+    free = g.mem_total - g.mem_used - g.mem_reserved
+    return NS(used=g.mem_used, total=g.mem_total, free=free, reserved=g.mem_reserved)
+
+
+def _processes(g: FakeGpu) -> list[Any]:
+    """The compute processes on the GPU, with their memory."""
+    return [NS(pid=p, usedGpuMemory=mem) for p, mem, _ in g.processes]
 
 
 class FakeNvml:
@@ -169,75 +239,43 @@ class FakeNvml:
             raise NVMLError(code)
 
     def _build(self) -> types.ModuleType:
+        """The ``pynvml`` module: NVML's errors and constants, then its calls section by section."""
         m = types.ModuleType("pynvml")
         m.__dict__.update(ERRORS)
         m.NVMLError = NVMLError
-        for name, code in CODES.items():
-            setattr(m, "NVML_ERROR_" + name, code)
-        consts = {
-            "NVML_SUCCESS": 0,
-            "NVML_TEMPERATURE_GPU": 0,
-            "NVML_CLOCK_SM": 1,
-            "NVML_CLOCK_MEM": 2,
-            "NVML_PCIE_UTIL_TX_BYTES": 0,
-            "NVML_PCIE_UTIL_RX_BYTES": 1,
-            "NVML_NVLINK_MAX_LINKS": 18,
-            "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX": 138,
-            "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX": 139,
-            "NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON": 90,
-            "NVML_MEMORY_ERROR_TYPE_UNCORRECTED": 1,
-            "NVML_VOLATILE_ECC": 0,
-            "NVML_GPM_METRICS_GET_VERSION": 1,
-            "NVML_GPM_METRIC_SM_UTIL": 2,
-            "NVML_GPM_METRIC_SM_OCCUPANCY": 3,
-            "NVML_GPM_METRIC_ANY_TENSOR_UTIL": 5,
-            "NVML_GPM_METRIC_DRAM_BW_UTIL": 10,
-            "NVML_GPM_METRIC_FP64_UTIL": 11,
-            "NVML_GPM_METRIC_FP32_UTIL": 12,
-            "NVML_GPM_METRIC_FP16_UTIL": 13,
-            "NVML_TOPOLOGY_INTERNAL": 0,
-            "NVML_TOPOLOGY_SINGLE": 10,
-            "NVML_TOPOLOGY_MULTIPLE": 20,
-            "NVML_TOPOLOGY_HOSTBRIDGE": 30,
-            "NVML_TOPOLOGY_NODE": 40,
-            "NVML_TOPOLOGY_SYSTEM": 50,
-            "NVML_VALUE_TYPE_UNSIGNED_LONG_LONG": 3,
-            "NVML_MAX_GPU_MEM_CLOCK": 2,
-            "nvmlMemory_v2": 0x02000028,
-        }
-        m.__dict__.update(consts)
-        fake = self
-        NS = types.SimpleNamespace
+        m.__dict__.update({"NVML_ERROR_" + name: code for name, code in CODES.items()})
+        m.__dict__.update(CONSTANTS)
+        self._add_system(m)
+        self._add_topology(m)
+        self._add_devices(m)
+        self._add_gpm(m)
+        return m
 
-        def dev(fn: str, body: Any) -> None:
-            def call(handle: int, *args: Any) -> Any:
-                fake._check(fn, handle)
-                return body(fake.gpus[handle], *args)
-
-            setattr(m, fn, call)
+    def _add_system(self, m: types.ModuleType) -> None:
+        """Init and shutdown, the device count and handles, and the driver's versions."""
 
         def nvmlInit() -> None:
-            fake._check("nvmlInit")
-            if fake.init_error is not None:
-                raise NVMLError(fake.init_error)
-            fake.initialized = True
+            self._check("nvmlInit")
+            if self.init_error is not None:
+                raise NVMLError(self.init_error)
+            self.initialized = True
 
         def nvmlShutdown() -> None:
-            fake.initialized = False
+            self.initialized = False
 
         def nvmlDeviceGetCount() -> int:
-            fake._check("nvmlDeviceGetCount")
-            return len(fake.gpus)
+            self._check("nvmlDeviceGetCount")
+            return len(self.gpus)
 
         def nvmlDeviceGetHandleByIndex(i: int) -> int:
-            fake._check("nvmlDeviceGetHandleByIndex", i)
-            if not 0 <= i < len(fake.gpus):
+            self._check("nvmlDeviceGetHandleByIndex", i)
+            if not 0 <= i < len(self.gpus):
                 raise NVMLError(CODES["INVALID_ARGUMENT"])
             return i
 
         def plain(fn: str, value: Any) -> None:
             def call() -> Any:
-                fake._check(fn)
+                self._check(fn)
                 return value
 
             setattr(m, fn, call)
@@ -250,88 +288,11 @@ class FakeNvml:
         plain("nvmlSystemGetCudaDriverVersion", 12040)
         plain("nvmlSystemGetNVMLVersion", "12.550.54.15")
 
-        def link_ok(g: FakeGpu, link: int) -> None:
-            if link >= g.nvlinks:
-                raise NVMLError(
-                    CODES["NOT_SUPPORTED"] if g.nvlinks == 0 else CODES["INVALID_ARGUMENT"]
-                )
-
-        def nvlink_state(g: FakeGpu, link: int) -> int:
-            link_ok(g, link)
-            return 1
-
-        def nvlink_version(g: FakeGpu, link: int) -> int:
-            link_ok(g, link)
-            return g.nvlink_version
-
-        def remote_pci(g: FakeGpu, link: int) -> Any:
-            link_ok(g, link)
-            return NS(busId=g.remote_bus_id.encode())
-
-        def field_values(g: FakeGpu, ids: list[Any]) -> list[Any]:
-            out = []
-            for fid in ids:
-                fid, scope = fid if isinstance(fid, tuple) else (fid, 0)
-                ret, val = 0, 0
-                if fid == 90:
-                    val = g.nvlink_speed_mbps
-                    ret = 0 if g.nvlinks else CODES["NOT_SUPPORTED"]
-                elif fid in (138, 139):
-                    counters = g.tx_kib if fid == 138 else g.rx_kib
-                    if scope == 0xFFFFFFFF:
-                        val = int(sum(counters))
-                    elif scope < g.nvlinks:
-                        val = int(counters[scope])
-                    else:
-                        ret = CODES["INVALID_ARGUMENT"]
-                else:
-                    ret = CODES["NOT_SUPPORTED"]
-                out.append(
-                    NS(
-                        fieldId=fid,
-                        scopeId=scope,
-                        timestamp=fake.now_us,
-                        latencyUsec=0,
-                        valueType=3,
-                        nvmlReturn=ret,
-                        value=NS(ullVal=val),
-                    )
-                )
-            return out
-
-        def gpm_support(g: FakeGpu) -> Any:
-            return NS(isSupportedDevice=int(g.gpm_supported))
-
-        def unsupported_if_none(v: Any) -> Any:
-            if v is None:
-                raise NVMLError(CODES["NOT_SUPPORTED"])
-            return v
-
-        def memory(g: FakeGpu, version: int | None = None) -> Any:
-            # v1 counts the driver's reservation as used (as the real call does); v2 shows it apart.
-            if version is None:
-                used = g.mem_used + g.mem_reserved
-                return NS(used=used, total=g.mem_total, free=g.mem_total - used)
-            if not g.mem_v2:
-                raise NVMLError(CODES["FUNCTION_NOT_FOUND"])
-            free = g.mem_total - g.mem_used - g.mem_reserved
-            return NS(used=g.mem_used, total=g.mem_total, free=free, reserved=g.mem_reserved)
-
-        def procs(g: FakeGpu) -> list[Any]:
-            return [NS(pid=p, usedGpuMemory=mem) for p, mem, _ in g.processes]
-
-        def proc_util(g: FakeGpu, ts: int) -> list[Any]:
-            samples = [
-                NS(pid=p, smUtil=sm, timeStamp=fake.now_us)
-                for p, _, sm in g.processes
-                if sm is not None
-            ]
-            if not samples:
-                raise NVMLError(CODES["NOT_FOUND"])
-            return samples
+    def _add_topology(self, m: types.ModuleType) -> None:
+        """Two GPUs' common ancestor (one NUMA node) and their P2P status over NVLink."""
 
         def topo(h1: int, h2: int) -> int:
-            fake._check("nvmlDeviceGetTopologyCommonAncestor", h1)
+            self._check("nvmlDeviceGetTopologyCommonAncestor", h1)
             return 0 if h1 == h2 else 40
 
         m.nvmlDeviceGetTopologyCommonAncestor = topo
@@ -340,17 +301,20 @@ class FakeNvml:
         m.NVML_P2P_STATUS_NOT_SUPPORTED = 5
 
         def p2p_status(h1: int, h2: int, index: int) -> int:
-            fake._check("nvmlDeviceGetP2PStatus", h1)
-            both = fake.gpus[h1].nvlinks and fake.gpus[h2].nvlinks
-            return 0 if index == 3 and both and fake.gpus[h1].nvswitch else 5
+            self._check("nvmlDeviceGetP2PStatus", h1)
+            both = self.gpus[h1].nvlinks and self.gpus[h2].nvlinks
+            return 0 if index == 3 and both and self.gpus[h1].nvswitch else 5
 
         m.nvmlDeviceGetP2PStatus = p2p_status
+
+    def _add_devices(self, m: types.ModuleType) -> None:
+        """Each per-GPU call: checked (failures, lost GPUs), then answered from its FakeGpu."""
         table: dict[str, Any] = {
             "nvmlDeviceGetName": lambda g: g.name,
             "nvmlDeviceGetUUID": lambda g: g.uuid,
             "nvmlDeviceGetPciInfo": lambda g: NS(busId=g.bus_id.encode()),
             "nvmlDeviceGetUtilizationRates": lambda g: NS(gpu=g.util_gpu, memory=g.util_mem),
-            "nvmlDeviceGetMemoryInfo": memory,
+            "nvmlDeviceGetMemoryInfo": _memory,
             "nvmlDeviceGetTemperature": lambda g, _s: g.temp,
             "nvmlDeviceGetPowerUsage": lambda g: g.power_mw,
             "nvmlDeviceGetEnforcedPowerLimit": lambda g: g.power_limit_mw,
@@ -358,38 +322,85 @@ class FakeNvml:
             "nvmlDeviceGetPowerManagementDefaultLimit": lambda g: g.default_power_limit_mw,
             "nvmlDeviceGetClockInfo": lambda g, c: g.sm_clock if c == 1 else g.mem_clock,
             "nvmlDeviceGetMaxClockInfo": lambda g, c: g.max_sm_clock if c == 1 else g.max_mem_clock,
-            "nvmlDeviceGetFanSpeed": lambda g: unsupported_if_none(g.fan),
+            "nvmlDeviceGetFanSpeed": _fan,
             "nvmlDeviceGetPcieThroughput": lambda g, c: g.pcie_tx_kb if c == 0 else g.pcie_rx_kb,
-            "nvmlDeviceGetNvLinkState": nvlink_state,
-            "nvmlDeviceGetNvLinkVersion": nvlink_version,
-            "nvmlDeviceGetNvLinkRemotePciInfo": remote_pci,
-            "nvmlDeviceGetFieldValues": field_values,
+            "nvmlDeviceGetNvLinkState": _on_link(lambda g: 1),
+            "nvmlDeviceGetNvLinkVersion": _on_link(lambda g: g.nvlink_version),
+            "nvmlDeviceGetNvLinkRemotePciInfo": _on_link(
+                lambda g: NS(busId=g.remote_bus_id.encode())
+            ),
+            "nvmlDeviceGetFieldValues": self._field_values,
             "nvmlDeviceGetCurrentClocksEventReasons": lambda g: g.throttle,
             "nvmlDeviceGetCurrentClocksThrottleReasons": lambda g: g.throttle,
             "nvmlDeviceGetTotalEccErrors": lambda g, _t, _c: g.ecc,
-            "nvmlDeviceGetComputeRunningProcesses": procs,
-            "nvmlDeviceGetProcessUtilization": proc_util,
+            "nvmlDeviceGetComputeRunningProcesses": _processes,
+            "nvmlDeviceGetProcessUtilization": self._process_utilization,
             "nvmlDeviceGetCudaComputeCapability": lambda g: g.cc,
             "nvmlDeviceGetNumGpuCores": lambda g: g.cores,
             "nvmlDeviceGetMemoryBusWidth": lambda g: g.bus_width,
             "nvmlDeviceGetPersistenceMode": lambda g: g.persistence,
             "nvmlDeviceGetArchitecture": lambda g: g.arch,
-            "nvmlGpmQueryDeviceSupport": gpm_support,
+            "nvmlGpmQueryDeviceSupport": lambda g: NS(isSupportedDevice=int(g.gpm_supported)),
         }
+
+        def dev(fn: str, body: Any) -> None:
+            def call(handle: int, *args: Any) -> Any:
+                self._check(fn, handle)
+                return body(self.gpus[handle], *args)
+
+            setattr(m, fn, call)
+
         for fn, body in table.items():
             dev(fn, body)
 
+    def _field_values(self, g: FakeGpu, ids: list[Any]) -> list[Any]:
+        """NVLink's speed and TX/RX counters (per link, or summed over 0xFFFFFFFF) as fields."""
+        out = []
+        for fid in ids:
+            fid, scope = fid if isinstance(fid, tuple) else (fid, 0)
+            ret, val = 0, 0
+            if fid == 90:
+                val = g.nvlink_speed_mbps
+                ret = 0 if g.nvlinks else CODES["NOT_SUPPORTED"]
+            elif fid in (138, 139):
+                counters = g.tx_kib if fid == 138 else g.rx_kib
+                if scope == 0xFFFFFFFF:
+                    val = int(sum(counters))
+                elif scope < g.nvlinks:
+                    val = int(counters[scope])
+                else:
+                    ret = CODES["INVALID_ARGUMENT"]
+            else:
+                ret = CODES["NOT_SUPPORTED"]
+            head = {"fieldId": fid, "scopeId": scope, "timestamp": self.now_us, "latencyUsec": 0}
+            out.append(NS(**head, valueType=3, nvmlReturn=ret, value=NS(ullVal=val)))
+        return out
+
+    def _process_utilization(self, g: FakeGpu, ts: int) -> list[Any]:
+        """The SM utilization of each process that has one; NotFound when none has."""
+        samples = [
+            NS(pid=p, smUtil=sm, timeStamp=self.now_us)
+            for p, _, sm in g.processes
+            if sm is not None
+        ]
+        if not samples:
+            raise NVMLError(CODES["NOT_FOUND"])
+        return samples
+
+    def _add_gpm(self, m: types.ModuleType) -> None:
+        """GPM samples and the metrics request, answered from each GPU's ``gpm`` figures."""
+
         def nvmlGpmSampleAlloc() -> Any:
-            fake._check("nvmlGpmSampleAlloc")
+            self._check("nvmlGpmSampleAlloc")
             return NS(handle=None, t=None)
 
         def nvmlGpmSampleGet(handle: int, sample: Any) -> Any:
-            fake._check("nvmlGpmSampleGet", handle)
-            sample.handle, sample.t = handle, fake.now_us
+            self._check("nvmlGpmSampleGet", handle)
+            sample.handle, sample.t = handle, self.now_us
             return sample
 
         def nvmlGpmSampleFree(sample: Any) -> None:
-            fake._check("nvmlGpmSampleFree")
+            self._check("nvmlGpmSampleFree")
 
         class c_nvmlGpmMetricsGet_t:
             def __init__(self) -> None:
@@ -401,8 +412,8 @@ class FakeNvml:
 
         def nvmlGpmMetricsGet(req: Any) -> Any:
             handle = req.sample2.handle
-            fake._check("nvmlGpmMetricsGet", handle)
-            g = fake.gpus[handle]
+            self._check("nvmlGpmMetricsGet", handle)
+            g = self.gpus[handle]
             for i in range(req.numMetrics):
                 metric = req.metrics[i]
                 if metric.metricId in g.gpm:
@@ -416,4 +427,3 @@ class FakeNvml:
         m.nvmlGpmSampleFree = nvmlGpmSampleFree
         m.nvmlGpmMetricsGet = nvmlGpmMetricsGet
         m.c_nvmlGpmMetricsGet_t = c_nvmlGpmMetricsGet_t
-        return m

@@ -12,6 +12,7 @@ import pytest
 
 from tests.faults.conftest import one_line_error, zbench
 from tests.jobs.jobkit import fake_spec, wait_for
+from tests.rows import run_row
 from zbench.jobs import api
 from zbench.jobs.suites import SuiteError, parse_suite
 from zbench.store import Store
@@ -19,24 +20,8 @@ from zbench.store import Store
 FINAL = ("done", "failed", "crashed", "oom", "timeout", "cancelled", "lost")
 
 
-def _add_run(db: Path, gpu_name: str = "NVIDIA H200", samples_per_s: object = 100.0) -> int:
-    return Store(db).add_run(
-        {
-            "job_id": None,
-            "created": 1.0,
-            "workload": "resnet50",
-            "framework": "torch",
-            "mode": "train",
-            "precision": "fp32",
-            "batch_size": 8,
-            "gpus": 1,
-            "gpu_name": gpu_name,
-            "samples_per_s": samples_per_s,
-            "config": {},
-            "env": {},
-            "result": {},
-        }
-    )
+def _add_run(db: Path, **fields: object) -> int:
+    return Store(db).add_run(run_row(**fields))
 
 
 def test_a_home_that_is_a_file_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -151,7 +136,7 @@ def test_a_suite_named_like_markup_prints_as_is(home: Path, tmp_path: Path) -> N
 
 def test_a_gpu_name_like_markup_prints_as_is_in_compare(home: Path) -> None:
     db = home / "zbench.db"
-    a, b = _add_run(db, "GPU [/x]"), _add_run(db, "[bold red]H200")
+    a, b = _add_run(db, gpu_name="GPU [/x]"), _add_run(db, gpu_name="[bold red]H200")
     code, out, err = zbench("compare", str(a), str(b), "--unlike")
     assert code == 0, err
     text = " ".join(out.split())  # the title wraps at the table's width

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.rows import run_config, run_row
 from zbench.store import Store
 
 GIB = 1024**3
@@ -30,14 +31,9 @@ RUNS = [
 def fill(store: Store) -> list[int]:
     run_ids = []
     for n, (wl, fw, mode, gpus, gpu, prec, batch, sps, util, mutil, mem) in enumerate(RUNS):
-        config = {
-            "workload": wl,
-            "framework": fw,
-            "mode": mode,
-            "precision": prec,
-            "batch_size": batch,
-            "gpus": gpus,
-        }
+        config = run_config(
+            workload=wl, framework=fw, mode=mode, precision=prec, batch_size=batch, gpus=gpus
+        )
         [job_id] = store.add_jobs(
             [
                 {
@@ -52,21 +48,16 @@ def fill(store: Store) -> list[int]:
             ]
         )
         run_id = store.add_run(
-            {
-                "job_id": job_id,
-                "created": T0 + n,
-                "workload": wl,
-                "framework": fw,
-                "mode": mode,
-                "precision": prec,
-                "batch_size": batch,
-                "gpus": gpus,
-                "gpu_name": gpu,
-                "samples_per_s": sps,
-                "config": config,
-                "env": {"torch": "2.11"},
-                "result": {"samples_per_s": sps},
-            }
+            run_row(
+                **config,  # the run's columns are its config's
+                job_id=job_id,
+                created=T0 + n,
+                gpu_name=gpu,
+                samples_per_s=sps,
+                config=config,
+                env={"torch": "2.11"},
+                result={"samples_per_s": sps},
+            )
         )
         measure = {
             "gpu_util_mean": util,

@@ -8,6 +8,7 @@ import io
 import json
 from pathlib import Path
 
+from tests.rows import run_row
 from zbench.contract.measure import build_demo_result
 from zbench.results.demos import demo_results, render
 from zbench.results.report import write_report
@@ -57,22 +58,19 @@ def _add(store: Store, n: int, demo: str, mode: str, result: dict) -> None:
         ]
     )
     store.add_run(
-        {
-            "job_id": job,
-            "created": T0 + n,
-            "workload": demo,
-            "framework": "demo",
-            "mode": mode,
-            "precision": None,
-            "batch_size": None,
-            "gpus": 1,
-            "gpu_name": "NVIDIA H200",
-            "samples_per_s": result.get("samples_per_s"),
-            "config": config,
-            "env": {},
-            "result": result,
-            "kind": "demo",
-        }
+        run_row(
+            job_id=job,
+            created=T0 + n,
+            workload=demo,
+            framework="demo",
+            mode=mode,
+            precision=None,
+            batch_size=None,
+            samples_per_s=result.get("samples_per_s"),
+            config=config,
+            result=result,
+            kind="demo",
+        )
     )
 
 

@@ -15,6 +15,7 @@ from types import ModuleType
 import pytest
 from typer.testing import CliRunner
 
+from tests.rows import run_row
 from zbench.cli import app
 from zbench.results.api import Filters
 from zbench.results.export import md_measured, md_results, render_md
@@ -52,28 +53,11 @@ def _add_run(db: Path, tag: str | None = None, **over: object) -> int:
             }
         ]
     )
-    run = {
-        "job_id": job_id,
-        "created": 1_796_100_000.0,
-        "workload": "resnet50",
-        "framework": "torch",
-        "mode": "train",
-        "precision": "fp32",
-        "batch_size": 128,
-        "gpus": 1,
-        "gpu_name": "NVIDIA H200",
-        "samples_per_s": 900.0,
-        "config": {},
-        "env": {
-            "torch": "2.11.0+cu130",
-            "driver": "580.159.04",
-            "host": "h200-box",
-            "cuda": "13.0",
-        },
-        "result": {},
-    }
-    run.update(over)
-    return store.add_run(run)
+    env = {"torch": "2.11.0+cu130", "driver": "580.159.04", "host": "h200-box", "cuda": "13.0"}
+    run = run_row(
+        job_id=job_id, created=1_796_100_000.0, batch_size=128, samples_per_s=900.0, env=env
+    )
+    return store.add_run(run | over)
 
 
 def test_the_dump_is_what_the_builder_writes() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.rows import run_config, run_row
 from zbench.results.api import Filters
 from zbench.results.report import write_report
 from zbench.store import Store
@@ -15,16 +16,7 @@ NASTY = "![x](../../etc/passwd) [link](http://e) <b>bold</b> *star* `tick` &amp;
 
 def _add(db: Path, gpu_name: str, tag: str) -> None:
     store = Store(db)
-    cfg = {
-        "workload": "resnet50",
-        "framework": "torch",
-        "mode": "train",
-        "precision": "fp32",
-        "batch_size": 8,
-        "gpus": 1,
-        "device": "cuda",
-        "preset": "review",
-    }
+    cfg = run_config(device="cuda", preset="review")
     [job] = store.add_jobs(
         [
             {
@@ -39,21 +31,15 @@ def _add(db: Path, gpu_name: str, tag: str) -> None:
         ]
     )
     store.add_run(
-        {
-            "job_id": job,
-            "created": T0,
-            "workload": "resnet50",
-            "framework": "torch",
-            "mode": "train",
-            "precision": "fp32",
-            "batch_size": 8,
-            "gpus": 1,
-            "gpu_name": gpu_name,
-            "samples_per_s": 100.0,
-            "config": cfg,
-            "env": {"cpu_model": NASTY, "torch": "2.11"},
-            "result": {"samples_per_s": 100.0},
-        }
+        run_row(
+            job_id=job,
+            created=T0,
+            gpu_name=gpu_name,
+            samples_per_s=100.0,
+            config=cfg,
+            env={"cpu_model": NASTY, "torch": "2.11"},
+            result={"samples_per_s": 100.0},
+        )
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from tests.rows import run_config, run_row
 from zbench.cli import app
 from zbench.results.aggregate import aggregate, compact_sample
 from zbench.results.api import query_results
@@ -38,21 +39,20 @@ def add(
     result: dict[str, Any] | None = None,
     **config: Any,
 ) -> int:
-    cfg = {
-        "workload": "resnet50",
-        "framework": "torch",
-        "mode": "train",
-        "precision": precision,
-        "batch_size": batch,
-        "gpus": gpus,
-        "image_size": 224,
-        "steps": 100,
-        "warmup": 20,
-        "device": "cuda",
-        "data_source": "synthetic-device",
-        "preset": "review",
-        **config,
-    }
+    cfg = (
+        run_config(
+            precision=precision,
+            batch_size=batch,
+            gpus=gpus,
+            image_size=224,
+            steps=100,
+            warmup=20,
+            device="cuda",
+            data_source="synthetic-device",
+            preset="review",
+        )
+        | config
+    )
     [job] = store.add_jobs(
         [
             {
@@ -69,26 +69,23 @@ def add(
     )
     cpu = cfg["device"] == "cpu"
     run = store.add_run(
-        {
-            "job_id": job,
-            "created": T0 + n,
-            "workload": "resnet50",
-            "framework": "torch",
-            "mode": "train",
-            "precision": precision,
-            "batch_size": batch,
-            "gpus": 0 if cpu else gpus,
-            "gpu_name": "CPU" if cpu else "NVIDIA H200",
-            "samples_per_s": sps,
-            "config": cfg,
-            "env": {**ENV, **(env or {})},
-            "result": {
+        run_row(
+            job_id=job,
+            created=T0 + n,
+            precision=precision,
+            batch_size=batch,
+            gpus=0 if cpu else gpus,
+            gpu_name="CPU" if cpu else "NVIDIA H200",
+            samples_per_s=sps,
+            config=cfg,
+            env={**ENV, **(env or {})},
+            result={
                 "samples_per_s": sps,
                 "precision_detail": f"{precision} (TF32 off)",
                 "data": cfg["data_source"],
                 **(result or {}),
             },
-        }
+        )
     )
     store.set_phase_aggregates(job, run, {"measure": phases or {"gpu_util_mean": 90.0}})
     return run

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.rows import run_config, run_row
 from zbench.cli import app
 from zbench.results.api import query_results
 from zbench.results.format import differing, table_columns
@@ -21,19 +22,7 @@ T0 = 1_780_000_000.0
 
 
 def _add(store: Store, n: int, **config: Any) -> None:
-    full = {
-        "workload": "resnet50",
-        "framework": "torch",
-        "mode": "train",
-        "precision": "fp32",
-        "batch_size": 8,
-        "gpus": 1,
-        "device": "cpu",
-        "steps": 3,
-        "image_size": 32,
-        "compile": False,
-        **config,
-    }
+    full = run_config(device="cpu", steps=3, image_size=32, compile=False) | config
     [job] = store.add_jobs(
         [
             {
@@ -47,22 +36,18 @@ def _add(store: Store, n: int, **config: Any) -> None:
             }
         ]
     )
+    sps = 40.0 + n
     store.add_run(
-        {
-            "job_id": job,
-            "created": T0 + n,
-            "workload": "resnet50",
-            "framework": "torch",
-            "mode": "train",
-            "precision": "fp32",
-            "batch_size": 8,
-            "gpus": 0,
-            "gpu_name": None,
-            "samples_per_s": 40.0 + n,
-            "config": full,
-            "env": {"torch": "2.11"},
-            "result": {"samples_per_s": 40.0 + n},
-        }
+        run_row(
+            job_id=job,
+            created=T0 + n,
+            gpus=0,
+            gpu_name=None,
+            samples_per_s=sps,
+            config=full,
+            env={"torch": "2.11"},
+            result={"samples_per_s": sps},
+        )
     )
 
 

@@ -7,6 +7,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from tests.rows import run_row
 from zbench.store import MIGRATIONS, JobRow, RunFilter, RunRow, Store
 
 
@@ -91,23 +92,6 @@ def test_concurrent_writer_processes(tmp_path: Path) -> None:
     assert sum(len(reader.samples(j["id"])) for j in jobs) == 480
 
 
-def _run(job_id: int, **over: object) -> dict[str, object]:
-    run: dict[str, object] = {
-        "job_id": job_id,
-        "created": 10.0,
-        "workload": "resnet50",
-        "framework": "torch",
-        "mode": "train",
-        "gpus": 1,
-        "gpu_name": "NVIDIA H200",
-        "config": {},
-        "env": {},
-        "result": {},
-    }
-    run.update(over)
-    return run
-
-
 def test_jobs_and_runs_come_back_as_typed_rows(tmp_path: Path) -> None:
     store = Store(tmp_path / "z.db")
     [jid] = store.add_jobs(
@@ -128,7 +112,7 @@ def test_jobs_and_runs_come_back_as_typed_rows(tmp_path: Path) -> None:
     assert row.as_dict() == store.get_job(jid)
     assert store.job_row(jid + 1) is None
     assert [r.id for r in store.job_rows(("queued",))] == [jid] and not store.job_rows(("done",))
-    rid = store.add_run(_run(jid, result={"samples_per_s": 5.0}))
+    rid = store.add_run(run_row(job_id=jid, result={"samples_per_s": 5.0}))
     [run] = store.run_rows()
     assert isinstance(run, RunRow) and (run.id, run.job_id) == (rid, jid)
     assert run.result == {"samples_per_s": 5.0} and run.as_dict() == store.get_run(rid)
@@ -136,9 +120,9 @@ def test_jobs_and_runs_come_back_as_typed_rows(tmp_path: Path) -> None:
 
 def test_the_run_filter_matches_every_field_given(tmp_path: Path) -> None:
     store = Store(tmp_path / "z.db")
-    a = store.add_run(_run(1))
-    b = store.add_run(_run(2, framework="tf", gpu_name="GPU_x%y", created=20.0))
-    c = store.add_run(_run(3, framework="demo", workload="snake", mode="rl", kind="demo"))
+    a = store.add_run(run_row(job_id=1))
+    b = store.add_run(run_row(job_id=2, created=20.0, framework="tf", gpu_name="GPU_x%y"))
+    c = store.add_run(run_row(job_id=3, framework="demo", workload="snake", mode="rl", kind="demo"))
 
     def ids(**kw: object) -> list[int]:
         return [r.id for r in store.run_rows(RunFilter(**kw))]  # type: ignore[arg-type]
