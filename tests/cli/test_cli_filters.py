@@ -4,14 +4,17 @@ and demo results; one format flag; a GPU count and GPU indices never share a nam
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import typer
 from typer.testing import CliRunner
 
+from tests.rows import run_row
 from zbench.cli import app
 from zbench.cli.filters import FILTER_OPTIONS, filter_argv, read_filters
 from zbench.results.api import Filters
+from zbench.store import Store
 
 CLI = CliRunner(env={"COLUMNS": "200", "TERM": "dumb", "NO_COLOR": "1"})
 FLAGS = [
@@ -104,3 +107,44 @@ def test_export_hosts_asks_every_host_with_the_same_filters(
     )
     assert out.exit_code == 0, out.output
     assert asked == [["results", "--mode", "infer", "--gpus", "2", "--tag", "bios"]]
+
+
+TYPO_COMMANDS = [
+    ["results"],
+    ["results", "--json"],
+    ["export", "--format", "csv"],
+    ["export", "--format", "csv", "--samples"],
+    ["report", "--output", "{tmp}/r"],
+    ["plot", "--output", "{tmp}/p"],
+    ["demo", "results"],
+]
+
+
+@pytest.mark.parametrize("command", TYPO_COMMANDS, ids=" ".join)
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--workload", "resnet5"), ("--framework", "pytorch"), ("--precision", "fp8")],
+)
+def test_a_name_no_table_knows_and_no_run_has_is_one_line_and_exit_2(
+    command: list[str], flag: str, value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    Store(tmp_path / "zbench.db").add_run(run_row())  # one stored run: the filter finds none
+    args = [a.replace("{tmp}", str(tmp_path)) for a in command]
+    out = CLI.invoke(app, [*args, flag, value, "--db", str(tmp_path / "zbench.db")])
+    assert out.exit_code == 2, out.output
+    [line] = out.output.strip().splitlines()
+    assert f"{flag} {value}: no such" in line and "choose from" in line
+
+
+def test_a_known_name_without_runs_is_no_error_and_a_stored_old_name_is_known(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "zbench.db")
+    Store(db).add_run(run_row(workload="resnet101"))  # a name an older zbench stored
+    for workload, runs in (("vgg16", 0), ("snake", 0), ("probe", 0), ("resnet101", 1)):
+        got = Filters(workload=workload).query(db)
+        assert len(got) == runs
+    with pytest.raises(ValueError, match=r"choose from .*resnet101.*vgg16"):
+        Filters(workload="resnet5").query(db)
+    assert CLI.invoke(app, ["results", "--workload", "vgg16", "--db", db]).exit_code == 0

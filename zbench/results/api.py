@@ -10,10 +10,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zbench import paths
-from zbench.contract.kinds import DEMO, result_kinds
+from zbench.contract import demos as demo_table
+from zbench.contract.config import FRAMEWORKS, PRECISIONS
+from zbench.contract.kinds import DEMO, KINDS, result_kinds
+from zbench.contract.workloads import WORKLOADS
 from zbench.store import RunFilter, RunRow, Store
 
 MEASURE = "measure"
+# What --workload, --framework and --precision can name before any run has it: the contract's
+# tables (workloads, demos, the kinds' own names); stored runs add theirs (Filters.checked).
+FILTER_NAMES: dict[str, frozenset[str]] = {
+    "workload": frozenset(
+        [*WORKLOADS, *demo_table.demos(), *(k.workload for k in KINDS.values() if k.workload)]
+    ),
+    "framework": frozenset([*FRAMEWORKS, *(k.framework for k in KINDS.values() if k.framework)]),
+    "precision": frozenset(PRECISIONS),
+}
 
 
 @dataclass(frozen=True)
@@ -159,12 +171,28 @@ class Filters:
     run_ids: list[int] | None = None
 
     def query(self, db: str | os.PathLike[str] | None) -> list[ResultRow]:
-        """The stored runs these filters keep, oldest first."""
-        return query_results(db, **self.__dict__)
+        """The stored runs these filters keep, oldest first; none, because a filter names a value
+        that no table knows and no stored run has (a typo), is a ValueError that says so."""
+        return self.checked(query_results(db, **self.__dict__), db)
 
     def query_demos(self, db: str | os.PathLike[str] | None) -> list[ResultRow]:
         """The stored demo runs these filters keep, oldest first (``workload``: a demo's name)."""
-        return query_results(db, **{**self.__dict__, "framework": None}, kinds=(DEMO,))
+        rows = query_results(db, **{**self.__dict__, "framework": None}, kinds=(DEMO,))
+        return self.checked(rows, db)
+
+    def checked(self, rows: list[ResultRow], db: str | os.PathLike[str] | None) -> list[ResultRow]:
+        if rows:
+            return rows
+        store = Store(paths.db_path(db))
+        for name in ("workload", "framework", "precision"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            known = FILTER_NAMES[name] | store.run_values(name)
+            if value not in known:
+                choices = ", ".join(sorted(known))
+                raise ValueError(f"--{name} {value}: no such {name} (choose from {choices})")
+        return rows
 
     def keeps(self, row: Any) -> bool:
         """Whether a row (e.g. read from an exported file) passes the row-level filters; ``suite``

@@ -30,7 +30,8 @@ def select(db: Db, filters: Filters) -> Selection:
     """The runs ``filters`` selects (ValueError for a filter that cannot apply), split by kind."""
     out = Selection()
     sections = {"rows": out.rows, "probes": out.probes, "demos": out.demos}
-    for r in query_results(db, **vars(filters), kinds=tuple(kinds.KINDS)):
+    found = query_results(db, **vars(filters), kinds=tuple(kinds.KINDS))
+    for r in filters.checked(found, db):
         sections[kinds.get(r.kind).section].append(r)
     out.rows = review_order(out.rows)
     return out

@@ -52,6 +52,9 @@ class RunFilter:
     kinds: Sequence[str] | None = None
 
 
+VALUE_COLUMNS = ("workload", "framework", "mode", "precision")  # Store.run_values reads these
+
+
 def _where(f: RunFilter) -> tuple[str, list[Any]]:
     where: list[str] = []
     params: list[Any] = []
@@ -94,6 +97,14 @@ class RunsTable(StoreBase):
     def run_rows(self, match: RunFilter | None = None) -> list[RunRow]:
         """:meth:`runs` as typed rows."""
         return [RunRow(**r) for r in self.runs(match)]
+
+    def run_values(self, column: str) -> set[str]:
+        """The distinct values stored runs have in ``column`` (workload, framework, mode or
+        precision): what a results filter can match besides the tables' names."""
+        if column not in VALUE_COLUMNS:
+            raise ValueError(f"not a filter column: {column}")
+        rows = self._read(f"SELECT DISTINCT {column} AS v FROM runs WHERE {column} IS NOT NULL", ())
+        return {str(r["v"]) for r in rows}
 
     def get_run(self, run_id: int) -> dict[str, Any] | None:
         rows = self._read("SELECT * FROM runs WHERE id = ?", (run_id,))
