@@ -75,6 +75,20 @@ def test_a_gpu_the_machine_does_not_offer_is_exit_2(cli: CliRunner, jobenv: Path
     assert not jobenv.exists() or api.list_jobs(jobenv) == []
 
 
+def test_a_machine_without_gpus_is_one_line_and_no_job(
+    cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    for args in (["probe"], ["probe", "--gpu-ids", "0"]):
+        res = cli.invoke(app, args)
+        assert res.exit_code == 1
+        assert (
+            res.output.strip()
+            == "zbench probe: no GPU found on this machine: the probe measures GPUs"
+        )
+    assert not jobenv.exists() or api.list_jobs(jobenv) == []
+
+
 def test_a_probe_whose_supervisor_died_keeps_its_figures(tmp_path: Path) -> None:
     from zbench.contract.probe_options import ProbeConfig
     from zbench.contract.protocol import EventWriter

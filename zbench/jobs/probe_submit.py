@@ -36,6 +36,8 @@ def submit_probe(
     except ValueError as exc:
         raise ProbeError(str(exc)) from None
     offered = visible_gpus()
+    if not offered:  # found before a job is queued that could only fail
+        raise ProbeError("no GPU found on this machine: the probe measures GPUs", exit_code=1)
     missing = [g for g in gpu_list or () if g not in offered]
     if missing:
         raise ProbeError(f"--gpu-ids: GPU {missing[0]} is not one of {offered}")
