@@ -4,7 +4,10 @@ from the job's samples), and the command's own errors."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -78,18 +81,28 @@ def test_bad_gpus_is_exit_2(fake: FakeNvml) -> None:
     assert res.exit_code == 2 and "not a GPU index" in res.output
 
 
-@pytest.mark.torch
-@pytest.mark.slow  # imports torch here and again in the probe's runner process
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
-def test_runner_without_cuda_fails_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_driver_is_one_line_before_a_job_is_queued(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(
         sys.modules, "pynvml", FakeNvml(init_error=FakeNvml.DRIVER_NOT_LOADED).module
     )
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    res = runner.invoke(app, ["probe", "--quick"])
+    assert res.exit_code == 1
+    assert res.output == "zbench probe: no GPU found on this machine: the probe measures GPUs\n"
+
+
+@pytest.mark.torch
+@pytest.mark.slow  # the probe's real runner process imports torch
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+def test_the_runner_without_cuda_fails_with_one_error_event(tmp_path: Path) -> None:
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
-    monkeypatch.setenv("ZBENCH_SUPERVISOR_IDLE_S", "1")  # the probe's supervisor leaves soon
-    res = runner.invoke(app, ["probe", "--quick"])
-    assert res.exit_code == 1
-    assert "PyTorch sees no CUDA GPU" in res.output
+    events = tmp_path / "events.jsonl"
+    cmd = [sys.executable, "-m", "zbench.runners.microbench", "--events", str(events), "--quick"]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    [error] = [json.loads(line) for line in events.read_text().splitlines()]
+    assert error["type"] == "error" and error["kind"] == "unavailable"
+    assert error["message"] == "PyTorch sees no CUDA GPU"
