@@ -148,3 +148,15 @@ def test_a_known_name_without_runs_is_no_error_and_a_stored_old_name_is_known(
     with pytest.raises(ValueError, match=r"choose from .*resnet101.*vgg16"):
         Filters(workload="resnet5").query(db)
     assert CLI.invoke(app, ["results", "--workload", "vgg16", "--db", db]).exit_code == 0
+
+
+def test_a_bad_format_reads_the_same_on_export_and_demo_results(tmp_path: Path) -> None:
+    db = str(tmp_path / "zbench.db")
+    lines = {
+        " ".join(cmd): CLI.invoke(app, [*cmd, "--format", "xls", "--db", db])
+        for cmd in (["export"], ["demo", "results"])
+    }
+    assert {r.exit_code for r in lines.values()} == {2}
+    assert {r.output for r in lines.values()} == {
+        "zbench: unknown format 'xls' (choose md, csv or json)\n"
+    }

@@ -169,7 +169,7 @@ def export_results(
     if samples:
         return _export_samples(fmt, output, filters, db)
     if fmt not in FORMATS:
-        _err(f"unknown format {fmt!r} (choose md, csv or json)")
+        _err(str(FormatError.unknown(fmt)))
         return 2
     rows = _query(filters, db)
     if rows is None:
@@ -188,7 +188,7 @@ def _export_samples(fmt: str, output: Path | None, filters: Filters, db: Db) -> 
 
     fmt = {"md": "csv", "json": "jsonl"}.get(fmt, fmt)  # md is export's default: not for samples
     if fmt not in SAMPLE_FORMATS:
-        _err(f"samples export: unknown format {fmt!r} (choose csv or jsonl)")
+        _err(str(FormatError.unknown(fmt, SAMPLE_FORMATS, "samples export: ")))
         return 2
     try:
         sel = select(db, filters)

@@ -16,6 +16,7 @@ from zbench import paths
 from zbench.contract.demos import figure, known
 from zbench.contract.kinds import DEMO
 from zbench.csvcell import write_rows
+from zbench.results.export import FormatError
 from zbench.store import RunFilter, Store
 from zbench.textfit import Column, one_line
 
@@ -185,4 +186,4 @@ def render(rows: Sequence[DemoResult], fmt: str) -> str:
         for demo in demos:
             out += [*_md([r for r in rows if r.demo == demo]), ""]
         return "\n".join(out[:-1]) + "\n"
-    raise ValueError(f"unknown format {fmt!r}: use md, csv or json")
+    raise FormatError.unknown(fmt)

@@ -43,6 +43,12 @@ FORMATS = ("md", "csv", "json")
 class FormatError(ZbenchError, ValueError):
     """Unknown export format (one line, exit status 2)."""
 
+    @classmethod
+    def unknown(cls, fmt: str, choices: Sequence[str] = FORMATS, what: str = "") -> FormatError:
+        """The one wording of a format that is not one of ``choices``."""
+        names = ", ".join(choices[:-1]) + f" or {choices[-1]}"
+        return cls(f"{what}unknown format {fmt!r} (choose {names})")
+
 
 # Stored text (a GPU name, a tag, a runner's message) is data, never Markdown: ``![x](y)`` in a GPU
 # name must not become an image (the HTML report refuses images it does not hold), nor ``[x](y)`` a
@@ -252,4 +258,4 @@ def render(rows: Sequence[ResultRow], fmt: str) -> str:
         return render_csv(rows)
     if fmt == "json":
         return render_json(rows)
-    raise FormatError(f"unknown format {fmt!r} (choose md, csv or json)")
+    raise FormatError.unknown(fmt)

@@ -10,6 +10,7 @@ from typing import Any
 from zbench import paths
 from zbench.csvcell import write_rows
 from zbench.results.api import ResultRow
+from zbench.results.export import FormatError
 from zbench.results.selection import Db
 from zbench.store import Store
 
@@ -59,7 +60,7 @@ def _cell(value: Any) -> Any:
 def render_samples(rows: Sequence[ResultRow], fmt: str, db: Db) -> str:
     """The runs' raw samples as CSV or JSON lines; ValueError for another format."""
     if fmt not in SAMPLE_FORMATS:
-        raise ValueError(f"samples export: unknown format {fmt!r} (choose csv or jsonl)")
+        raise FormatError.unknown(fmt, SAMPLE_FORMATS, "samples export: ")
     items = sample_rows(rows, db)
     if fmt == "jsonl":
         return "".join(json.dumps(item) + "\n" for item in items)
