@@ -149,3 +149,13 @@ def test_stopping_a_run_keeps_the_frames_tracked_so_far(tmp_path, monkeypatch):
     assert res["stopped"] and res["frames"] == 25 and res["fps"]["end_to_end"] > 0
     rows = mot_io.read_mot_txt(Path(res["results"]))
     assert rows[:, 0].max() == 25 and "HOTA" in res["metrics"]
+
+
+def test_no_checkpoint_and_no_training_budget_is_a_config_error(tmp_path):
+    from zbench.demos.tracking.demo import run
+
+    opts = {"checkpoint_dir": str(tmp_path / "ck"), "minutes": 0, "device": "cpu"}
+    with pytest.raises(ValueError, match=r"^no detector checkpoint in .* and no training budget$"):
+        run({**opts, "out_dir": str(tmp_path / "out")}, lambda *a, **k: None)
+    with pytest.raises(ValueError, match=r"^no embedder checkpoint in .* and no training budget$"):
+        run({**opts, "detector": "truth", "out_dir": str(tmp_path / "o2")}, lambda *a, **k: None)

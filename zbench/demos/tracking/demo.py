@@ -122,49 +122,59 @@ def pick_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def _progress(emit: Emit, phase: str, o: TrackingOptions, share: float) -> PhaseProgress:
-    return PhaseProgress(emit, phase, o.steps, _budget(o, share)["seconds"])
+def _weights(o: TrackingOptions, given: str | None, name: str) -> tuple[Path, Path | None]:
+    """Where the model's checkpoint goes, and the weights to load: given ones, else a checkpoint
+    resumed from an earlier run, else none (train)."""
+    ckpt = Path(o.checkpoint_dir) / name
+    if given:
+        return ckpt, Path(given)
+    return ckpt, ckpt if o.resume and ckpt.is_file() else None
 
 
-def _callback(progress: PhaseProgress) -> train.Callback:
-    def cb(st: train.TrainStatus) -> None:
+def _train(
+    o: TrackingOptions,
+    emit: Emit,
+    phase: str,
+    share: float,
+    trainer: Callable[..., list[float]],
+    model: torch.nn.Module,
+    batch: int,
+) -> list[float]:
+    """Train ``model`` with ``trainer`` on rendered scenes within ``share`` of the budget, with
+    a progress bar; no budget and no checkpoint is a config error."""
+    what = phase.removeprefix("train_")
+    if o.minutes <= 0 and not o.steps:
+        raise ValueError(f"no {what} checkpoint in {o.checkpoint_dir} and no training budget")
+    emit("phase", phase=phase, detail="rendered scenes")
+    budget = {"steps": o.steps, "seconds": o.minutes * 60 * share if o.minutes > 0 else None}
+    progress = PhaseProgress(emit, phase, o.steps, budget["seconds"])
+
+    def callback(st: train.TrainStatus) -> None:
         progress(st.step, loss=round(st.loss, 5))
 
-    return cb
-
-
-def _budget(o: TrackingOptions, share: float) -> dict[str, Any]:
-    return {"steps": o.steps, "seconds": o.minutes * 60 * share if o.minutes > 0 else None}
+    losses = trainer(
+        model,
+        **budget,
+        batch=1 if o.smoke else batch,
+        size=o.train_size(),
+        bf16=o.bf16,
+        seed=o.seed,
+        callback=callback,
+    )
+    progress.done()
+    return losses
 
 
 def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any, dict]:
     """The detector from given or resumed weights, else trained within the budget; its source."""
     w, h = o.train_size()
     model = det.build_detector(*((h, w, 20) if o.smoke else (540, 960, 200))).to(device)
-    ckpt = Path(o.checkpoint_dir) / DETECTOR_FILE
-    path = (
-        Path(o.detector_weights)
-        if o.detector_weights
-        else (ckpt if o.resume and ckpt.is_file() else None)
-    )
+    ckpt, path = _weights(o, o.detector_weights, DETECTOR_FILE)
     if path is not None:
         det.load_detector_state(model, train.load_state(path, device)["model"])
         emit("phase", phase="setup", detail=f"detector weights {path}")
         return model, {"source": str(path)}
-    if o.minutes <= 0 and not o.steps:
-        raise ValueError(f"no detector checkpoint in {o.checkpoint_dir} and no training budget")
-    emit("phase", phase="train_detector", detail="rendered scenes")
-    progress = _progress(emit, "train_detector", o, 2 / 3)
-    losses = train.train_detector(
-        model,
-        **_budget(o, 2 / 3),
-        batch=1 if o.smoke else 8,
-        size=o.train_size(),
-        bf16=o.bf16,
-        seed=o.seed,
-        callback=_callback(progress),
-    )
-    progress.done()
+    losses = _train(o, emit, "train_detector", 2 / 3, train.train_detector, model, 8)
     train.save(ckpt, model, steps=len(losses))
     frames = train.held_out(2 if o.smoke else 50, o.train_size(), device, 5 if o.smoke else 40)
     ap = train.detector_ap(model, frames, o.bf16)
@@ -174,12 +184,7 @@ def load_or_train_detector(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
 
 def load_or_train_embedder(o: TrackingOptions, device, emit: Emit) -> tuple[Any, dict]:
     """The embedder from given or resumed weights, else trained within the budget; its source."""
-    ckpt = Path(o.checkpoint_dir) / EMBEDDER_FILE
-    path = (
-        Path(o.embedder_weights)
-        if o.embedder_weights
-        else (ckpt if o.resume and ckpt.is_file() else None)
-    )
+    ckpt, path = _weights(o, o.embedder_weights, EMBEDDER_FILE)
     if path is not None:
         model = ReidNet().to(device)
         state = {
@@ -190,21 +195,8 @@ def load_or_train_embedder(o: TrackingOptions, device, emit: Emit) -> tuple[Any,
         model.load_state_dict(state)
         emit("phase", phase="setup", detail=f"embedder weights {path}")
         return model, {"source": str(path)}
-    if o.minutes <= 0 and not o.steps:
-        raise ValueError(f"no embedder checkpoint in {o.checkpoint_dir} and no training budget")
     model = ReidNet(train.NUM_IDENTITIES).to(device)
-    emit("phase", phase="train_embedder", detail="rendered scenes")
-    progress = _progress(emit, "train_embedder", o, 1 / 3)
-    losses = train.train_embedder(
-        model,
-        **_budget(o, 1 / 3),
-        batch=1 if o.smoke else 6,
-        size=o.train_size(),
-        bf16=o.bf16,
-        seed=o.seed,
-        callback=_callback(progress),
-    )
-    progress.done()
+    losses = _train(o, emit, "train_embedder", 1 / 3, train.train_embedder, model, 6)
     train.save(ckpt, model, steps=len(losses))
     emit("phase", phase="saved", detail=str(ckpt), steps=len(losses))
     return model, {"source": str(ckpt), "steps": len(losses)}
