@@ -14,6 +14,14 @@ def tlwh_to_xyah(tlwh: np.ndarray) -> np.ndarray:
     return out
 
 
+def xyah_to_tlwh(xyah: np.ndarray) -> np.ndarray:
+    """The inverse, from the first four columns (a Kalman mean's centre x, y, aspect, height)."""
+    box = xyah[:, :4].copy()  # its dtype kept: Deep SORT reads some figures in float32
+    box[:, 2] *= box[:, 3]
+    box[:, :2] -= box[:, 2:] / 2
+    return box
+
+
 def tlwh_to_tlbr(tlwh: np.ndarray) -> np.ndarray:
     """Boxes from (left, top, width, height) to (left, top, right, bottom), as an (N, 4) array."""
     tlwh = np.asarray(tlwh, dtype=np.float64).reshape(-1, 4)

@@ -17,13 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from zbench.demos.tracking import kalman
-from zbench.demos.tracking.boxes import iou_matrix, tlwh_to_xyah
+from zbench.demos.tracking.boxes import iou_matrix, tlwh_to_xyah, xyah_to_tlwh
 from zbench.demos.tracking.deepsort import TrackOut
-
-TRACKED, LOST = 0, 1
+from zbench.demos.tracking.tracks import LOST, TRACKED, TrackArrays, assign
 
 
 @dataclass(frozen=True)
@@ -37,38 +35,20 @@ class ByteTrackParams:
     fuse_score: bool = True  # ByteTrack fuses IoU with the score unless run with --mot20
 
 
-def _assign(cost: np.ndarray, thresh: float) -> tuple[list[tuple[int, int]], list[int], list[int]]:
-    """lap.lapjv(cost, extend_cost=True, cost_limit=thresh) semantics with SciPy's Hungarian."""
-    n, m = cost.shape
-    if n == 0 or m == 0:
-        return [], list(range(n)), list(range(m))
-    rows, cols = linear_sum_assignment(np.where(cost > thresh, thresh + 1e-4, cost))
-    ok = cost[rows, cols] <= thresh
-    matches = list(zip(rows[ok].tolist(), cols[ok].tolist(), strict=True))
-    mr, mc = set(rows[ok].tolist()), set(cols[ok].tolist())
-    return matches, [i for i in range(n) if i not in mr], [j for j in range(m) if j not in mc]
-
-
-class ByteTracker:
+class ByteTracker(TrackArrays):
     """``update(tlwh, scores, features=None)`` once per frame; returns the frame's active tracks."""
 
+    STATE = ("mean", "cov")
+
     def __init__(self, params: ByteTrackParams | None = None, frame_rate: float = 30.0) -> None:
+        super().__init__()
         self.params = params or ByteTrackParams()
         self.max_lost = int(frame_rate / 30.0 * self.params.track_buffer)
         self.mean = np.zeros((0, 8))
         self.cov = np.zeros((0, 8, 8))
-        self.ids = np.zeros(0, np.int64)
-        self.status = np.zeros(0, np.int8)
-        self.activated = np.zeros(0, bool)
-        self.end_frame = np.zeros(0, np.int64)
-        self.frame = 0
-        self._next_id = 1
 
     def tlwh(self) -> np.ndarray:
-        box = self.mean[:, :4].copy()
-        box[:, 2] *= box[:, 3]
-        box[:, :2] -= box[:, 2:] / 2
-        return box
+        return xyah_to_tlwh(self.mean)
 
     def update(self, tlwh: np.ndarray, scores: np.ndarray, features=None) -> list[TrackOut]:
         p = self.params
@@ -86,12 +66,12 @@ class ByteTracker:
 
         # 1. High-score detections against tracked and lost tracks.
         cost = self._iou_cost(boxes[pool], tlwh[high], scores[high] if p.fuse_score else None)
-        m1, u_pool, u_high = _assign(cost, p.match_thresh)
+        m1, u_pool, u_high = assign(cost, p.match_thresh)
         self._apply([(pool[a], high[b]) for a, b in m1], tlwh)
         # 2. Low-score detections against the remaining tracked (not lost) tracks, plain IoU.
         rest = pool[u_pool]
         rest = rest[self.status[rest] == TRACKED]
-        m2, u_rest, _ = _assign(self._iou_cost(boxes[rest], tlwh[low], None), 0.5)
+        m2, u_rest, _ = assign(self._iou_cost(boxes[rest], tlwh[low], None), 0.5)
         self._apply([(rest[a], low[b]) for a, b in m2], tlwh)
         self.status[rest[u_rest]] = LOST
         # 3. Unconfirmed tracks against the leftover high-score detections.
@@ -99,7 +79,7 @@ class ByteTracker:
         cost = self._iou_cost(
             boxes[unconfirmed], tlwh[left], scores[left] if p.fuse_score else None
         )
-        m3, u_unc, u_left = _assign(cost, 0.7)
+        m3, u_unc, u_left = assign(cost, 0.7)
         self._apply([(unconfirmed[a], left[b]) for a, b in m3], tlwh)
         alive = np.ones(len(self.ids), bool)
         alive[unconfirmed[u_unc]] = False
@@ -131,9 +111,7 @@ class ByteTracker:
         t = np.array([a for a, _ in pairs])
         d = np.array([b for _, b in pairs])
         self.mean[t], self.cov[t] = kalman.update(self.mean[t], self.cov[t], tlwh_to_xyah(tlwh[d]))
-        self.status[t] = TRACKED
-        self.activated[t] = True  # re-activated lost tracks keep their id
-        self.end_frame[t] = self.frame
+        self._seen(t)
 
     def _initiate(self, tlwh: np.ndarray) -> None:
         n = len(tlwh)
@@ -142,15 +120,4 @@ class ByteTracker:
         mean, cov = kalman.initiate(tlwh_to_xyah(tlwh))
         self.mean = np.concatenate([self.mean, mean])
         self.cov = np.concatenate([self.cov, cov])
-        self.ids = np.concatenate([self.ids, np.arange(self._next_id, self._next_id + n)])
-        self._next_id += n
-        self.status = np.concatenate([self.status, np.full(n, TRACKED, np.int8)])
-        # As in ByteTrack, tracks born in the first frame are active at once.
-        self.activated = np.concatenate([self.activated, np.full(n, self.frame == 1)])
-        self.end_frame = np.concatenate([self.end_frame, np.full(n, self.frame)])
-
-    def _keep(self, alive: np.ndarray) -> None:
-        if alive.all():
-            return
-        for name in ("mean", "cov", "ids", "status", "activated", "end_frame"):
-            setattr(self, name, getattr(self, name)[alive])
+        self._born(n)

@@ -38,6 +38,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from zbench.demos.tracking import kalman
+from zbench.demos.tracking.boxes import xyah_to_tlwh
 
 INFTY_COST = 1e5
 TENTATIVE, CONFIRMED = 0, 1
@@ -137,12 +138,12 @@ class DeepSortTracker:
             self._initiate(xyah32[new], features[new])
         info = self.info
         out = (info[:, STATE] == CONFIRMED) & (info[:, TSU] <= 1)
-        boxes = _tlwh(self.rows[out])
+        boxes = xyah_to_tlwh(self.rows[out])
         return list(map(TrackOut, info[out, ID].tolist(), map(tuple, boxes.tolist())))
 
     def tlwh(self) -> np.ndarray:
         """Every track's predicted or corrected box as ``[T, 4]`` top-left, width, height."""
-        return _tlwh(self.rows)
+        return xyah_to_tlwh(self.rows)
 
     # -- steps -----------------------------------------------------------------------------
     def _match(
@@ -195,7 +196,7 @@ class DeepSortTracker:
         if len(dets):
             iou_tracks = np.concatenate([iou_tracks, _set_order(confirmed, left, tsu)])
         if len(iou_tracks) and len(dets):
-            cost = _iou_cost(_tlwh(self.rows[iou_tracks]), tlwh[dets])
+            cost = _iou_cost(xyah_to_tlwh(self.rows[iou_tracks]), tlwh[dets])
             cost[tsu[iou_tracks] > 1] = INFTY_COST
             cost = _ceiling(cost, p.max_iou_distance)
             r, d, dets = _min_cost_matching(cost, p.max_iou_distance, dets)
@@ -294,13 +295,6 @@ class DeepSortTracker:
         self.slot_used[self.info[dead, SLOT]] = False
         alive = ~dead
         self.rows, self.info = self.rows[alive], self.info[alive]
-
-
-def _tlwh(rows: np.ndarray) -> np.ndarray:
-    box = rows[:, :4].copy()
-    box[:, 2] *= box[:, 3]
-    box[:, :2] -= box[:, 2:] / 2
-    return box
 
 
 def _xyah32(tlwh: np.ndarray) -> np.ndarray:

@@ -23,11 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from zbench.demos.tracking import kalman
-from zbench.demos.tracking.boxes import iou_matrix, tlwh_to_xyah
-from zbench.demos.tracking.bytetrack import _assign
+from zbench.demos.tracking.boxes import iou_matrix, tlwh_to_xyah, xyah_to_tlwh
 from zbench.demos.tracking.deepsort import TrackOut
-
-TRACKED, LOST = 0, 1
+from zbench.demos.tracking.tracks import LOST, TRACKED, TrackArrays, assign
 
 
 @dataclass(frozen=True)
@@ -49,27 +47,21 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
 
-class FusedTracker:
+class FusedTracker(TrackArrays):
     """``update(tlwh, scores, features)`` once per frame; returns the frame's confirmed tracks."""
 
+    STATE = ("rows", "feat")
+
     def __init__(self, params: FusedParams | None = None, frame_rate: float = 30.0) -> None:
+        super().__init__()
         self.params = params or FusedParams()
         self.max_lost = max(1, int(frame_rate / 30.0 * self.params.track_buffer))
         self.rows = np.zeros((0, kalman.ROW))
         self.feat = np.zeros((0, 0))
-        self.ids = np.zeros(0, np.int64)
-        self.status = np.zeros(0, np.int8)
-        self.activated = np.zeros(0, bool)
-        self.end_frame = np.zeros(0, np.int64)
-        self.frame = 0
-        self._next_id = 1
 
     def tlwh(self, idx: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Tracks' boxes (all, or ``idx``) from the Kalman means."""
-        box = self.rows[idx, :4].copy()
-        box[:, 2] *= box[:, 3]
-        box[:, :2] -= box[:, 2:] / 2
-        return box
+        return xyah_to_tlwh(self.rows[idx])
 
     def update(self, tlwh: np.ndarray, scores: np.ndarray, features=None) -> list[TrackOut]:
         p = self.params
@@ -89,19 +81,19 @@ class FusedTracker:
 
         # 1. High-score detections against tracked and lost tracks, fused cost.
         cost = self._fused(pool, boxes, tlwh, scores, feats, high)
-        m1, u_pool, u_high = _assign(cost, p.match_thresh)
+        m1, u_pool, u_high = assign(cost, p.match_thresh)
         self._apply(pool, high, m1, tlwh, feats)
         # 2. Low-score detections against the tracks still tracked, IoU alone (their crops are
         # occluded: their features would spoil the average, so it is left as it is).
         rest = pool[u_pool]
         rest = rest[self.status[rest] == TRACKED]
-        m2, u_rest, _ = _assign(1.0 - self._iou(boxes[rest], tlwh[low]), 0.5)
+        m2, u_rest, _ = assign(1.0 - self._iou(boxes[rest], tlwh[low]), 0.5)
         self._apply(rest, low, m2, tlwh, None)
         self.status[rest[u_rest]] = LOST
         # 3. Unconfirmed tracks (seen once) against the leftover high-score detections.
         left = high[u_high]
         cost = self._fused(unconfirmed, boxes, tlwh, scores, feats, left)
-        m3, u_unc, u_left = _assign(cost, 0.7)
+        m3, u_unc, u_left = assign(cost, 0.7)
         self._apply(unconfirmed, left, m3, tlwh, feats)
         alive = np.ones(len(self.ids), bool)
         alive[unconfirmed[u_unc]] = False
@@ -148,9 +140,7 @@ class FusedTracker:
         if feats is not None:
             a = self.params.ema
             self.feat[t] = _unit(a * self.feat[t] + (1.0 - a) * feats[d])
-        self.status[t] = TRACKED
-        self.activated[t] = True  # a lost track found again keeps its id
-        self.end_frame[t] = self.frame
+        self._seen(t)
 
     def _initiate(self, tlwh: np.ndarray, feats: np.ndarray | None) -> None:
         n = len(tlwh)
@@ -161,15 +151,4 @@ class FusedTracker:
             self.feat = np.concatenate([self.feat, feats])
         else:
             self.feat = np.concatenate([self.feat, np.zeros((n, self.feat.shape[1]))])
-        self.ids = np.concatenate([self.ids, np.arange(self._next_id, self._next_id + n)])
-        self._next_id += n
-        self.status = np.concatenate([self.status, np.full(n, TRACKED, np.int8)])
-        # As in ByteTrack, tracks born in the first frame are confirmed at once.
-        self.activated = np.concatenate([self.activated, np.full(n, self.frame == 1)])
-        self.end_frame = np.concatenate([self.end_frame, np.full(n, self.frame)])
-
-    def _keep(self, alive: np.ndarray) -> None:
-        if alive.all():
-            return
-        for name in ("rows", "feat", "ids", "status", "activated", "end_frame"):
-            setattr(self, name, getattr(self, name)[alive])
+        self._born(n)
