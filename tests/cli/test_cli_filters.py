@@ -160,3 +160,20 @@ def test_a_bad_format_reads_the_same_on_export_and_demo_results(tmp_path: Path) 
     assert {r.output for r in lines.values()} == {
         "zbench: unknown format 'xls' (choose md, csv or json)\n"
     }
+
+
+def test_an_empty_table_says_whether_the_store_is_empty_or_the_filters_matched_nothing(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "zbench.db")
+    Store(db).add_run(run_row(workload="resnet50"))
+    empty = str(tmp_path / "empty.db")
+    cases = [
+        (["results", "--db", empty], "No results yet. Run `zbench suite quick`"),
+        (["results", "--workload", "vgg16", "--db", db], "No runs match (workload vgg16)."),
+        (["demo", "results", "--db", empty], "No demo results yet."),
+        (["demo", "results", "--workload", "snake", "--db", db], "No runs match (workload snake)."),
+    ]
+    for args, first_line in cases:
+        out = CLI.invoke(app, args)
+        assert out.exit_code == 0 and out.output.startswith(first_line), (args, out.output)

@@ -6,6 +6,7 @@ Each function returns an exit status: 0 ok, 1 the work failed, 2 bad input (one-
 
 from __future__ import annotations
 
+from zbench.cli.filters import nothing_found
 from zbench.cli.follow import Db, _console, _err, _report_failure, bad_timeout, follow
 from zbench.contract.config import UsageError
 from zbench.jobs import api
@@ -77,7 +78,7 @@ def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> 
         return 2
     rows = from_result_rows(chosen)
     if not rows and fmt is None:
-        print("No demo results yet. Run `zbench demo snake`.")
+        print(nothing_found(filters, "No demo results yet. Run `zbench demo snake`."))
         return 0
     if fmt is None:
         print_tables(_console(), rows)

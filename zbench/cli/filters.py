@@ -95,6 +95,13 @@ def filters_from(values: dict[str, Any]) -> Filters:
     )
 
 
+def nothing_found(filters: Filters | None, first_time: str) -> str:
+    """What an empty table says: ``first_time`` (how to make runs) when no filter was given, else
+    which filters matched nothing, so a filtered-out table never reads as an empty store."""
+    given = filters.describe() if filters is not None else "all runs"
+    return first_time if given == "all runs" else f"No runs match ({given})."
+
+
 def with_filters(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add the filter options to a command whose function takes ``filters: Filters``."""
     sig = inspect.signature(func)

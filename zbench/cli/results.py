@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from zbench.cli.filters import nothing_found
 from zbench.cli.tableview import print_table
 from zbench.errors import ZbenchError
 from zbench.results.anchors import published_for
@@ -156,7 +157,8 @@ def show_results(*, filters: Filters, db: Db, json_out: bool, wide: bool = False
         print(render(rows, "json"), end="")
         return 0
     if not rows:
-        Console().print("No results yet. Run `zbench suite quick` or `zbench run resnet50`.")
+        hint = "No results yet. Run `zbench suite quick` or `zbench run resnet50`."
+        Console(highlight=False).print(nothing_found(filters, hint))
         return 0
     print_results(Console(highlight=False, markup=False), rows, wide=wide)
     return 0

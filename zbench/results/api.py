@@ -11,7 +11,7 @@ from typing import Any
 
 from zbench import paths
 from zbench.contract import demos as demo_table
-from zbench.contract.config import FRAMEWORKS, PRECISIONS
+from zbench.contract.config import FRAMEWORKS, MODES, PRECISIONS
 from zbench.contract.kinds import DEMO, KINDS, result_kinds
 from zbench.contract.workloads import WORKLOADS
 from zbench.store import RunFilter, RunRow, Store
@@ -229,25 +229,20 @@ class Filters:
         return "; ".join(parts) or "all runs"
 
 
-_FRAMEWORKS = ("torch", "tf")
-_MODES = ("train", "infer")
-_PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
-
-
 def review_order(rows: list[ResultRow]) -> list[ResultRow]:
     """The review's reading order: model, framework, GPU count, train before infer, precision,
     then oldest first."""
-    from zbench.contract.workloads import WORKLOADS  # framework-free
 
-    order = list(WORKLOADS)
+    def rank(value: Any, order: Sequence[str]) -> int:  # unknown names after the known ones
+        return order.index(value) if value in order else len(order)
 
     def key(r: ResultRow) -> tuple[Any, ...]:
         return (
-            order.index(r.workload) if r.workload in order else len(order),
-            _FRAMEWORKS.index(r.framework) if r.framework in _FRAMEWORKS else len(_FRAMEWORKS),
+            rank(r.workload, tuple(WORKLOADS)),
+            rank(r.framework, FRAMEWORKS),
             r.gpus,
-            _MODES.index(r.mode) if r.mode in _MODES else len(_MODES),
-            _PRECISIONS.index(r.precision) if r.precision in _PRECISIONS else len(_PRECISIONS),
+            rank(r.mode, MODES),
+            rank(r.precision, PRECISIONS),
             r.created or 0.0,
         )
 
