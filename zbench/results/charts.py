@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zbench.contract.config import PRECISIONS
 from zbench.contract.workloads import WORKLOADS
 from zbench.results.anchors import Anchor, find_anchor, published_for
 from zbench.results.api import ResultRow
@@ -331,19 +332,21 @@ def _speedup(
     base = {key(r): r for r in rows if r.precision == "fp32" and r.samples_per_s}
     groups: list[str] = []
     used: list[ResultRow] = []
-    series: dict[str, list[float | None]] = {"TF32": [], "FP16": [], "BF16": [], "published": []}
+    over = [p for p in PRECISIONS if p != "fp32"]  # each precision's bar, over FP32
+    series: dict[str, list[float | None]] = {p.upper(): [] for p in over}
+    series["published"] = []
     bases: set[str] = set()  # what the published speedups divide by (Lambda's "FP32" is TF32)
     for k, ref in sorted(base.items(), key=lambda kv: str(kv[0])):
         others = {
             r.precision: float(r.samples_per_s or 0) / float(ref.samples_per_s or 1)
             for r in rows
-            if key(r) == k and r.precision in ("tf32", "fp16", "bf16") and r.samples_per_s
+            if key(r) == k and r.precision in over and r.samples_per_s
         }
         if not others:
             continue
         groups.append(f"{model_name(ref.workload)}\n{_fw(ref.framework)} {ref.mode}")
         used.append(ref)
-        for prec in ("tf32", "fp16", "bf16"):
+        for prec in over:
             series[prec.upper()].append(others.get(prec))
         published, base_precision = _published_speedup(ref)
         series["published"].append(published)
