@@ -228,7 +228,7 @@ class TorchAdapter(Adapter):
                 def body(batch: Any) -> torch.Tensor:
                     return task.forward(net, batch)
 
-            if train and self._prewarm is None and self._prewarms(cfg, task):
+            if train and self._prewarm is None and self._prewarms(task):
                 batch = task.device_batch()
                 self._prewarm = prewarm.BackwardPrewarm(
                     model, task.loss, batch, autocast, device
@@ -274,7 +274,7 @@ class TorchAdapter(Adapter):
 
         return train_step
 
-    def _prewarms(self, cfg: RunConfig, task: Task) -> bool:
+    def _prewarms(self, task: Task) -> bool:
         """Whether the backward's cuDNN plans are tuned ahead in a thread (prewarm.py): asked for,
         on a GPU with the autotuner on, and a task whose batches have one shape."""
         return (
