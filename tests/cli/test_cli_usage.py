@@ -40,6 +40,15 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (["run"], "zbench: run: Missing argument 'workload'. (see zbench run -h)"),
         (["nosuch"], "zbench: No such command 'nosuch'. (see zbench -h)"),
         (["jobs", "--bogus"], "zbench: jobs: No such option: --bogus (see zbench jobs -h)"),
+        (
+            ["jobs", "cancel", "3"],
+            "zbench: jobs: Got unexpected extra argument(s) (cancel 3) (see zbench jobs -h); "
+            "did you mean `zbench cancel 3`?",
+        ),
+        (
+            ["results", "foo"],
+            "zbench: results: Got unexpected extra argument(s) (foo) (see zbench results -h)",
+        ),
     ],
 )
 def test_usage_errors_are_one_line_on_stderr_exit_2(args: list[str], line: str) -> None:

@@ -7,6 +7,7 @@ as a boxed panel of five or six lines. zbench's errors are one line on stderr an
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -35,7 +36,20 @@ def usage_line(exc: Any) -> str:
         return f"zbench: {message}"
     path = command_path(ctx)
     where = path.removeprefix("zbench").strip()
-    return f"zbench: {where + ': ' if where else ''}{message} (see {path} -h)"
+    return f"zbench: {where + ': ' if where else ''}{message} (see {path} -h){_did_you_mean(exc)}"
+
+
+def _did_you_mean(exc: Any) -> str:
+    """``zbench jobs cancel 3``: extra words that start with another zbench command are that
+    command's (``zbench cancel 3``)."""
+    found = re.search(r"unexpected extra argument(?:s|\(s\))? \((.*)\)", str(exc.format_message()))
+    if not found:
+        return ""
+    words = found.group(1).split()
+    commands = getattr(exc.ctx.find_root().command, "commands", {})
+    if not words or words[0] not in commands:
+        return ""
+    return f"; did you mean `zbench {' '.join(words)}`?"
 
 
 def _commands(group: Any) -> Iterator[Any]:
