@@ -1,5 +1,5 @@
-"""Stored rows for tests: ``run_row`` is a row for ``Store.add_run`` and ``run_config`` the config
-a run carries. Every column the store requires has a default, so a test names only the fields it
+"""Stored rows for tests: ``run_row`` is a row for ``Store.add_run``, ``run_config`` the config
+a run carries and ``job_row`` a row for ``Store.add_jobs``. Every column the store requires has a default, so a test names only the fields it
 is about; a field given replaces its default (``**fields`` may also add columns, e.g. ``kind``)."""
 
 from __future__ import annotations
@@ -31,5 +31,18 @@ def run_row(**fields: Any) -> dict[str, Any]:
         "config": {},
         "env": {},
         "result": {},
+        **fields,
+    }
+
+
+def job_row(**fields: Any) -> dict[str, Any]:
+    """A queued job at t=1.0: ResNet-50, PyTorch, training, an empty config, then ``fields``."""
+    return {
+        "workload": "resnet50",
+        "framework": "torch",
+        "mode": "train",
+        "config": {},
+        "state": "queued",
+        "created": 1.0,
         **fields,
     }

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.jobs.jobkit import fake_spec
+from tests.rows import job_row
 from zbench.jobs import supervisor
 from zbench.jobs.sampling import host_sampler
 from zbench.store import Store
@@ -22,17 +23,7 @@ def _run_with_clock_step(
     store = Store(db)
     spec = fake_spec(behave, steps=6, step_s=0.5)  # ticks between its events see the step
     [jid] = store.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "state": "queued",
-                "config": spec.config.as_dict(),
-                "created": time.time(),
-                "timeout_s": timeout_s,
-            }
-        ]
+        [job_row(config=spec.config.as_dict(), created=time.time(), timeout_s=timeout_s)]
     )
     sup = supervisor.Supervisor(db, host_sampler(0.05), [])
     real = time.time

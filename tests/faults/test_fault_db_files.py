@@ -16,6 +16,7 @@ import pytest
 
 from tests.faults.conftest import StoreFault, zbench
 from tests.jobs.jobkit import fake_spec, wait_for
+from tests.rows import job_row
 from zbench.contract.protocol import read_events
 from zbench.jobs import api, liveness, supervisor
 from zbench.jobs.sampling import host_sampler
@@ -116,18 +117,7 @@ def test_sigterm_is_honoured_while_the_database_keeps_failing(
     monkeypatch.setattr(supervisor, "TIMEOUT_GRACE_S", 1.0)
     monkeypatch.setattr(supervisor, "STORE_RETRY_S", 0.1)
     store = Store(db)
-    [jid] = store.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "state": "queued",
-                "config": fake_spec("hang").config.as_dict(),
-                "created": 0.0,
-            }
-        ]
-    )
+    [jid] = store.add_jobs([job_row(config=fake_spec("hang").config.as_dict(), created=0.0)])
     sup = supervisor.Supervisor(db, host_sampler(0.05), [])
     thread = threading.Thread(target=sup.run, daemon=True)
     thread.start()

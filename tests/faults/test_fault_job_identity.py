@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 from tests.jobs.jobkit import fake_spec, wait_for
+from tests.rows import job_row
 from zbench.jobs import api
 from zbench.jobs.events import fresh_file
 from zbench.jobs.runjob import RunningJob
@@ -68,16 +69,7 @@ def test_two_databases_running_at_once_keep_their_own_results(home: Path) -> Non
 def test_an_events_file_left_by_an_earlier_attempt_is_not_read(home: Path, tmp_path: Path) -> None:
     store = Store(home / "zbench.db")
     [jid] = store.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "state": "running",
-                "config": fake_spec("crash").config.as_dict(),
-                "created": 0.0,
-            }
-        ]
+        [job_row(state="running", config=fake_spec("crash").config.as_dict(), created=0.0)]
     )
     row = store.get_job(jid)
     assert row is not None

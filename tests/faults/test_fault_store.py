@@ -14,6 +14,7 @@ import pytest
 
 from tests.faults.conftest import StoreFault, make_read_only, one_line_error, zbench
 from tests.jobs.jobkit import fake_spec
+from tests.rows import job_row
 from zbench.jobs import api, guard, supervisor
 from zbench.jobs.sampling import host_sampler
 from zbench.store import Store, StoreError
@@ -39,16 +40,7 @@ def test_the_supervisor_outlives_a_database_fault_and_stores_the_result(
     monkeypatch.setattr(supervisor, "STORE_RETRY_S", 0.2)
     store = Store(db)
     [jid] = store.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "state": "queued",
-                "config": fake_spec("ok", steps=20, step_s=0.05).config.as_dict(),
-                "created": 0.0,
-            }
-        ]
+        [job_row(config=fake_spec("ok", steps=20, step_s=0.05).config.as_dict(), created=0.0)]
     )
     sup = supervisor.Supervisor(db, host_sampler(0.05), [])
 
@@ -87,18 +79,7 @@ def test_a_database_that_stays_broken_ends_an_idle_supervisor_in_one_line(
 
 def test_listing_jobs_does_not_wait_for_another_programs_write_lock(home: Path) -> None:
     db = home / "zbench.db"
-    [jid] = Store(db).add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "state": "done",
-                "config": {},
-                "created": 0.0,
-            }
-        ]
-    )
+    [jid] = Store(db).add_jobs([job_row(state="done", created=0.0)])
     other = sqlite3.connect(db, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another program holds the write lock
     try:
@@ -154,18 +135,7 @@ def test_a_damaged_file_is_named_as_such(home: Path) -> None:
 def test_a_database_on_a_read_only_mount_can_be_read(home: Path, read_only_dir: Path) -> None:
     db = read_only_dir / "zbench.db"
     writer = Store(db)
-    [jid] = writer.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "state": "done",
-                "config": {},
-                "created": 0.0,
-            }
-        ]
-    )
+    [jid] = writer.add_jobs([job_row(state="done", created=0.0)])
     writer.close()  # the last connection checkpoints and removes the -wal and -shm files
     make_read_only(read_only_dir)
     code, out, err = zbench("jobs", "--all", "--json", "--db", str(db))
@@ -210,18 +180,7 @@ def test_zbench_jobs_still_lists_when_reconciling_fails(
     from zbench.cli.jobs import list_jobs
 
     db = home / "zbench.db"
-    Store(db).add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "state": "done",
-                "config": {},
-                "created": 0.0,
-            }
-        ]
-    )
+    Store(db).add_jobs([job_row(state="done", created=0.0)])
 
     def busy(db: object = None) -> list[int]:
         raise StoreError(f"{db}: the database is locked by another program", exit_code=1)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from jobkit import fake_spec, wait_for
 
+from tests.rows import job_row
 from zbench.jobs import api, liveness
 from zbench.store import RunFilter, Store
 
@@ -139,18 +140,7 @@ def test_killed_supervisor_is_detected_and_its_jobs_marked_lost(jobenv: Path) ->
 
 def test_stale_heartbeat_counts_as_dead(jobenv: Path) -> None:
     store = Store(jobenv)
-    [jid] = store.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "config": {},
-                "state": "running",
-                "created": time.time(),
-            }
-        ]
-    )
+    [jid] = store.add_jobs([job_row(state="running", created=time.time())])
     store.set_supervisor(os.getpid(), liveness.socket.gethostname(), time.time())
     store._write(lambda c: c.execute("UPDATE supervisor SET heartbeat = heartbeat - 120"))
     assert liveness.detect_lost(store) == [jid]
@@ -325,18 +315,7 @@ def test_a_late_heartbeat_of_a_live_supervisor_is_not_death(jobenv: Path) -> Non
 
 def test_a_held_supervisor_lock_means_alive(jobenv: Path) -> None:
     store = Store(jobenv)
-    [jid] = store.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "config": {},
-                "state": "running",
-                "created": time.time(),
-            }
-        ]
-    )
+    [jid] = store.add_jobs([job_row(state="running", created=time.time())])
     lock = liveness.try_lock(jobenv)  # a supervisor starting up: the lock, no row yet
     assert lock is not None
     try:

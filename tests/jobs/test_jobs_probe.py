@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.rows import job_row
 from zbench.cli import app
 from zbench.jobs import api
 from zbench.results.api import Filters, query_results
@@ -103,17 +104,15 @@ def test_a_probe_whose_supervisor_died_keeps_its_figures(tmp_path: Path) -> None
     store = Store(tmp_path / "z.db")
     [jid] = store.add_jobs(
         [
-            {
-                "workload": "probe",
-                "framework": "torch",
-                "mode": "probe",
-                "config": ProbeConfig().as_dict(),
-                "kind": "probe",
-                "state": "lost",
-                "created": 1.0,
-                "gpu_ids": [3],
-                "events_path": str(events),
-            }
+            job_row(
+                workload="probe",
+                mode="probe",
+                config=ProbeConfig().as_dict(),
+                kind="probe",
+                state="lost",
+                gpu_ids=[3],
+                events_path=str(events),
+            )
         ]
     )
     run_id = stored_result(store, store.get_job(jid) or {})

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.rows import job_row
 from zbench.cli import app
 from zbench.store import Store
 
@@ -24,16 +25,13 @@ def test_reasons_with_brackets_are_printed_as_they_are(
     now = time.time()
     store.add_jobs(
         [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "config": {"workload": "resnet50"},
-                "state": "crashed",
-                "reason": reason,
-                "created": now,
-                "ended": now,
-            }
+            job_row(
+                config={"workload": "resnet50"},
+                state="crashed",
+                reason=reason,
+                created=now,
+                ended=now,
+            )
         ]
     )
     result = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, ["jobs"])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.rows import run_config, run_row
+from tests.rows import job_row, run_config, run_row
 from zbench.store import Store
 
 GIB = 1024**3
@@ -36,15 +36,15 @@ def fill(store: Store) -> list[int]:
         )
         [job_id] = store.add_jobs(
             [
-                {
-                    "workload": wl,
-                    "framework": fw,
-                    "mode": mode,
-                    "precision": prec,
-                    "config": config,
-                    "state": "done",
-                    "created": T0 + n,
-                }
+                job_row(
+                    workload=wl,
+                    framework=fw,
+                    mode=mode,
+                    precision=prec,
+                    config=config,
+                    state="done",
+                    created=T0 + n,
+                )
             ]
         )
         run_id = store.add_run(

@@ -8,7 +8,7 @@ import io
 import json
 from pathlib import Path
 
-from tests.rows import run_row
+from tests.rows import job_row, run_row
 from zbench.contract.measure import build_demo_result
 from zbench.results.demos import demo_results, render
 from zbench.results.report import write_report
@@ -46,15 +46,15 @@ def _add(store: Store, n: int, demo: str, mode: str, result: dict) -> None:
     config = {"demo": demo, "kind": "demo", "mode": mode, "device": "cuda"}
     [job] = store.add_jobs(
         [
-            {
-                "workload": demo,
-                "framework": "demo",
-                "mode": mode,
-                "config": config,
-                "kind": "demo",
-                "state": "done",
-                "created": T0 + n,
-            }
+            job_row(
+                workload=demo,
+                framework="demo",
+                mode=mode,
+                config=config,
+                kind="demo",
+                state="done",
+                created=T0 + n,
+            )
         ]
     )
     store.add_run(

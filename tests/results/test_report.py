@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 from typer.testing import CliRunner
 
-from tests.rows import run_row
+from tests.rows import job_row, run_row
 from zbench.cli import app
 from zbench.results.api import Filters
 from zbench.results.export import md_measured, md_results, render_md
@@ -40,19 +40,7 @@ def _builder() -> ModuleType:
 
 def _add_run(db: Path, tag: str | None = None, **over: object) -> int:
     store = Store(db)
-    [job_id] = store.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "config": {},
-                "state": "done",
-                "created": 1_796_100_000.0,
-                "tag": tag,
-            }
-        ]
-    )
+    [job_id] = store.add_jobs([job_row(state="done", created=1_796_100_000.0, tag=tag)])
     env = {"torch": "2.11.0+cu130", "driver": "580.159.04", "host": "h200-box", "cuda": "13.0"}
     run = run_row(
         job_id=job_id, created=1_796_100_000.0, batch_size=128, samples_per_s=900.0, env=env

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.rows import run_config, run_row
+from tests.rows import job_row, run_config, run_row
 from zbench.results.api import Filters
 from zbench.results.report import write_report
 from zbench.store import Store
@@ -17,19 +17,7 @@ NASTY = "![x](../../etc/passwd) [link](http://e) <b>bold</b> *star* `tick` &amp;
 def _add(db: Path, gpu_name: str, tag: str) -> None:
     store = Store(db)
     cfg = run_config(device="cuda", preset="review")
-    [job] = store.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "config": cfg,
-                "state": "done",
-                "created": T0,
-                "tag": tag,
-            }
-        ]
-    )
+    [job] = store.add_jobs([job_row(config=cfg, state="done", created=T0, tag=tag)])
     store.add_run(
         run_row(
             job_id=job,

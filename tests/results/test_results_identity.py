@@ -9,7 +9,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from tests.rows import run_config, run_row
+from tests.rows import job_row, run_config, run_row
 from zbench.cli import app
 from zbench.results.aggregate import aggregate, compact_sample
 from zbench.results.api import query_results
@@ -54,18 +54,7 @@ def add(
         | config
     )
     [job] = store.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "config": cfg,
-                "state": "done",
-                "created": T0 + (0 if suite else n),
-                "suite": suite,
-                "tag": tag,
-            }
-        ]
+        [job_row(config=cfg, state="done", created=T0 + (0 if suite else n), suite=suite, tag=tag)]
     )
     cpu = cfg["device"] == "cpu"
     run = store.add_run(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.rows import run_config, run_row
+from tests.rows import job_row, run_config, run_row
 from zbench.cli import app
 from zbench.results.api import query_results
 from zbench.results.format import differing, table_columns
@@ -23,19 +23,7 @@ T0 = 1_780_000_000.0
 
 def _add(store: Store, n: int, **config: Any) -> None:
     full = run_config(device="cpu", steps=3, image_size=32, compile=False) | config
-    [job] = store.add_jobs(
-        [
-            {
-                "workload": "resnet50",
-                "framework": "torch",
-                "mode": "train",
-                "precision": "fp32",
-                "config": full,
-                "state": "done",
-                "created": T0 + n,
-            }
-        ]
-    )
+    [job] = store.add_jobs([job_row(precision="fp32", config=full, state="done", created=T0 + n)])
     sps = 40.0 + n
     store.add_run(
         run_row(

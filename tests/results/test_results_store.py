@@ -7,7 +7,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from tests.rows import run_row
+from tests.rows import job_row, run_row
 from zbench.store import MIGRATIONS, JobRow, RunFilter, RunRow, Store
 
 
@@ -15,18 +15,7 @@ def test_schema_is_versioned_and_migrations_run_once(tmp_path: Path) -> None:
     db = tmp_path / "z.db"
     store = Store(db)
     assert store.schema_version() == len(MIGRATIONS)
-    [jid] = store.add_jobs(
-        [
-            {
-                "workload": "w",
-                "framework": "torch",
-                "mode": "train",
-                "config": {"a": 1},
-                "state": "queued",
-                "created": 1.0,
-            }
-        ]
-    )
+    [jid] = store.add_jobs([job_row(workload="w", config={"a": 1})])
     again = Store(db)  # reopening migrates nothing and keeps data
     assert again.schema_version() == len(MIGRATIONS)
     assert (again.get_job(jid) or {})["config"] == {"a": 1}
@@ -38,18 +27,7 @@ def test_schema_is_versioned_and_migrations_run_once(tmp_path: Path) -> None:
 
 def test_update_only_if_state(tmp_path: Path) -> None:
     store = Store(tmp_path / "z.db")
-    [jid] = store.add_jobs(
-        [
-            {
-                "workload": "w",
-                "framework": "torch",
-                "mode": "train",
-                "config": {},
-                "state": "lost",
-                "created": 1.0,
-            }
-        ]
-    )
+    [jid] = store.add_jobs([job_row(workload="w", state="lost")])
     assert not store.update_job(jid, only_if_state=("running",), state="done")
     assert (store.get_job(jid) or {})["state"] == "lost"
     assert store.update_job(jid, only_if_state=("lost",), reason="x")
@@ -59,16 +37,7 @@ def _writer(db: str, worker: int, n: int) -> None:
     store = Store(db)
     for i in range(n):
         [jid] = store.add_jobs(
-            [
-                {
-                    "workload": f"w{worker}",
-                    "framework": "torch",
-                    "mode": "train",
-                    "config": {"i": i},
-                    "state": "queued",
-                    "created": time.time(),
-                }
-            ]
+            [job_row(workload=f"w{worker}", config={"i": i}, created=time.time())]
         )
         store.update_job(jid, state="running", step=i)
         store.add_samples(jid, [{"t": time.time(), "phase": "measure", "cpu": float(i)}] * 3)
@@ -94,19 +63,7 @@ def test_concurrent_writer_processes(tmp_path: Path) -> None:
 
 def test_jobs_and_runs_come_back_as_typed_rows(tmp_path: Path) -> None:
     store = Store(tmp_path / "z.db")
-    [jid] = store.add_jobs(
-        [
-            {
-                "workload": "w",
-                "framework": "torch",
-                "mode": "train",
-                "config": {"a": 1},
-                "state": "queued",
-                "created": 1.0,
-                "requested_gpus": [0, 1],
-            }
-        ]
-    )
+    [jid] = store.add_jobs([job_row(workload="w", config={"a": 1}, requested_gpus=[0, 1])])
     row = store.job_row(jid)
     assert isinstance(row, JobRow) and row.config == {"a": 1} and row.requested_gpus == [0, 1]
     assert row.as_dict() == store.get_job(jid)

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from tests.rows import job_row
 from zbench.store import MIGRATIONS, Store
 
 OLD = [  # (workload, framework, config) as zbench wrote them before the kind column
@@ -50,17 +51,6 @@ def test_an_old_database_gets_the_kind_column_backfilled(tmp_path: Path) -> None
     assert store.schema_version() == len(MIGRATIONS) == 3
     assert [j.kind for j in store.job_rows()] == KINDS
     assert [r.kind for r in store.run_rows()] == KINDS
-    [job] = store.add_jobs(
-        [
-            {
-                "workload": "w",
-                "framework": "torch",
-                "mode": "train",
-                "config": {},
-                "state": "queued",
-                "created": 9.0,
-            }
-        ]
-    )
+    [job] = store.add_jobs([job_row(workload="w", created=9.0)])
     row = store.job_row(job)
     assert row is not None and row.kind == "benchmark"  # a row that names none is a benchmark

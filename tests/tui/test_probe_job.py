@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.rows import job_row
 from zbench.contract.probe_options import ProbeConfig
 from zbench.store import Store
 from zbench.tui.services import LocalServices
@@ -18,16 +19,14 @@ async def test_the_jobs_table_lists_a_probe_job(tmp_path: Path) -> None:
     store = Store(db)
     [jid] = store.add_jobs(
         [
-            {
-                "workload": "probe",
-                "framework": "torch",
-                "mode": "probe",
-                "config": ProbeConfig(quick=True).as_dict(),
-                "state": "done",
-                "created": 1.0,
-                "ended": 5.0,
-                "gpu_ids": [0, 1],
-            }
+            job_row(
+                workload="probe",
+                mode="probe",
+                config=ProbeConfig(quick=True).as_dict(),
+                state="done",
+                ended=5.0,
+                gpu_ids=[0, 1],
+            )
         ]
     )
     app = make_app(services=LocalServices(db))  # type: ignore[arg-type]
