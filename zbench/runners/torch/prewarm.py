@@ -58,6 +58,7 @@ class BackwardPrewarm:
         self.seconds: float | None = None
         self.error: str | None = None
         self._joined = False
+        self._t0 = 0.0  # when the helper started
 
     def start(self) -> BackwardPrewarm:
         self._t0 = time.perf_counter()
