@@ -46,6 +46,14 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             "did you mean `zbench cancel 3`?",
         ),
         (
+            ["run", "resnet50", "--device", "cpu", "--tag", " "],
+            "zbench: run: Invalid value for '--tag': a tag needs a name, got ' ' (see zbench run -h)",
+        ),
+        (
+            ["suite", "quick", "--tag", ""],
+            "zbench: suite: Invalid value for '--tag': a tag needs a name, got '' (see zbench suite -h)",
+        ),
+        (
             ["results", "foo"],
             "zbench: results: Got unexpected extra argument(s) (foo) (see zbench results -h)",
         ),

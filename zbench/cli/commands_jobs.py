@@ -12,6 +12,7 @@ from rich.markup import escape
 from zbench.cli.options import (
     DbOpt,
     JsonOpt,
+    TagOpt,
     WideOpt,
     _exit,
     app,
@@ -140,9 +141,7 @@ def run(
         typer.Option(help="Cancel the job after this many seconds.", show_default=False),
     ] = None,
     detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
-    tag: Annotated[
-        str | None, typer.Option(help="A name to find this run by later (--tag on results).")
-    ] = None,
+    tag: TagOpt = None,
     nodes: Annotated[
         str | None,
         typer.Option(
@@ -257,9 +256,7 @@ def suite(
     dry_run: Annotated[
         bool, typer.Option(help="List the jobs and what would be skipped, run nothing.")
     ] = False,
-    tag: Annotated[
-        str | None, typer.Option(help="A name to find these runs by later (--tag on results).")
-    ] = None,
+    tag: TagOpt = None,
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

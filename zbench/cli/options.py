@@ -40,6 +40,23 @@ WideOpt = Annotated[
 ]
 
 
+def _tag(value: str | None) -> str | None:
+    """A tag is a name to find runs by: a blank one would match nothing a user could type."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter(f"a tag needs a name, got {value!r}")
+    return value
+
+
+TagOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="A name to find its runs by later (--tag on results).",
+        callback=_tag,
+        show_default=False,
+    ),
+]
+
+
 def _exit(code: int | None) -> None:
     if code:
         raise typer.Exit(code)
