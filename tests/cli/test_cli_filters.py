@@ -10,7 +10,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from tests.rows import run_row
+from tests.rows import job_row, run_row
 from zbench.cli import app
 from zbench.cli.filters import FILTER_OPTIONS, filter_argv, read_filters
 from zbench.results.api import Filters
@@ -135,6 +135,25 @@ def test_a_name_no_table_knows_and_no_run_has_is_one_line_and_exit_2(
     assert out.exit_code == 2, out.output
     [line] = out.output.strip().splitlines()
     assert f"{flag} {value}: no such" in line and "choose from" in line
+
+
+@pytest.mark.parametrize("command", TYPO_COMMANDS, ids=" ".join)
+def test_a_job_id_that_never_existed_is_one_line_and_exit_2_a_job_without_runs_is_empty(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    db = str(tmp_path / "zbench.db")
+    [queued] = Store(db).add_jobs([job_row()])  # a job without a run
+    args = [a.replace("{tmp}", str(tmp_path)) for a in command]
+    out = CLI.invoke(app, [*args, "--job", str(queued + 98), "--db", db])
+    assert out.exit_code == 2, out.output
+    assert out.output == f"zbench: no job {queued + 98} (--job takes a job id)\n"
+    empty = CLI.invoke(app, [*args, "--job", str(queued), "--db", db])
+    if command[0] in ("report", "plot"):  # nothing to write is a failed command, said as such
+        assert empty.exit_code == 1
+        assert empty.output == f"zbench: no runs match (jobs {queued}): nothing to {command[0]}\n"
+    else:
+        assert empty.exit_code == 0, empty.output
 
 
 def test_a_known_name_without_runs_is_no_error_and_a_stored_old_name_is_known(

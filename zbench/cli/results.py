@@ -325,7 +325,11 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
     if rows is None:
         return 2
     if not rows:
-        _err("no results to plot: run a suite first (`zbench suite quick`)")
+        given = filters.describe()
+        if given == "all runs":
+            _err("no results to plot: run a suite first (`zbench suite quick`)")
+        else:  # as the report says it: filters that matched nothing are not an empty store
+            _err(f"no runs match ({given}): nothing to plot")
         return 1
     from zbench.results.charts import write_charts
 

@@ -192,6 +192,10 @@ class Filters:
             if value not in known:
                 choices = ", ".join(sorted(known))
                 raise ValueError(f"--{name} {value}: no such {name} (choose from {choices})")
+        # A job that never existed is a typo; one that exists without a run is an empty table.
+        missing = [j for j in self.job_ids or () if store.get_job(j) is None]
+        if missing:
+            raise ValueError(f"no job {', '.join(map(str, missing))} (--job takes a job id)")
         return rows
 
     def keeps(self, row: Any) -> bool:
