@@ -94,3 +94,29 @@ def test_no_help_text_is_eaten_as_markup() -> None:
             text = getattr(param, "help", None)
             if text:
                 assert Text.from_markup(text).plain == text.replace("\\[", "["), (param.name, text)
+
+
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [
+        (None, "zbench: no such trace file: {path}"),
+        (
+            b"SQLite format 3\x00\xe2\x28\xa1",
+            "zbench: {path} is not a zbench trace (no header line)",
+        ),
+    ],
+)
+def test_a_replay_that_is_no_trace_is_one_line_before_the_dashboard_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes | None, line: str
+) -> None:
+    import zbench.tui.app
+
+    opened: list[bool] = []
+    monkeypatch.setattr(zbench.tui.app.ZbenchApp, "run", lambda self: opened.append(True))
+    path = tmp_path / "zbench.db"
+    if content is not None:
+        path.write_bytes(content)
+    result = CLI.invoke(app, ["--replay", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [line.format(path=path)]
+    assert opened == []

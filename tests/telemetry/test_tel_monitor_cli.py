@@ -75,7 +75,8 @@ def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     [
         (["--gpu-ids", "0,x"], "--gpu-ids: 'x' is not a GPU index"),
         (["--gpu-ids", "5"], "GPU 5 does not exist"),
-        (["--replay", "missing.jsonl"], "trace file not found: missing.jsonl"),
+        (["--replay", "missing.jsonl"], "no such trace file: missing.jsonl"),
+        (["--replay", __file__], "is not a zbench trace"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(fake: FakeNvml, args: list[str], message: str) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,25 @@ def test_not_a_trace(tmp_path: Path) -> None:
     path.write_text('{"hello": 1}\n')
     with pytest.raises(ValueError, match="not a zbench trace"):
         list(read_trace(path))
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("results.db", b"SQLite format 3\x00\xe2\x28\xa1 binary pages"),  # not UTF-8
+        ("trace.jsonl.gz", b"not gzip at all"),
+        ("empty.jsonl", b""),
+    ],
+)
+def test_a_file_that_is_no_trace_is_one_value_error(
+    tmp_path: Path, name: str, content: bytes
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))} is not a zbench trace"):
+        read_header(path)
+    with pytest.raises(FileNotFoundError, match=r"^no such trace file: "):
+        read_header(tmp_path / "missing.jsonl")
 
 
 def test_nan_written_as_null(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 from zbench.telemetry.host import HostReader
 from zbench.telemetry.sampler import Backend
@@ -64,10 +63,7 @@ def open_backend(
     if replay is not None:
         from zbench.telemetry.trace import ReplayBackend
 
-        path = Path(replay)
-        if not path.is_file():
-            raise FileNotFoundError(f"trace file not found: {path}")
-        return ReplayBackend(path, gpus=gpus)
+        return ReplayBackend(replay, gpus=gpus)
     try:
         import pynvml
     except ImportError:

@@ -108,12 +108,15 @@ def _clean(obj: Any) -> Any:
 
 
 def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The trace's header; raises ``ValueError`` if the file is not a zbench trace."""
-    with _open(Path(path), "r") as fh:
-        first = fh.readline()
+    """The trace's header; raises ``FileNotFoundError`` for a missing file and ``ValueError`` if
+    the file is not a zbench trace (the one wording of both, for the TUI and ``monitor``)."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"no such trace file: {path}")
     try:
+        with _open(Path(path), "r") as fh:
+            first = fh.readline()
         header = json.loads(first)
-    except ValueError:
+    except (ValueError, EOFError, gzip.BadGzipFile):  # not text (a database...), not gzip, not JSON
         header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ValueError(f"{path} is not a zbench trace (no header line)")

@@ -342,9 +342,14 @@ def run_app(replay: Path | None, interval: float | None, db: Path | None) -> int
     their supervisor at 0.5 s whatever the dashboard does."""
     from zbench.settings import SettingsError, load_config, load_state, resolve_interval, state_path
 
-    if replay is not None and not replay.is_file():
-        print(f"zbench: no such trace file: {replay}", file=sys.stderr)
-        return 2
+    if replay is not None:
+        from zbench.telemetry.trace import read_header
+
+        try:
+            read_header(replay)  # said here in one line, not inside the dashboard it would open
+        except (OSError, ValueError) as exc:
+            print(f"zbench: {exc}", file=sys.stderr)
+            return 2
     try:
         config = load_config()
         state = load_state()
