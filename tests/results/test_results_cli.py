@@ -74,6 +74,16 @@ def test_plot_without_results_is_exit_1(home: Path, tmp_path: Path) -> None:
     assert result.exit_code == 1 and "no results to plot" in result.output
 
 
+def test_plot_and_report_into_a_file_are_one_line_and_exit_2(filled: Path, tmp_path: Path) -> None:
+    taken = tmp_path / "notes.txt"
+    taken.write_text("mine")
+    for command in (["plot", "-o", str(taken)], ["report", "--output", str(taken)]):
+        result = CLI.invoke(app, command)
+        assert result.exit_code == 2
+        assert result.output == f"zbench: {taken} is a file, not a folder\n"
+    assert taken.read_text() == "mine"
+
+
 def test_gpu_filter_is_a_plain_substring(filled: Path) -> None:
     # "_" and "%" are SQL LIKE wildcards; typed by a user they mean themselves.
     for text in ("_", "%", "h_00"):

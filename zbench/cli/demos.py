@@ -7,7 +7,8 @@ Each function returns an exit status: 0 ok, 1 the work failed, 2 bad input (one-
 from __future__ import annotations
 
 from zbench.cli.filters import nothing_found
-from zbench.cli.follow import Db, _console, _err, _report_failure, bad_timeout, follow
+from zbench.cli.follow import Db, _console, _report_failure, bad_timeout, follow
+from zbench.cli.options import err
 from zbench.contract.config import UsageError
 from zbench.jobs import api
 from zbench.jobs.api import JobSpec
@@ -23,7 +24,7 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
     try:
         config, _ = parse_args(argv)
     except UsageError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     if bad_timeout(timeout):
         return 2
@@ -31,10 +32,10 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
 
     reason = check(config.entry, config.as_options())
     if reason:
-        _err(reason)
+        err(reason)
         return 2
     if config.device == "cuda" and not visible_gpus():
-        _err("no GPU found: add --device cpu to run on the CPU")
+        err("no GPU found: add --device cpu to run on the CPU")
         return 2
     [job_id] = api.submit([JobSpec(config, None, timeout)], db=db)
     console = _console()
@@ -74,7 +75,7 @@ def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> 
     try:
         chosen = (filters or Filters()).query_demos(db)
     except ValueError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     rows = from_result_rows(chosen)
     if not rows and fmt is None:
@@ -86,6 +87,6 @@ def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> 
     try:
         print(render(rows, fmt or "md"), end="")
     except ValueError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     return 0

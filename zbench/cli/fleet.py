@@ -12,17 +12,14 @@ import sys
 from pathlib import Path
 
 from zbench.cli.filters import filter_argv
+from zbench.cli.options import err
 from zbench.fleet.gather import Gathered, HostsError, gather, parse_hosts, to_csv
 from zbench.results.api import Filters
 
 
-def _err(message: str) -> None:
-    print(f"zbench: {message}", file=sys.stderr)
-
-
 def _report(got: Gathered) -> int:
     for host, why in got.errors.items():
-        _err(f"{host}: {why}")
+        err(f"{host}: {why}")
     return 1 if got.errors else 0
 
 
@@ -31,7 +28,7 @@ def fleet_jobs(hosts_text: str, *, all_jobs: bool, json_out: bool) -> int:
     try:
         hosts = parse_hosts(hosts_text)
     except HostsError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     got = gather(hosts, ["jobs", *(["--all"] if all_jobs else [])])
     if json_out:
@@ -63,10 +60,10 @@ def fleet_export(
     try:
         hosts = parse_hosts(hosts_text)
     except HostsError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     if fmt not in ("json", "csv"):
-        _err(f"export --hosts writes json or csv, not {fmt!r}")
+        err(f"export --hosts writes json or csv, not {fmt!r}")
         return 2
     got = gather(hosts, ["results", *filter_argv(filters or Filters())])
     text = json.dumps(got.rows, indent=2) + "\n" if fmt == "json" else to_csv(got.rows)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
+from zbench.cli.options import err
 from zbench.glyphs import glyphs
 from zbench.jobs import api
 from zbench.jobs.api import JobInfo
@@ -30,15 +31,11 @@ def _console(*, stderr: bool = False) -> Console:
     return Console(highlight=False, markup=False, stderr=stderr)
 
 
-def _err(message: str) -> None:
-    print(f"zbench: {message}", file=sys.stderr)
-
-
 def bad_timeout(timeout: float | None) -> bool:
     """A ``--timeout`` that is not a finite number of seconds above 0 (said in one line)."""
     if timeout is None or (math.isfinite(timeout) and timeout > 0):
         return False
-    _err("--timeout must be a finite number of seconds above 0")
+    err("--timeout must be a finite number of seconds above 0")
     return True
 
 
@@ -146,7 +143,7 @@ def _reconcile(db: Db) -> None:
 def _report_failure(info: JobInfo, db: Db) -> int:
     """Say why a job did not end ``done``; the exit status: 2 when its runner refused the input
     (one line: the reason is the runner's own), else 1 (with the log's last lines)."""
-    _err(f"job {info.id} {info.state}: {info.reason or 'no reason recorded'}")
+    err(f"job {info.id} {info.state}: {info.reason or 'no reason recorded'}")
     if info.refused:
         return 2
     tail = api.log_tail(info.id, db, LOG_LINES)

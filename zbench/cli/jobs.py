@@ -15,7 +15,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from zbench.cli.follow import Db, _console, _err, _report_failure, bad_timeout, follow, label
+from zbench.cli.follow import Db, _console, _report_failure, bad_timeout, follow, label
+from zbench.cli.options import err
 from zbench.cli.tableview import print_table
 from zbench.contract.config import RunConfig, UsageError, parse_args
 from zbench.jobs import api
@@ -117,7 +118,7 @@ def run_job(
     try:
         spec = _job_spec(workload, runner_args, gpu_ids, timeout, nodes, gpus_given)
     except UsageError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     [job_id] = api.submit([spec], db=db, tag=tag)
     console = _console()
@@ -190,7 +191,7 @@ def run_suite(
     try:
         suite = load_suite(name)
     except SuiteError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     console = _console()
     out: dict[str, Any] = {
@@ -210,7 +211,7 @@ def run_suite(
             console.print(f"{len(suite.specs)} job(s), {len(suite.skipped)} skipped")
         return 0
     if not suite.specs:
-        _err(f"suite {suite.name}: nothing can run on this machine")
+        err(f"suite {suite.name}: nothing can run on this machine")
         return 1
     ids = api.submit(list(suite.specs), db=db, suite=suite.name, tag=tag)
     if detach:
@@ -246,7 +247,7 @@ def run_suite(
             f"{len(suite.skipped)} skipped."
         )
     for info in failed:
-        _err(f"job {info.id} ({label(info)}) {info.state}: {info.reason}")
+        err(f"job {info.id} ({label(info)}) {info.state}: {info.reason}")
     return 1 if failed else 0
 
 
@@ -286,7 +287,7 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> 
         if exc.exit_code != 1:  # the file itself is unusable: nothing to list either
             raise
         # Locked by another program, a full disk: still show what is stored.
-        _err(f"warning: could not check for a dead supervisor: {exc}")
+        err(f"warning: could not check for a dead supervisor: {exc}")
     jobs = api.list_jobs(db)
     if not all_jobs:
         midnight = dt.datetime.combine(dt.date.today(), dt.time()).timestamp()
@@ -337,7 +338,7 @@ def cancel_job(job_id: int, *, grace: float, db: Db) -> int:
     try:
         before = api.get_job(job_id, db)
     except JobNotFound as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     if before.finished:
         print(f"Job {job_id} already ended ({before.state}); nothing to cancel.")

@@ -3,6 +3,7 @@ the run filters are ``cli/filters.py``."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -55,6 +56,11 @@ TagOpt = Annotated[
         show_default=False,
     ),
 ]
+
+
+def err(message: str) -> None:
+    """An error as every zbench command writes it: one line on stderr after ``zbench: ``."""
+    print(f"zbench: {message}", file=sys.stderr)
 
 
 def _exit(code: int | None) -> None:

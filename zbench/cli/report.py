@@ -8,12 +8,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from zbench.cli.options import err
 from zbench.results.api import Filters
 from zbench.results.selection import Db
-
-
-def _err(message: str) -> None:
-    print(f"zbench: {message}", file=sys.stderr)
 
 
 def report_command(out_dir: Path, filters: Filters, db: Db, quiet: bool = False) -> int:
@@ -26,18 +23,18 @@ def report_command(out_dir: Path, filters: Filters, db: Db, quiet: bool = False)
             print(f"report: {msg}", file=sys.stderr)
 
     if out_dir.exists() and not out_dir.is_dir():
-        _err(f"{out_dir} is a file, not a folder")
+        err(f"{out_dir} is a file, not a folder")
         return 2
     try:
         report = write_report(out_dir, filters, db, say)
     except ReportError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 1
     except ValueError as exc:  # a filter that cannot apply (--since, --suite-run, --suite)
-        _err(str(exc))
+        err(str(exc))
         return 2
     except (ReportImageError, OSError) as exc:
-        _err(f"cannot write the report to {out_dir}: {exc}")
+        err(f"cannot write the report to {out_dir}: {exc}")
         return 2
     print(f"{report.markdown}\n{report.html}")
     print(f"{report.runs} run(s), {len(report.figures)} figure(s)", file=sys.stderr)

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from zbench.cli.filters import nothing_found
+from zbench.cli.options import err
 from zbench.cli.tableview import print_table
 from zbench.errors import ZbenchError
 from zbench.results.anchors import published_for
@@ -34,10 +35,6 @@ from zbench.results.provenance import warnings
 from zbench.textfit import Column
 
 Db = str | os.PathLike[str] | None
-
-
-def _err(message: str) -> None:
-    print(f"zbench: {message}", file=sys.stderr)
 
 
 def _parts(rows: Sequence[ResultRow]) -> tuple[list[str], list[list[str]], list[str]]:
@@ -144,7 +141,7 @@ def _query(filters: Filters, db: Db) -> list[ResultRow] | None:
     try:
         return review_order(filters.query(db))
     except ValueError as exc:
-        _err(str(exc))
+        err(str(exc))
         return None
 
 
@@ -171,7 +168,7 @@ def export_results(
     if samples:
         return _export_samples(fmt, output, filters, db)
     if fmt not in FORMATS:
-        _err(str(FormatError.unknown(fmt)))
+        err(str(FormatError.unknown(fmt)))
         return 2
     rows = _query(filters, db)
     if rows is None:
@@ -179,7 +176,7 @@ def export_results(
     try:
         text = render(rows, fmt)
     except FormatError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     return _write(text, output, f"{len(rows)} result(s)")
 
@@ -190,12 +187,12 @@ def _export_samples(fmt: str, output: Path | None, filters: Filters, db: Db) -> 
 
     fmt = {"md": "csv", "json": "jsonl"}.get(fmt, fmt)  # md is export's default: not for samples
     if fmt not in SAMPLE_FORMATS:
-        _err(str(FormatError.unknown(fmt, SAMPLE_FORMATS, "samples export: ")))
+        err(str(FormatError.unknown(fmt, SAMPLE_FORMATS, "samples export: ")))
         return 2
     try:
         sel = select(db, filters)
     except ValueError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     text = render_samples(sel.all, fmt, db)
     return _write(text, output, f"{max(text.count(chr(10)) - (fmt == 'csv'), 0)} sample row(s)")
@@ -209,7 +206,7 @@ def _write(text: str, output: Path | None, what: str) -> int:
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
-        _err(f"cannot write {output}: {exc.strerror or exc}")
+        err(f"cannot write {output}: {exc.strerror or exc}")
         return 2
     print(f"Wrote {what} to {output}", file=sys.stderr)
     return 0
@@ -284,17 +281,17 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
     environment); ``unlike`` compares them anyway and names every difference first."""
     for given, flag in ((filters.suite_run, "--suite-run"), (filters.suite, "--suite")):
         if given is not None:
-            _err(f"compare takes two runs: {flag} selects many (use `zbench results {flag}`)")
+            err(f"compare takes two runs: {flag} selects many (use `zbench results {flag}`)")
             return 2
     try:
         ra, rb = _load_side(a, db, filters), _load_side(b, db, filters)
     except (CompareError, ValueError) as exc:
-        _err(str(exc))
+        err(str(exc))
         return 2
     diffs = differences(ra, rb)
     if diffs and not unlike:
         what = "; ".join(f"{name} {va} vs {vb}" for name, va, vb in diffs[:6])
-        _err(f"runs {a} and {b} are not alike ({what}); --unlike compares them anyway")
+        err(f"runs {a} and {b} are not alike ({what}); --unlike compares them anyway")
         return 2
     values = compare_values(ra, rb)
     if json_out:
@@ -321,21 +318,24 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
 
 def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
     """Write PNG charts of the filtered results into ``output`` and list them; 1 when none fits."""
+    if output.exists() and not output.is_dir():
+        err(f"{output} is a file, not a folder")
+        return 2
     rows = _query(filters, db)
     if rows is None:
         return 2
     if not rows:
         given = filters.describe()
         if given == "all runs":
-            _err("no results to plot: run a suite first (`zbench suite quick`)")
+            err("no results to plot: run a suite first (`zbench suite quick`)")
         else:  # as the report says it: filters that matched nothing are not an empty store
-            _err(f"no runs match ({given}): nothing to plot")
+            err(f"no runs match ({given}): nothing to plot")
         return 1
     from zbench.results.charts import write_charts
 
     charts = write_charts(rows, output)
     if not charts:
-        _err("none of the results fits a chart")
+        err("none of the results fits a chart")
         return 1
     for chart in charts:
         print(f"{chart.path}: {chart.description}")
