@@ -137,6 +137,9 @@ def _regular(path: Path) -> bool:
     return stat.S_ISREG(path.stat().st_mode) or str(path) == os.devnull
 
 
+UI_KEYS = ("interval", "theme")  # the keys of the config file's [ui] table
+
+
 def load_config(path: Path | None = None) -> Config:
     """The config file's settings; an absent file is an empty config."""
     path = path or config_path()
@@ -150,12 +153,18 @@ def load_config(path: Path | None = None) -> Config:
         raise SettingsError(f"{path}: cannot read it ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{path}: not valid TOML ({exc})") from None
+    stray = sorted(set(data) - {"ui", "hosts"})
+    if stray and stray[0] in UI_KEYS:
+        raise SettingsError(f"{path}: {stray[0]} belongs in the [ui] table")
+    if stray:
+        raise SettingsError(f"{path}: unknown key {stray[0]} (known tables: [ui], [hosts])")
     ui = data.get("ui", {})
     if not isinstance(ui, dict):
         raise SettingsError(f"{path}: [ui] must be a table")
-    unknown = sorted(set(ui) - {"interval", "theme"})
+    unknown = sorted(set(ui) - set(UI_KEYS))
     if unknown:
-        raise SettingsError(f"{path}: unknown key [ui] {unknown[0]} (known: interval, theme)")
+        known = ", ".join(UI_KEYS)
+        raise SettingsError(f"{path}: unknown key [ui] {unknown[0]} (known: {known})")
     interval = None if "interval" not in ui else parse_interval(ui["interval"], f"{path} [ui]")
     theme = ui.get("theme")
     if theme is not None and not isinstance(theme, str):

@@ -120,3 +120,37 @@ def test_a_replay_that_is_no_trace_is_one_line_before_the_dashboard_opens(
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [line.format(path=path)]
     assert opened == []
+
+
+def test_a_theme_the_config_file_names_that_does_not_exist_is_one_line_before_the_dashboard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import zbench.tui.app
+
+    opened: list[bool] = []
+    monkeypatch.setattr(zbench.tui.app.ZbenchApp, "run", lambda self: opened.append(True))
+    config = tmp_path / "config.toml"
+    monkeypatch.setenv("ZBENCH_CONFIG", str(config))
+    config.write_text('[ui]\ntheme = "nordd"\n')
+    result = CLI.invoke(app, [])
+    assert result.exit_code == 2 and opened == []
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"zbench: {config}: [ui] theme 'nordd' is not a theme (choose from ")
+    assert "nord" in line
+    config.write_text('[ui]\ntheme = "nord"\n')
+    assert CLI.invoke(app, []).exit_code == 0 and opened == [True]
+
+
+def test_the_fleet_view_checks_the_config_theme_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zbench.tui.fleet_app import FleetApp
+
+    opened: list[bool] = []
+    monkeypatch.setattr(FleetApp, "run", lambda self: opened.append(True))
+    config = tmp_path / "config.toml"
+    monkeypatch.setenv("ZBENCH_CONFIG", str(config))
+    config.write_text('[ui]\ntheme = "nordd"\n')
+    result = CLI.invoke(app, ["--hosts", "alpha"])
+    assert result.exit_code == 2 and opened == []
+    assert "[ui] theme 'nordd' is not a theme" in result.stderr

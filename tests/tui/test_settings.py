@@ -37,6 +37,14 @@ def test_config_file_is_read_and_checked(tmp_path: Path) -> None:
     path.write_text("[ui]\nrefresh = 1\n")
     with pytest.raises(SettingsError, match="unknown key \\[ui\\] refresh"):
         load_config(path)
+    path.write_text("interval = 2\n")  # at the top, where it does nothing: said, not ignored
+    with pytest.raises(SettingsError, match="interval belongs in the \\[ui\\] table"):
+        load_config(path)
+    path.write_text("[gui]\ntheme = 'nord'\n")
+    with pytest.raises(
+        SettingsError, match="unknown key gui \\(known tables: \\[ui\\], \\[hosts\\]\\)"
+    ):
+        load_config(path)
     path.write_text("[ui\n")
     with pytest.raises(SettingsError, match="not valid TOML"):
         load_config(path)

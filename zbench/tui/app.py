@@ -21,7 +21,7 @@ from textual.app import App
 from textual.binding import BindingType
 from textual.message import Message
 
-from zbench.settings import State, save_state
+from zbench.settings import Config, SettingsError, State, config_path, save_state
 
 from .app_mixins import ProcessActionsMixin, RememberMixin
 from .commands import ZbenchCommands
@@ -334,13 +334,25 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
         await self.tick()
 
 
+def check_theme(config: Config) -> None:
+    """A theme the config file names must exist: said in one line (``SettingsError``), not
+    silently replaced by the default (the dashboard) or a crash (the fleet view)."""
+    from textual.theme import BUILTIN_THEMES
+
+    if config.theme and config.theme not in BUILTIN_THEMES:
+        names = ", ".join(sorted(BUILTIN_THEMES))
+        raise SettingsError(
+            f"{config_path()}: [ui] theme {config.theme!r} is not a theme (choose from {names})"
+        )
+
+
 def run_app(replay: Path | None, interval: float | None, db: Path | None) -> int:
     """``zbench`` without a command. Exit status 2 for a bad option, else the app's.
 
     The dashboard redraws every ``interval`` (see ``zbench.settings`` for where it comes from);
     telemetry is sampled at the same pace, so an idle dashboard costs little. Jobs are sampled by
     their supervisor at 0.5 s whatever the dashboard does."""
-    from zbench.settings import SettingsError, load_config, load_state, resolve_interval, state_path
+    from zbench.settings import load_config, load_state, resolve_interval, state_path
 
     if replay is not None:
         from zbench.telemetry.trace import read_header
@@ -354,6 +366,7 @@ def run_app(replay: Path | None, interval: float | None, db: Path | None) -> int
         config = load_config()
         state = load_state()
         every = resolve_interval(interval, config, state)
+        check_theme(config)
     except SettingsError as exc:
         print(f"zbench: {exc}", file=sys.stderr)
         return 2

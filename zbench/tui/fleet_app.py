@@ -241,11 +241,13 @@ def run(hosts_text: str, interval: float | None = None) -> int:
     from zbench.fleet.gather import HostsError
     from zbench.fleet.hosts import SshTransport, resolve_hosts
     from zbench.settings import SettingsError, load_config, load_state, resolve_interval
+    from zbench.tui.app import check_theme
 
     try:
         config = load_config()
         every = resolve_interval(interval, config, load_state())
         entries = resolve_hosts(hosts_text, config.hosts)
+        check_theme(config)
     except (SettingsError, HostsError) as exc:
         print(f"zbench: {exc}", file=sys.stderr)
         return 2
