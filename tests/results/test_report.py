@@ -104,7 +104,8 @@ def test_filters_select_jobs_and_suite(h200_db: Path) -> None:
     assert len(review.rows) == 9 and not review.probes  # the preset-max run is not in the suite
     # --suite-run: any job of the one `zbench suite review` call means all nine.
     assert {r.run_id for r in select(h200_db, Filters(suite_run=4)).rows} == set(range(1, 10))
-    assert select(h200_db, Filters(job_ids=[99])).all == []
+    with pytest.raises(ValueError, match="no job 99"):  # a job that never existed: a typo
+        select(h200_db, Filters(job_ids=[99]))
     with pytest.raises(ValueError, match="no job 99"):
         select(h200_db, Filters(suite_run=99))
     with pytest.raises(ValueError, match="suite 'nope'"):
@@ -243,8 +244,11 @@ def test_cli_report_and_samples(h200_db: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (out / "report.md").exists() and (out / "report.html").exists()
     assert "Selection: jobs 1, 2, 3." in (out / "report.md").read_text()
-    result = CLI.invoke(app, ["report", "--db", str(h200_db), "-o", str(out), "--job", "99"])
+    none = ["--job", "1", "--since", "2100-01-01"]  # filters that match no run
+    result = CLI.invoke(app, ["report", "--db", str(h200_db), "-o", str(out), *none])
     assert result.exit_code == 1 and "nothing to report" in result.output
+    result = CLI.invoke(app, ["report", "--db", str(h200_db), "-o", str(out), "--job", "99"])
+    assert result.exit_code == 2 and "no job 99" in result.output
     dump = tmp_path / "s.csv"
     args = ["export", "--samples", "-f", "csv", "-o", str(dump), "--db", str(h200_db)]
     result = CLI.invoke(app, [*args, "--suite-run", "2", "--workload", "resnet50"])
