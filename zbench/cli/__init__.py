@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from zbench.cli.options import DbOpt, _exit, app
+from zbench.cli.options import DbOpt, _exit, app, err
 
 
 @app.callback(invoke_without_command=True)
@@ -93,7 +93,7 @@ def main() -> None:
             raise SystemExit(0) from None
         raise
     except ZbenchError as exc:
-        typer.echo(f"zbench: {exc}", err=True)
+        err(str(exc))
         raise SystemExit(exc.exit_code) from None
     except BrokenPipeError:
         # The reader stopped reading (`zbench jobs --json | head -1`): it has what it wanted.
@@ -103,7 +103,7 @@ def main() -> None:
         raise SystemExit(0) from None
     except OSError as exc:  # a full disk, a read-only folder, a file where a folder should be
         message, code = os_error_exit(exc)
-        print(f"zbench: {message}", file=sys.stderr)
+        err(message)
         with contextlib.suppress(OSError):  # stdout may be what failed: do not fail again at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(code) from None

@@ -16,6 +16,7 @@ from zbench.cli.options import (
     WideOpt,
     _exit,
     app,
+    err,
 )
 from zbench.cli.table_options import DemoCommand, given_argv, table_lines, with_options
 from zbench.contract.config import RUN_OPTIONS
@@ -221,7 +222,7 @@ def demo(
 
             problem = checkpoint_problem(play, "--play")
             if problem:
-                typer.echo(f"zbench: {problem}", err=True)
+                err(problem)
                 raise typer.Exit(2)
         import subprocess
         import sys
