@@ -107,6 +107,19 @@ CANDIDATES = (
     ),
     Candidate("cdt-pad4", graph=True, inductor=CDT, stem_channels=4, note="graph + cdt + pad4"),
     Candidate(
+        "cdt-cudnnall",
+        graph=True,
+        inductor=CDT,
+        setup=("cudnn_all",),
+        note="graph + cdt + cuDNN autotuner tries every algorithm",
+    ),
+    Candidate(
+        "cdt-1x1mm",
+        graph=True,
+        inductor=(*CDT, ("conv_1x1_as_mm", True)),
+        note="graph + cdt + 1x1 convolutions as matmuls",
+    ),
+    Candidate(
         "cdt-combo-pad4",
         graph=True,
         inductor=(*CDT, ("combo_kernels", True)),
