@@ -59,6 +59,8 @@ def test_compare_run_ids_and_exported_files(filled: Path, tmp_path: Path) -> Non
     assert table.exit_code == 0
     assert "0.53x" in table.output and "Not alike: precision fp16 vs fp32" in table.output
     assert CLI.invoke(app, ["compare", "1", "99"]).exit_code == 2
+    same = CLI.invoke(app, ["compare", "1", "01"])  # one run twice compares nothing
+    assert same.exit_code == 2 and "same run" in same.output
 
 
 def test_plot_writes_pngs_and_says_what_each_shows(filled: Path, tmp_path: Path) -> None:

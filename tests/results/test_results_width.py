@@ -15,7 +15,7 @@ def test_results_at_80_columns(filled: Path) -> None:
     lines = res.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80, res.stdout
     table = "\n".join(lines[:-2])
-    assert "ResNet-50" in table and "PyTorch" in table and "img/s" in table
+    assert "ResNet-50" in table and "PyTorch" in table and "smp/s" in table
     assert "Re…" not in res.stdout and "Py…" not in res.stdout
     assert "--wide shows all" in res.stdout
 

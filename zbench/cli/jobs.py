@@ -265,7 +265,7 @@ JOB_COLUMNS = (
     Column("GPUs", priority=2),
     Column("Phase", priority=3),
     Column("Step", priority=4, right=True),
-    Column("Samples/s", "img/s", priority=1, right=True),
+    Column("Samples/s", "smp/s", priority=1, right=True),  # 3D U-Net: volumes
     Column("Started", priority=5),
     Column("Reason", priority=1, flex=True, min_width=16),
 )

@@ -106,7 +106,7 @@ _PRIORITY = {
 _SHORT = {
     "Framework": "FW",
     "Precision": "Prec",
-    "Samples/s": "img/s",
+    "Samples/s": "smp/s",  # not img/s: the 3D U-Net counts volumes
     "GPU util %": "GPU%",
     "Mem-ctrl util %": "ctl%",
     "GPU mem GiB": "GPU GiB",
@@ -283,6 +283,9 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
         if given is not None:
             err(f"compare takes two runs: {flag} selects many (use `zbench results {flag}`)")
             return 2
+    if a.isdigit() and b.isdigit() and int(a) == int(b):
+        err(f"runs {a} and {b} are the same run: compare takes two different runs")
+        return 2
     try:
         ra, rb = _load_side(a, db, filters), _load_side(b, db, filters)
     except (CompareError, ValueError) as exc:

@@ -94,5 +94,7 @@ class HostPanel(Widget):
             return
         self._set("cpu", f"CPU {bar(host.cpu_pct, 16)} {pct(host.cpu_pct):>4}  {load_text(host)}")
         self.query_one(History).values = history
+        if host.per_core_pct:  # the row of cells says what it is: one cell per core
+            cores = f"[$text-muted]{len(host.per_core_pct)} cores[/] {cores}"
         self._set("cores", cores)
         self._set("ram", ram_text(host))
