@@ -50,8 +50,9 @@ def export(
         typer.Option(help="Gather from these machines over ssh: HOST,HOST,...", show_default=False),
     ] = None,
 ) -> None:
-    """Export results as Markdown, CSV or JSON, with the machine and any warnings, or (--samples)
-    their raw samples."""
+    """Export results as Markdown, CSV or JSON, with the machine and any warnings.
+
+    With --samples: the raw samples instead, one row per sample and GPU."""
     if hosts is not None:
         from zbench.cli.fleet import fleet_export
 
@@ -92,8 +93,9 @@ def compare(
     db: DbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Compare two like runs (or exported files from different machines) as ratios; the filters
-    pick the one run of an exported file and must hold for both runs."""
+    """Compare two like runs (or exported files from different machines) as ratios.
+
+    The filters pick the one run of an exported file and must hold for both runs."""
     from zbench.cli.results import compare_runs
 
     _exit(compare_runs(a, b, db=db, json_out=json_out, unlike=unlike, filters=filters))
