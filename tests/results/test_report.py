@@ -179,7 +179,7 @@ def test_unlike_runs_are_kept_apart(h200_db: Path, tmp_path: Path) -> None:
 
 
 def test_nothing_to_report(home: Path, tmp_path: Path) -> None:
-    with pytest.raises(ReportError, match="nothing to report"):
+    with pytest.raises(ReportError, match="no results to report: run a suite first"):
         write_report(tmp_path, db=home / "empty.db")
 
 
@@ -277,7 +277,7 @@ def test_cli_bad_input_exits_2(h200_db: Path, args: list[str], message: str) -> 
 
 def test_cli_report_on_an_empty_db_exits_1(home: Path, tmp_path: Path) -> None:
     result = CLI.invoke(app, ["report", "--db", str(home / "e.db"), "-o", str(tmp_path / "o")])
-    assert result.exit_code == 1 and "nothing to report" in result.output
+    assert result.exit_code == 1 and "no results to report: run a suite first" in result.output
 
 
 def test_only_a_preset_other_than_the_review_is_noted() -> None:

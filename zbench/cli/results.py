@@ -328,11 +328,7 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
     if rows is None:
         return 2
     if not rows:
-        given = filters.describe()
-        if given == "all runs":
-            err("no results to plot: run a suite first (`zbench suite quick`)")
-        else:  # as the report says it: filters that matched nothing are not an empty store
-            err(f"no runs match ({given}): nothing to plot")
+        err(filters.nothing_to("plot"))
         return 1
     from zbench.results.charts import write_charts
 

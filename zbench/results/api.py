@@ -232,6 +232,14 @@ class Filters:
                 parts.append(f"{words.get(name, name)} {shown}")
         return "; ".join(parts) or "all runs"
 
+    def nothing_to(self, what: str) -> str:
+        """The one line for an empty selection: an empty store says how to fill it, filters that
+        match nothing say which (report and plot say it alike)."""
+        given = self.describe()
+        if given == "all runs":
+            return f"no results to {what}: run a suite first (`zbench suite quick`)"
+        return f"no runs match ({given}): nothing to {what}"
+
 
 def review_order(rows: list[ResultRow]) -> list[ResultRow]:
     """The review's reading order: model, framework, GPU count, train before infer, precision,

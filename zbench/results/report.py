@@ -151,7 +151,7 @@ def write_report(
     say = progress or (lambda _msg: None)
     sel = select(db, flt)
     if not sel.all:
-        raise ReportError(f"no runs match ({flt.describe()}): nothing to report")
+        raise ReportError(flt.nothing_to("report"))
     out_dir.mkdir(parents=True, exist_ok=True)
     text, figures = build_markdown(sel, flt, db, out_dir, say)
     md_path = out_dir / "report.md"
