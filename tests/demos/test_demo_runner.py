@@ -132,6 +132,26 @@ def test_cli_help_and_bad_input() -> None:
 
 
 @pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # Each was ignored before: -f ran the demo, --detach and --timeout played in the terminal.
+        (["snake", "-f", "csv"], "--format is for `zbench demo results`"),
+        (["snake", "--human", "--detach"], "not as a job: no --detach or --timeout"),
+        (["snake", "--human", "--timeout", "5"], "not as a job: no --detach or --timeout"),
+        # No terminal to read keys from: the snake went straight on, game after game, forever.
+        (["snake", "--human"], "--human reads the arrow keys from a terminal"),
+    ],
+)
+def test_cli_demo_options_that_do_not_apply_exit_2(
+    args: list[str], message: str, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    out = CliRunner().invoke(app, ["demo", *args])  # CliRunner's stdin is no terminal
+    assert out.exit_code == 2, out.output
+    assert message in out.output and len(out.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
     "module",
     [
         "zbench.contract.demo_options",

@@ -213,9 +213,20 @@ def demo(
         filters = read_filters(list(ctx.args), ctx)
         _exit(demo_commands.show_results(fmt, db=db, filters=filters))
         return
+    if fmt is not None:
+        err("--format is for `zbench demo results`, not a demo run")
+        raise typer.Exit(2)
     if play is not None or human:
         if name != "snake":
-            typer.echo(f"zbench: --play and --human are for snake, not {name!r}", err=True)
+            err(f"--play and --human are for snake, not {name!r}")
+            raise typer.Exit(2)
+        if detach or timeout is not None:
+            err("--play and --human run in this terminal, not as a job: no --detach or --timeout")
+            raise typer.Exit(2)
+        import sys
+
+        if human and not sys.stdin.isatty():
+            err("--human reads the arrow keys from a terminal, and stdin is not one")
             raise typer.Exit(2)
         if play is not None:
             from zbench.contract.inputs import checkpoint_problem
@@ -225,7 +236,6 @@ def demo(
                 err(problem)
                 raise typer.Exit(2)
         import subprocess
-        import sys
 
         board = "12"
         if "--board" in ctx.args[:-1]:
