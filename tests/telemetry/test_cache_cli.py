@@ -42,6 +42,9 @@ def test_cache_clear_empties_it_and_says_how_much(home: Path) -> None:
     assert res.exit_code == 0 and "cleared 2.9 KiB" in res.stdout
     assert list(home.iterdir()) == []
     assert json.loads(runner.invoke(app, ["cache", "--json"]).stdout)["bytes"] == 0
+    empty = runner.invoke(app, ["cache"]).stdout  # no clear to offer: it says what fills it
+    assert "0 B" in empty and "empty: the first --preset max run fills it" in empty
+    assert "zbench cache clear" not in empty
 
 
 def test_cache_unknown_action_is_one_line_and_status_2(home: Path) -> None:

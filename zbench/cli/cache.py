@@ -7,6 +7,7 @@ import json
 from rich.console import Console
 
 from zbench import paths
+from zbench.cli.options import err
 
 ACTIONS = ("show", "clear")
 
@@ -24,7 +25,7 @@ def human(n: int) -> str:
 def run_cache(action: str, json_out: bool = False) -> int:
     """Show the cache (per entry) or clear it; a bad action is one line on stderr, status 2."""
     if action not in ACTIONS:
-        Console(stderr=True).print(f"zbench cache: unknown action {action!r} (show or clear)")
+        err(f"cache: unknown action {action!r} (show or clear)")
         return 2
     where = paths.cache_dir()
     if action == "clear":
@@ -32,17 +33,20 @@ def run_cache(action: str, json_out: bool = False) -> int:
         if json_out:
             print(json.dumps({"path": str(where), "freed_bytes": freed}))
         else:
-            Console().print(f"cleared {human(freed)} from {where}")
+            Console(highlight=False, markup=False).print(f"cleared {human(freed)} from {where}")
         return 0
     usage = paths.cache_usage()
     if json_out:
         print(json.dumps({"path": str(where), "bytes": sum(usage.values()), "entries": usage}))
         return 0
-    c = Console()
+    c = Console(highlight=False, markup=False)  # a path is data, not markup
     c.print(f"compile cache {where}: {human(sum(usage.values()))}")
     for name, size in usage.items():
         c.print(f"  {name:24s} {human(size):>10s}")
-    c.print(
-        "`zbench cache clear` deletes it: the next --preset max run compiles and searches again"
-    )
+    if usage:
+        c.print(
+            "`zbench cache clear` deletes it: the next --preset max run compiles and searches again"
+        )
+    else:
+        c.print("empty: the first --preset max run fills it, and later runs start from it")
     return 0
