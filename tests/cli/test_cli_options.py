@@ -72,7 +72,7 @@ def test_demo_name_help_lists_that_demos_options() -> None:
     snake = _flat(CLI.invoke(app, ["demo", "snake", "-h"]).output)
     for opt in schemas["snake"][1]:
         assert opt.flag in snake and " ".join(opt.help.split()[:3]) in snake
-    assert "--board int >=4 <=64: board side, cells. [default: 12]" in snake
+    assert "--board int >=4 <=64 board side, cells. [default: 12]" in snake
     assert "tracking:" not in snake and "motion:" not in snake
     every = _flat(CLI.invoke(app, ["demo", "-h"]).output)
     assert all(f"{name}:" in every for name in schemas)
@@ -94,3 +94,19 @@ def test_bad_run_option_is_one_line_and_queues_nothing(args: list[str], line: st
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [line]
     assert "No jobs" in CLI.invoke(app, ["jobs", "--all"]).output
+
+
+def test_run_help_reads_at_80_columns() -> None:
+    """Typer's four-column panel left the workload options' help 17 characters wide at 80 columns
+    (130 lines, choice lists cut); the two-column panel keeps every word, in about half of that."""
+    out = CliRunner(env={"COLUMNS": "80", "TERM": "dumb", "NO_COLOR": "1"}).invoke(
+        app, ["run", "-h"]
+    )
+    assert out.exit_code == 0
+    lines = out.output.splitlines()
+    assert max(map(len, lines)) <= 80 and len(lines) < 90, len(lines)
+    assert "…" not in out.output
+    text = _flat(out.output)
+    assert "--channels-last or --no-channels-last NHWC memory layout" in text
+    assert "--repeat, --repeats int >=1" in text
+    assert "Arguments after a lone --" in text.split("Workload options")[1]  # the epilog is last

@@ -18,7 +18,13 @@ from zbench.cli.options import (
     app,
     err,
 )
-from zbench.cli.table_options import DemoCommand, given_argv, table_lines, with_options
+from zbench.cli.table_options import (
+    DemoCommand,
+    RunCommand,
+    given_argv,
+    table_lines,
+    with_options,
+)
 from zbench.contract.config import RUN_OPTIONS
 from zbench.contract.workloads import WORKLOADS
 
@@ -121,6 +127,7 @@ def probe(
 
 
 @app.command(
+    cls=RunCommand,
     context_settings={"allow_extra_args": True},
     epilog="Arguments after a lone -- go to the launcher untouched (torchrun rendezvous, ...).",
 )

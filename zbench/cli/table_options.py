@@ -12,10 +12,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
+import typer.rich_utils
+from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
 from typer.core import TyperCommand
 
-from zbench.contract.config import Opt
+from zbench.contract.config import RUN_OPTIONS, Opt
 
 RUNNER_PANEL = "Workload options (checked by the runner's parser)"
 
@@ -37,20 +43,24 @@ def _n(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def help_text(opt: Opt) -> str:
-    """The option's help with its default, escaped: a table's text is never read as Rich markup."""
+def plain_help(opt: Opt) -> str:
+    """The option's help with its default, as plain text."""
     text = opt.help.rstrip(".") + "."
     default = opt.shown_default
-    return escape(f"{text} [default: {default}]" if default else text)
+    return f"{text} [default: {default}]" if default else text
+
+
+def help_text(opt: Opt) -> str:
+    """The option's help with its default, escaped: a table's text is never read as Rich markup."""
+    return escape(plain_help(opt))
 
 
 def _option(opt: Opt) -> inspect.Parameter:
     name = opt.flag[2:]
+    # Hidden from Typer's own panel: the command's help lists them in two columns (options_panel).
     if opt.kind == "bool":
         decl = f"{opt.flag}/--no-{name}"
-        info = typer.Option(
-            decl, help=help_text(opt), show_default=False, metavar="", rich_help_panel=RUNNER_PANEL
-        )
+        info = typer.Option(decl, help=help_text(opt), show_default=False, metavar="", hidden=True)
         annotation: Any = Annotated[bool | None, info]
     else:
         info = typer.Option(
@@ -59,7 +69,7 @@ def _option(opt: Opt) -> inspect.Parameter:
             help=help_text(opt),
             show_default=False,
             metavar=type_label(opt),
-            rich_help_panel=RUNNER_PANEL,
+            hidden=True,
         )
         annotation = Annotated[str | None, info]
     return inspect.Parameter(
@@ -95,6 +105,51 @@ def given_argv(options: Iterable[Opt], values: Mapping[str, Any]) -> list[str]:
     return argv
 
 
+def options_panel(title: str, options: Iterable[Opt], key: Callable[[Opt], str]) -> Panel:
+    """An option table as a help panel in Typer's colours, in two columns: the flag, then what it
+    takes and its help. Typer's own panel gives each option four columns (name, ``--no-`` form,
+    metavar, help), and the runner's long choice lists left its help column 17 characters wide at
+    80 columns: ``zbench run -h`` was 130 lines there."""
+    grid = Table.grid(padding=(0, 2), expand=True)
+    grid.add_column(no_wrap=True, style="bold cyan")
+    grid.add_column(ratio=1, overflow="fold")  # a long choice list folds, it is not cut
+    for opt in options:
+        kind = f"or --no-{opt.flag[2:]}" if opt.kind == "bool" else type_label(opt)
+        text = Text()
+        if kind:
+            text.append(kind, style="bold yellow")
+            text.append("  ")
+        text.append(plain_help(opt))
+        grid.add_row(key(opt), text)
+    return Panel(grid, title=title, title_align="left", border_style="dim")
+
+
+def print_panels(panels: Sequence[Panel], epilog: str | None) -> None:
+    """Panels after Typer's help, then the epilog Typer would have printed before them."""
+    console = Console(width=typer.rich_utils.MAX_WIDTH, highlight=False)
+    for panel in panels:
+        console.print(panel)
+    if epilog:
+        console.print(Padding(Text(epilog, style="dim"), (0, 1)))
+
+
+def run_flag(opt: Opt) -> str:
+    """A runner option as typed, with its aliases: ``--repeat, --repeats``."""
+    return ", ".join((opt.flag, *opt.aliases))
+
+
+class RunCommand(TyperCommand):
+    """``zbench run``: its own options in Typer's panels, then the workload options' panel."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        epilog, self.epilog = self.epilog, None
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.epilog = epilog
+        print_panels([options_panel(RUNNER_PANEL, RUN_OPTIONS, run_flag)], epilog)
+
+
 def table_lines(options: Iterable[Opt], key: Callable[[Opt], str]) -> list[str]:
     """One escaped help line per option (for epilogs): ``KEY TYPE: help [default: x]``."""
     lines = []
@@ -115,23 +170,20 @@ def demo_schemas() -> dict[str, tuple[str, tuple[Any, ...]]]:
 
 
 def demo_flag(opt: Opt) -> str:
-    """A demo option as typed: ``--board``, ``--faithful/--no-faithful``, ``--train|--animate``."""
+    """A demo option as typed: ``--board``, ``--faithful``, ``--train|--animate``."""
     if opt.kind == "switch":
         return "|".join("--" + c for c in opt.choices)
-    if opt.kind == "bool":
-        return f"{opt.flag}/--no-{opt.flag[2:]}"
-    return str(opt.flag)
+    return str(opt.flag)  # a bool's --no- form: options_panel says it beside
 
 
-def demo_epilog(name: str | None) -> str:
+def demo_panels(name: str | None) -> list[Panel]:
     """The options of the demo ``name`` (of every demo when it is not one), for ``demo -h``."""
     schemas = demo_schemas()
     chosen = {name: schemas[name]} if name in schemas else schemas
-    parts = ["Demo options (after the name; checked by the demo's parser):"]
-    for demo, (title, options) in chosen.items():
-        parts.append(f"[b]{escape(demo)}[/b]: {escape(title)}")
-        parts += [f"  {line}" for line in table_lines(options, demo_flag)]
-    return "\n\n".join(parts)
+    return [
+        options_panel(f"{demo}: {title} (options after the name)", options, demo_flag)
+        for demo, (title, options) in chosen.items()
+    ]
 
 
 class DemoCommand(TyperCommand):
@@ -150,5 +202,5 @@ class DemoCommand(TyperCommand):
 
             show_filter_help(formatter)
             return
-        self.epilog = demo_epilog(name)
         super().format_help(ctx, formatter)
+        print_panels(demo_panels(name), self.epilog)
