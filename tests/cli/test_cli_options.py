@@ -65,6 +65,7 @@ def test_suite_help_lists_the_same_options() -> None:
     assert "[[job]]" in text
     for opt in RUN_OPTIONS:
         assert f"{opt.name}" in text and " ".join(opt.help.split()[:4]) in text
+    assert "channels_last true|false NHWC memory layout" in text  # a TOML key takes true/false
 
 
 def test_demo_name_help_lists_that_demos_options() -> None:

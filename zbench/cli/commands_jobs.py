@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from zbench.cli.options import (
     DbOpt,
@@ -21,8 +20,8 @@ from zbench.cli.options import (
 from zbench.cli.table_options import (
     DemoCommand,
     RunCommand,
+    SuiteCommand,
     given_argv,
-    table_lines,
     with_options,
 )
 from zbench.contract.config import RUN_OPTIONS
@@ -254,19 +253,7 @@ def demo(
     _exit(demo_commands.run_demo([name, *ctx.args], timeout=timeout, detach=detach, db=db))
 
 
-def _suite_epilog() -> str:
-    lines = table_lines(RUN_OPTIONS, lambda o: o.name)
-    return "\n\n".join(
-        [
-            escape(
-                "A suite file's [[job]] tables set `workload` and these options (as in zbench run):"
-            )
-        ]
-        + [f"  {line}" for line in lines]
-    )
-
-
-@app.command(epilog=_suite_epilog())
+@app.command(cls=SuiteCommand)
 def suite(
     name: Annotated[str, typer.Argument(help="review, quick, precision, or a suite .toml file.")],
     *,

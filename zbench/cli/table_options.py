@@ -105,7 +105,22 @@ def given_argv(options: Iterable[Opt], values: Mapping[str, Any]) -> list[str]:
     return argv
 
 
-def options_panel(title: str, options: Iterable[Opt], key: Callable[[Opt], str]) -> Panel:
+def flag_kind(opt: Opt) -> str:
+    """What an option takes on the command line; a bool's other form."""
+    return f"or --no-{opt.flag[2:]}" if opt.kind == "bool" else type_label(opt)
+
+
+def toml_kind(opt: Opt) -> str:
+    """What a suite file's key takes."""
+    return "true|false" if opt.kind == "bool" else type_label(opt)
+
+
+def options_panel(
+    title: str,
+    options: Iterable[Opt],
+    key: Callable[[Opt], str],
+    kind: Callable[[Opt], str] = flag_kind,
+) -> Panel:
     """An option table as a help panel in Typer's colours, in two columns: the flag, then what it
     takes and its help. Typer's own panel gives each option four columns (name, ``--no-`` form,
     metavar, help), and the runner's long choice lists left its help column 17 characters wide at
@@ -114,14 +129,14 @@ def options_panel(title: str, options: Iterable[Opt], key: Callable[[Opt], str])
     grid.add_column(no_wrap=True, style="bold cyan")
     grid.add_column(ratio=1, overflow="fold")  # a long choice list folds, it is not cut
     for opt in options:
-        kind = f"or --no-{opt.flag[2:]}" if opt.kind == "bool" else type_label(opt)
+        takes = kind(opt)
         text = Text()
-        if kind:
-            text.append(kind, style="bold yellow")
+        if takes:
+            text.append(takes, style="bold yellow")
             text.append("  ")
         text.append(plain_help(opt))
         grid.add_row(key(opt), text)
-    return Panel(grid, title=title, title_align="left", border_style="dim")
+    return Panel(grid, title=Text(title), title_align="left", border_style="dim")  # not markup
 
 
 def print_panels(panels: Sequence[Panel], epilog: str | None) -> None:
@@ -138,8 +153,11 @@ def run_flag(opt: Opt) -> str:
     return ", ".join((opt.flag, *opt.aliases))
 
 
-class RunCommand(TyperCommand):
-    """``zbench run``: its own options in Typer's panels, then the workload options' panel."""
+class PanelCommand(TyperCommand):
+    """A command whose help ends in option tables of its own (``panels``), before its epilog."""
+
+    def panels(self) -> list[Panel]:
+        raise NotImplementedError
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         epilog, self.epilog = self.epilog, None
@@ -147,16 +165,22 @@ class RunCommand(TyperCommand):
             super().format_help(ctx, formatter)
         finally:
             self.epilog = epilog
-        print_panels([options_panel(RUNNER_PANEL, RUN_OPTIONS, run_flag)], epilog)
+        print_panels(self.panels(), epilog)
 
 
-def table_lines(options: Iterable[Opt], key: Callable[[Opt], str]) -> list[str]:
-    """One escaped help line per option (for epilogs): ``KEY TYPE: help [default: x]``."""
-    lines = []
-    for opt in options:
-        kind = type_label(opt)
-        lines.append(escape(f"{key(opt)}{' ' + kind if kind else ''}: ") + help_text(opt))
-    return lines
+class RunCommand(PanelCommand):
+    """``zbench run``: its own options in Typer's panels, then the workload options' panel."""
+
+    def panels(self) -> list[Panel]:
+        return [options_panel(RUNNER_PANEL, RUN_OPTIONS, run_flag)]
+
+
+class SuiteCommand(PanelCommand):
+    """``zbench suite``: a suite file's keys are the workload options' names."""
+
+    def panels(self) -> list[Panel]:
+        title = "A suite file's [[job]] tables: `workload` and these keys (as in zbench run)"
+        return [options_panel(title, RUN_OPTIONS, lambda o: o.name, toml_kind)]
 
 
 # --- demos -----------------------------------------------------------------------------------
