@@ -39,7 +39,12 @@ FILTER_OPTIONS: tuple[tuple[str, Any], ...] = (
         "precision",
         Annotated[str | None, _opt(help="Only this precision: fp32, tf32, fp16 or bf16.")],
     ),
-    ("gpus", Annotated[int | None, _opt(help="Only runs on this many GPUs (a count).", min=0)]),
+    (
+        "gpus",
+        Annotated[
+            int | None, _opt(help="Only runs on this many GPUs (a count).", min=0, metavar="<int>")
+        ],
+    ),
     (
         "device",
         Annotated[
@@ -66,7 +71,10 @@ FILTER_OPTIONS: tuple[tuple[str, Any], ...] = (
     ),
     (
         "job",
-        Annotated[list[int] | None, _opt("--job", help="Only the run of this job (repeatable).")],
+        Annotated[
+            list[int] | None,
+            _opt("--job", help="Only the run of this job (repeatable).", metavar="<int>"),
+        ],
     ),
     (
         "tag",
