@@ -65,12 +65,27 @@ def test_a_failure_is_a_one_line_note_not_an_exception() -> None:
     assert note["error"] == "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
 
 
-@pytest.mark.parametrize(("value", "wanted"), [("1", True), ("0", False), (None, False)])
-def test_it_is_asked_for_by_its_environment_variable(
-    value: str | None, wanted: bool, monkeypatch: pytest.MonkeyPatch
+GIB = 2**30
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "gpu_gib", "on"),
+    [
+        ("1", "seg", 24, True),  # asked for: wherever it can run
+        ("0", "cls", 141, False),  # refused: even where it is the default
+        (None, "cls", 80, True),  # the default: an image classifier on a big GPU (H100, H200)
+        (None, "cls", 48, False),  # two batches' activations may not fit beside the model's
+        (None, "seg", 141, False),  # U-Net's max batches hold far more activation memory
+        ("yes", "cls", 24, False),  # not 0 or 1: the default decides
+    ],
+)
+def test_when_it_runs(
+    value: str | None, kind: str, gpu_gib: int, on: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if value is None:
         monkeypatch.delenv(prewarm.ENV, raising=False)
     else:
         monkeypatch.setenv(prewarm.ENV, value)
-    assert prewarm.wanted() is wanted
+    got, why = prewarm.wanted(kind, gpu_gib * GIB)
+    assert got is on
+    assert (prewarm.ENV in why) is (value in ("0", "1"))  # the run's settings say what decided

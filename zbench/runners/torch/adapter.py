@@ -228,11 +228,12 @@ class TorchAdapter(Adapter):
                 def body(batch: Any) -> torch.Tensor:
                     return task.forward(net, batch)
 
-            if train and self._prewarm is None and self._prewarms(task):
+            why = self._prewarms(task) if train and self._prewarm is None else None
+            if why is not None:
                 batch = task.device_batch()
-                self._prewarm = prewarm.BackwardPrewarm(
-                    model, task.loss, batch, autocast, device
-                ).start()
+                self._prewarm = prewarm.BackwardPrewarm(model, task.loss, batch, autocast, device)
+                self._prewarm.why = why
+                self._prewarm.start()
             return GraphedStep(
                 body,
                 batches,
@@ -274,15 +275,16 @@ class TorchAdapter(Adapter):
 
         return train_step
 
-    def _prewarms(self, task: Task) -> bool:
-        """Whether the backward's cuDNN plans are tuned ahead in a thread (prewarm.py): asked for,
-        on a GPU with the autotuner on, and a task whose batches have one shape."""
-        return (
-            prewarm.wanted()
-            and self.device.type == "cuda"
-            and bool(torch.backends.cudnn.benchmark)
-            and task.kind != "det"
-        )
+    def _prewarms(self, task: Task) -> str | None:
+        """Why the backward's cuDNN plans are tuned ahead in a thread (prewarm.py), or None: on a
+        GPU with the autotuner on, a task whose batches have one shape, and prewarm.wanted()."""
+        if self.device.type != "cuda" or not torch.backends.cudnn.benchmark or task.kind == "det":
+            return None
+        total = torch.cuda.get_device_properties(self.device).total_memory
+        on, why = prewarm.wanted(task.kind, total)
+        if not on:
+            self.settings["cudnn_prewarm"] = {"state": "off", "why": why}
+        return why if on else None
 
     def _graphs_fell_back(self, reason: str) -> None:
         print(f"zbench.runners: CUDA graph capture failed, running uncaptured: {reason}")
