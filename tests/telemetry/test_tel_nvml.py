@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
@@ -160,7 +161,11 @@ def test_process_tree_cpu_and_rss() -> None:
 
     backend = HostOnlyBackend("test")
     backend.sample(trees=(os.getpid(),))
-    sum(i * i for i in range(300_000))  # burn a little CPU
+    # Burn 0.1 s of CPU time, not a fixed amount of work: on a loaded 2-core machine a fixed
+    # 300,000 squares got less than one 10 ms clock tick of CPU, and the tree read 0%.
+    start = time.process_time()
+    while time.process_time() - start < 0.1:
+        sum(i * i for i in range(10_000))
     tree = backend.sample(trees=(os.getpid(), 2**22 + 12345)).trees
     assert tree[0].pid == os.getpid() and tree[0].n_procs >= 1
     assert tree[0].rss_bytes > 10 * 2**20 and tree[0].cpu_pct > 0  # type: ignore[operator]

@@ -68,6 +68,14 @@ def test_a_file_that_is_no_trace_is_one_value_error(
         read_header(tmp_path / "missing.jsonl")
 
 
+def test_a_folder_or_a_device_is_no_trace_file(tmp_path: Path) -> None:
+    # Both read "no such trace file" before, though each exists.
+    with pytest.raises(ValueError, match="is a folder, not a trace file"):
+        read_header(tmp_path)
+    with pytest.raises(ValueError, match=r"^/dev/null is not a zbench trace \(not a regular"):
+        read_header("/dev/null")
+
+
 def test_nan_written_as_null(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     with TraceWriter(path) as w:

@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
-import typer.rich_utils
 from rich.console import Console
 from rich.markup import escape
 from rich.padding import Padding
@@ -141,6 +140,8 @@ def options_panel(
 
 def print_panels(panels: Sequence[Panel], epilog: str | None) -> None:
     """Panels after Typer's help, then the epilog Typer would have printed before them."""
+    import typer.rich_utils  # at help time only: it imports markdown_it, which no command needs
+
     console = Console(width=typer.rich_utils.MAX_WIDTH, highlight=False)
     for panel in panels:
         console.print(panel)

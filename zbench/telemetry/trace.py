@@ -110,8 +110,13 @@ def _clean(obj: Any) -> Any:
 def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The trace's header; raises ``FileNotFoundError`` for a missing file and ``ValueError`` if
     the file is not a zbench trace (the one wording of both, for the TUI and ``monitor``)."""
-    if not Path(path).is_file():
+    where = Path(path)
+    if not where.exists():
         raise FileNotFoundError(f"no such trace file: {path}")
+    if where.is_dir():
+        raise ValueError(f"{path} is a folder, not a trace file")
+    if not where.is_file():  # a device or a pipe (/dev/null): reading it could block or say nothing
+        raise ValueError(f"{path} is not a zbench trace (not a regular file)")
     try:
         with _open(Path(path), "r") as fh:
             first = fh.readline()
