@@ -113,3 +113,11 @@ def test_a_new_database_is_never_seen_empty(home: Path) -> None:
     Store(db).close()
     assert db.stat().st_size > 0 and (db.stat().st_mode & 0o777) == 0o600
     assert not list(home.glob(".new.db.*")), "no file left from making it"
+
+
+def test_a_folder_as_the_database_is_named_a_folder(home: Path) -> None:
+    # A folder's link count (one per subfolder) read as "the file has 15 hard links" before.
+    (home / "runs" / "a").mkdir(parents=True)
+    for args in (("results",), ("run", "resnet50", "--device", "cpu", "--detach")):
+        code, _, err = zbench(*args, "--db", str(home / "runs"))
+        assert code == 2 and "a folder, not a database file" in one_line_error(err), err

@@ -62,25 +62,6 @@ def _parts(rows: Sequence[ResultRow]) -> tuple[list[str], list[list[str]], list[
     return titles, body, caption
 
 
-def results_table(rows: Sequence[ResultRow]) -> Table:
-    """The review's table as a Rich table (its value only where a published figure compares)."""
-    titles, body, caption = _parts(rows)
-    table = Table(
-        title="zbench results",
-        caption="\n".join(caption) or None,
-        caption_justify="left",
-    )
-    for title in titles:
-        # What a row is stays whole on a narrow terminal; numbers and notes wrap first.
-        whole = title in ("Model", "Framework", "Samples/s")
-        right = title in NUMERIC or title == "Run"
-        table.add_column(title, justify="right" if right else "left", no_wrap=whole)
-    for line in body:
-        # Text, not markup: GPU names and published sources are data, never Rich markup.
-        table.add_row(*(Text(c) for c in line))
-    return table
-
-
 # How ``COLUMNS`` give way on a narrow terminal: what a row is and its speed stay; the review's
 # other figures go first, highest number first (titles not named here: 1).
 _PRIORITY = {
@@ -132,6 +113,11 @@ def print_results(console: Console, rows: Sequence[ResultRow], *, wide: bool = F
         for t in titles
     ]
     layout = print_table(console, columns, body, wide=wide, title="zbench results")
+    if "CPU util %" in titles and "CPU util %" not in layout.dropped:  # it can read 300
+        caption = [
+            "CPU util %: the runner's processes, in % of one core (200 = two busy)",
+            *caption,
+        ]
     for line in caption:
         if not (line.startswith("Published: ") and "Published" in layout.dropped):
             console.print(Text(line))

@@ -108,6 +108,8 @@ class StoreBase:
         SQLite keeps the write-ahead log beside each name, so two names for one file give two
         logs and a corrupt database (sqlite.org/howtocorrupt.html). A new file is linked into
         place (two links, or empty without hard links, for a moment): hence the second looks."""
+        if os.path.isdir(self.path):  # its link count read as "hard links" before
+            raise StoreError(f"{self.path}: a folder, not a database file (--db names a file)")
         for _ in range(10):
             problem = self._file_problem()
             if problem is None:
