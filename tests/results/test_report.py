@@ -74,7 +74,7 @@ def test_report_sections_hold_the_stored_figures(h200_db: Path, tmp_path: Path) 
         "| GPU0 | X | NV18 |",
         "| matmul bf16 | 0 | 708.0 TFLOPS | 989.4 TFLOPS | 72% |",
         "### Experiment 1: ResNet-50",
-        "| 3 | ResNet-50 | PyTorch | train | 2 | NVIDIA H200 | FP32 | 128 | n/a | n/a | n/a | 1,743.3 |",
+        "| 3 | ResNet-50 | PyTorch | train | 2 | NVIDIA H200 | FP32 | 128 | 1,743.3 | n/a | n/a | n/a |",
         "1.97x, 99% efficiency",
         "## Over time",
         "figures/timeseries/run-3.png",

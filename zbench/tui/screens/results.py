@@ -135,6 +135,7 @@ class ResultsScreen(Screen[None]):
         table = self.query_one(DataTable)
         for i, (title, _, _) in enumerate(self.columns):
             table.add_column(title, key=str(i))
+        table.fixed_columns = 1  # the model stays in view when a narrow screen scrolls sideways
         table.focus()
         self._load()
         interval = getattr(self.app, "interval", None)
