@@ -246,9 +246,11 @@ def start_times(
     cold = runs.zbench(argv, log, timeout, env)
     warm = runs.zbench(argv, log, timeout, env)
     for name, res in (("cold", cold), ("warm", warm)):
+        prewarm = (res.get("settings") or {}).get("cudnn_prewarm")
         got = (
             f"{res['to_measure_s']:.1f} s to the first measured step (compile "
-            f"{res.get('compile_s') or 0:.1f} s; seconds from launch: {res.get('marks_s')})"
+            f"{res.get('compile_s') or 0:.1f} s; seconds from launch: {res.get('marks_s')}; "
+            f"cuDNN prewarm: {prewarm})"
             if res.get("to_measure_s")
             else res.get("error")
         )

@@ -153,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
             k: res.get(k)
             for k in ("to_measure_s", "marks_s", "compile_s", "samples_per_s", "process_s", "error")
         }
+        # Whether the runner's cuDNN prewarm ran, why, and for how long (its settings).
+        out[key]["cudnn_prewarm"] = (res.get("settings") or {}).get("cudnn_prewarm")
         print(f"{key}: {json.dumps(out[key])}", flush=True)
         save(a.out, out)  # a later run that overruns keeps these
     if a.rounds > 1:
