@@ -69,23 +69,29 @@ GIB = 2**30
 
 
 @pytest.mark.parametrize(
-    ("value", "kind", "gpu_gib", "on"),
+    ("value", "kind", "gpu_gib", "compiled", "on"),
     [
-        ("1", "seg", 24, True),  # asked for: wherever it can run
-        ("0", "cls", 141, False),  # refused: even where it is the default
-        (None, "cls", 80, True),  # the default: an image classifier on a big GPU (H100, H200)
-        (None, "cls", 48, False),  # two batches' activations may not fit beside the model's
-        (None, "seg", 141, False),  # U-Net's max batches hold far more activation memory
-        ("yes", "cls", 24, False),  # not 0 or 1: the default decides
+        ("1", "seg", 24, False, True),  # asked for: wherever it can run
+        ("0", "cls", 141, True, False),  # refused: even where it is the default
+        (None, "cls", 80, True, True),  # the default: a compiled classifier on an H100 or H200
+        (None, "cls", 48, True, False),  # two batches' activations may not fit beside the model's
+        (None, "seg", 141, True, False),  # U-Net's max batches hold far more activation memory
+        (None, "cls", 80, False, False),  # eager: the step tunes at once, beside the helper
+        ("yes", "cls", 24, True, False),  # not 0 or 1: the default decides
     ],
 )
 def test_when_it_runs(
-    value: str | None, kind: str, gpu_gib: int, on: bool, monkeypatch: pytest.MonkeyPatch
+    value: str | None,
+    kind: str,
+    gpu_gib: int,
+    compiled: bool,
+    on: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if value is None:
         monkeypatch.delenv(prewarm.ENV, raising=False)
     else:
         monkeypatch.setenv(prewarm.ENV, value)
-    got, why = prewarm.wanted(kind, gpu_gib * GIB)
+    got, why = prewarm.wanted(kind, gpu_gib * GIB, compiled)
     assert got is on
     assert (prewarm.ENV in why) is (value in ("0", "1"))  # the run's settings say what decided

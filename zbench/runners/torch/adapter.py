@@ -228,7 +228,9 @@ class TorchAdapter(Adapter):
                 def body(batch: Any) -> torch.Tensor:
                     return task.forward(net, batch)
 
-            why = self._prewarms(task) if train and self._prewarm is None else None
+            why = (
+                self._prewarms(task, bool(cfg.compile)) if train and self._prewarm is None else None
+            )
             if why is not None:
                 batch = task.device_batch()
                 self._prewarm = prewarm.BackwardPrewarm(model, task.loss, batch, autocast, device)
@@ -275,13 +277,13 @@ class TorchAdapter(Adapter):
 
         return train_step
 
-    def _prewarms(self, task: Task) -> str | None:
+    def _prewarms(self, task: Task, compiled: bool) -> str | None:
         """Why the backward's cuDNN plans are tuned ahead in a thread (prewarm.py), or None: on a
         GPU with the autotuner on, a task whose batches have one shape, and prewarm.wanted()."""
         if self.device.type != "cuda" or not torch.backends.cudnn.benchmark or task.kind == "det":
             return None
         total = torch.cuda.get_device_properties(self.device).total_memory
-        on, why = prewarm.wanted(task.kind, total)
+        on, why = prewarm.wanted(task.kind, total, compiled)
         if not on:
             self.settings["cudnn_prewarm"] = {"state": "off", "why": why}
         return why if on else None
