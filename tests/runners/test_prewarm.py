@@ -40,8 +40,9 @@ def test_it_runs_a_copy_in_a_thread_and_leaves_the_model_untouched() -> None:
         return _loss(m, batch)
 
     batch = (torch.randn(4, 3, 16, 16), torch.tensor([0, 1, 2, 3]))
-    warm = prewarm.BackwardPrewarm(model, loss, batch, contextlib.nullcontext, torch.device("cpu"))
-    assert warm.note()["state"] == "running"
+    cpu = torch.device("cpu")
+    warm = prewarm.BackwardPrewarm(model, loss, batch, contextlib.nullcontext, cpu, "asked")
+    assert warm.note()["state"] == "running" and warm.note()["why"] == "asked"
     warm.start().join()
     warm.join()  # idempotent: GraphedStep may call it for a second step
     assert threads == ["zbench-cudnn-prewarm"]

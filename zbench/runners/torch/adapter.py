@@ -233,9 +233,9 @@ class TorchAdapter(Adapter):
             )
             if why is not None:
                 batch = task.device_batch()
-                self._prewarm = prewarm.BackwardPrewarm(model, task.loss, batch, autocast, device)
-                self._prewarm.why = why
-                self._prewarm.start()
+                self._prewarm = prewarm.BackwardPrewarm(
+                    model, task.loss, batch, autocast, device, why
+                ).start()
             return GraphedStep(
                 body,
                 batches,

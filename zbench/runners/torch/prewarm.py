@@ -67,7 +67,9 @@ class BackwardPrewarm:
         batch: Any,
         autocast: Callable[[], AbstractContextManager[Any]],
         device: torch.device,
+        why: str = "",
     ) -> None:
+        self.why = why  # what turned it on (wanted()'s reason), for the run's settings
         self._copy: nn.Module | None = copy.deepcopy(model)  # here: the main thread owns `model`
         self._loss, self._batch, self._autocast, self._device = loss, batch, autocast, device
         self._thread = threading.Thread(target=self._run, name="zbench-cudnn-prewarm", daemon=True)
@@ -75,7 +77,6 @@ class BackwardPrewarm:
         self.error: str | None = None
         self._joined = False
         self._t0 = 0.0  # when the helper started
-        self.why = ""  # what turned it on (wanted()'s reason)
 
     def start(self) -> BackwardPrewarm:
         self._t0 = time.perf_counter()
