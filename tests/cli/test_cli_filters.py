@@ -43,6 +43,12 @@ def test_every_results_command_has_the_whole_filter_set(command: list[str]) -> N
     assert set(FLAGS) <= _options(command)
 
 
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_a_blank_tag_is_refused_as_run_refuses_to_give_one(command: list[str]) -> None:
+    out = CLI.invoke(app, [*command, "--tag", " "])
+    assert out.exit_code == 2 and "a tag needs a name" in out.output, out.output
+
+
 @pytest.mark.parametrize("command", [["export"], ["demo", "results"]], ids=" ".join)
 def test_one_format_flag(command: list[str]) -> None:
     out = CLI.invoke(app, [*command, "-h"]).output

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from zbench.cli.options import check_tag
+
 if TYPE_CHECKING:  # imported where a command runs: every command's start-up would pay for it
     from zbench.results.api import Filters
 
@@ -78,7 +80,10 @@ FILTER_OPTIONS: tuple[tuple[str, Any], ...] = (
     ),
     (
         "tag",
-        Annotated[str | None, _opt(help="Only runs of jobs given this tag (run/suite --tag).")],
+        Annotated[
+            str | None,
+            _opt(help="Only runs of jobs given this tag (run/suite --tag).", callback=check_tag),
+        ],
     ),
 )
 NAMES = tuple(name for name, _ in FILTER_OPTIONS)

@@ -41,8 +41,9 @@ WideOpt = Annotated[
 ]
 
 
-def _tag(value: str | None) -> str | None:
-    """A tag is a name to find runs by: a blank one would match nothing a user could type."""
+def check_tag(value: str | None) -> str | None:
+    """A tag is a name to find runs by: a blank one would match nothing a user could type (run and
+    suite refuse to give one; the results filters, to look for one)."""
     if value is not None and not value.strip():
         raise typer.BadParameter(f"a tag needs a name, got {value!r}")
     return value
@@ -52,7 +53,7 @@ TagOpt = Annotated[
     str | None,
     typer.Option(
         help="A name to find its runs by later (--tag on results).",
-        callback=_tag,
+        callback=check_tag,
         show_default=False,
     ),
 ]
