@@ -28,9 +28,28 @@ def command_path(ctx: Any) -> str:
     return " ".join(["zbench", *reversed(names)])
 
 
+# Typer checks a typed option's value with pydantic's words ("Input should be greater than or
+# equal to 0.05"); the runner's parser and zbench's own checks say "must be at least 1". One voice.
+_PLAIN = (
+    (re.compile(r"Input should be greater than or equal to (\S+)"), r"must be at least \1"),
+    (re.compile(r"Input should be less than or equal to (\S+)"), r"must be at most \1"),
+    (re.compile(r"Input should be greater than (\S+)"), r"must be above \1"),
+    (re.compile(r"Input should be less than (\S+)"), r"must be below \1"),
+    (re.compile(r"Input should be a valid integer.*"), "must be a whole number"),
+    (re.compile(r"Input should be a valid number.*"), "must be a number"),
+)
+
+
+def plain_message(message: str) -> str:
+    """A value error in zbench's words (``must be at least 1``), not pydantic's."""
+    for pattern, words in _PLAIN:
+        message = pattern.sub(words, message)
+    return message
+
+
 def usage_line(exc: Any) -> str:
     """One line for a Click usage error: ``zbench: cancel: <what is wrong> (zbench cancel -h)``."""
-    message = " ".join(str(exc.format_message()).split())
+    message = plain_message(" ".join(str(exc.format_message()).split()))
     ctx = getattr(exc, "ctx", None)
     if ctx is None:
         return f"zbench: {message}"
