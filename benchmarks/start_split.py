@@ -47,8 +47,8 @@ VARIANTS: dict[str, dict[str, str]] = {
     "threads1": {"TORCHINDUCTOR_COMPILE_THREADS": "1"},
     # The backward's cuDNN plans tuned in a helper thread while the main one loads the graphs
     # (zbench/runners/torch/prewarm.py), alone and with the one compile thread. It is on by
-    # default for ResNet-50 on a GPU of 64 GiB or more, so "warm" has it there: "no-prewarm" is
-    # the start without it.
+    # default for a compiled image classifier on a GPU of 64 GiB or more (prewarm.wanted), so
+    # "warm" has it there: "no-prewarm" is the start without it.
     "prewarm": {"ZBENCH_CUDNN_PREWARM": "1"},
     "no-prewarm": {"ZBENCH_CUDNN_PREWARM": "0"},
     "prewarm-threads1": {"ZBENCH_CUDNN_PREWARM": "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"},

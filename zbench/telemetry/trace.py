@@ -118,7 +118,7 @@ def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not where.is_file():  # a device or a pipe (/dev/null): reading it could block or say nothing
         raise ValueError(f"{path} is not a zbench trace (not a regular file)")
     try:
-        with _open(Path(path), "r") as fh:
+        with _open(where, "r") as fh:
             first = fh.readline()
         header = json.loads(first)
     except (ValueError, EOFError, gzip.BadGzipFile):  # not text (a database...), not gzip, not JSON

@@ -41,7 +41,7 @@ DEFAULT_MIN_BYTES = 64 * 2**30
 DEFAULT_KINDS = ("cls",)
 
 
-def wanted(task_kind: str, gpu_bytes: int, compiled: bool = True) -> tuple[bool, str]:
+def wanted(task_kind: str, gpu_bytes: int, compiled: bool) -> tuple[bool, str]:
     """Whether to prewarm, and why: ``ZBENCH_CUDNN_PREWARM=1``/``0`` decide; otherwise a compiled
     step of an image classifier on a GPU of ``DEFAULT_MIN_BYTES`` or more. Measured on one H100
     (start_split.py, two interleaved rounds): warm start 14.5 s -> 12.4 s, the step's rate the same
