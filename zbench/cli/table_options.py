@@ -211,21 +211,24 @@ def demo_panels(name: str | None) -> list[Panel]:
     ]
 
 
-class DemoCommand(TyperCommand):
+class DemoCommand(PanelCommand):
     """``zbench demo``: ``zbench demo NAME -h`` lists that demo's options (all demos' without one)."""
+
+    demo: str | None = None  # the name given before -h, if any
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         """Note the demo's name before Click's eager ``-h`` prints the help."""
-        ctx.meta["zbench.demo"] = next((a for a in args if not a.startswith("-")), None)
+        self.demo = next((a for a in args if not a.startswith("-")), None)
         return list(super().parse_args(ctx, args))
 
+    def panels(self) -> list[Panel]:
+        return demo_panels(self.demo)
+
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        """The help, with the named demo's options as its epilog (the filters for ``results``)."""
-        name = ctx.meta.get("zbench.demo")
-        if name == "results":
+        """The help with the named demo's options (the filters' help for ``results``)."""
+        if self.demo == "results":
             from zbench.cli.filters import show_filter_help
 
             show_filter_help(formatter)
             return
         super().format_help(ctx, formatter)
-        print_panels(demo_panels(name), self.epilog)
