@@ -52,10 +52,6 @@ VARIANTS: dict[str, dict[str, str]] = {
     "prewarm": {"ZBENCH_CUDNN_PREWARM": "1"},
     "no-prewarm": {"ZBENCH_CUDNN_PREWARM": "0"},
     "prewarm-threads1": {"ZBENCH_CUDNN_PREWARM": "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"},
-    # Dynamo's experimental caching precompile: the traced frames and their guards saved beside
-    # inductor's cache, so a warm start loads them instead of tracing the model again. Its first
-    # run in a data folder writes that cache: read its later rounds (--rounds 2 or more).
-    "precompile": {"TORCH_CACHING_PRECOMPILE": "1"},
 }
 
 
