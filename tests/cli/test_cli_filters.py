@@ -129,7 +129,12 @@ TYPO_COMMANDS = [
 @pytest.mark.parametrize("command", TYPO_COMMANDS, ids=" ".join)
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--workload", "resnet5"), ("--framework", "pytorch"), ("--precision", "fp8")],
+    [
+        ("--workload", "resnet5"),
+        ("--framework", "pytorch"),
+        ("--mode", "inference"),
+        ("--precision", "fp8"),
+    ],
 )
 def test_a_name_no_table_knows_and_no_run_has_is_one_line_and_exit_2(
     command: list[str], flag: str, value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -172,6 +177,9 @@ def test_a_known_name_without_runs_is_no_error_and_a_stored_old_name_is_known(
         assert len(got) == runs
     with pytest.raises(ValueError, match=r"choose from .*resnet101.*vgg16"):
         Filters(workload="resnet5").query(db)
+    # Every mode a demo's options can give, and a probe's, is known before any run has it.
+    for mode in ("dqn-faithful", "animate", "bytetrack", "probe", "infer"):
+        assert Filters(mode=mode).query(db) == []
     assert CLI.invoke(app, ["results", "--workload", "vgg16", "--db", db]).exit_code == 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,16 @@ class Demo:
 
     def defaults(self) -> dict[str, Any]:
         return {o.name: o.default for o in self.options}
+
+    def modes(self) -> frozenset[str]:
+        """Every mode a run of this demo can have: ``mode`` over each combination of its options
+        that take one of a few values (choices, switches, on/off), the rest at their defaults."""
+        few = [o for o in self.options if o.choices or o.kind == "bool"]
+        values = [tuple(o.choices) if o.choices else (False, True) for o in few]
+        return frozenset(
+            self.mode({**self.defaults(), **{o.name: v for o, v in zip(few, combo)}})
+            for combo in itertools.product(*values)
+        )
 
 
 # The lengths of the demos' own inputs when `--frames` is not given (a file is used whole).

@@ -12,7 +12,7 @@ from typing import Any
 from zbench import paths
 from zbench.contract import demos as demo_table
 from zbench.contract.config import FRAMEWORKS, MODES, PRECISIONS
-from zbench.contract.kinds import DEMO, KINDS, result_kinds
+from zbench.contract.kinds import DEMO, KINDS, PROBE, result_kinds
 from zbench.contract.workloads import WORKLOADS
 from zbench.store import RunFilter, RunRow, Store
 
@@ -24,6 +24,10 @@ FILTER_NAMES: dict[str, frozenset[str]] = {
         [*WORKLOADS, *demo_table.demos(), *(k.workload for k in KINDS.values() if k.workload)]
     ),
     "framework": frozenset([*FRAMEWORKS, *(k.framework for k in KINDS.values() if k.framework)]),
+    # A probe's runs carry its kind as their mode (contract/probe_options), a demo's a mode of its own.
+    "mode": frozenset(
+        [*MODES, PROBE, *(m for d in demo_table.demos().values() for m in d.modes())]
+    ),
     "precision": frozenset(PRECISIONS),
 }
 
@@ -184,7 +188,7 @@ class Filters:
         if rows:
             return rows
         store = Store(paths.db_path(db))
-        for name in ("workload", "framework", "precision"):
+        for name in ("workload", "framework", "mode", "precision"):
             value = getattr(self, name)
             if value is None:
                 continue
