@@ -86,6 +86,21 @@ def test_plot_and_report_into_a_file_are_one_line_and_exit_2(filled: Path, tmp_p
     assert taken.read_text() == "mine"
 
 
+def test_plot_and_report_into_a_file_name_make_no_folder_of_it(
+    filled: Path, tmp_path: Path
+) -> None:
+    for command, name in ((["plot", "-o"], "chart.png"), (["report", "--output"], "r.md")):
+        result = CLI.invoke(app, [*command, str(tmp_path / "new" / name)])
+        assert result.exit_code == 2
+        assert result.output.startswith("zbench: --output takes a folder (")
+        assert result.output.endswith(f"not a file name: {tmp_path / 'new' / name}\n")
+    assert not (tmp_path / "new").exists()
+    named = tmp_path / "v1.md"  # a folder of that name that exists is the user's to write into
+    named.mkdir()
+    assert CLI.invoke(app, ["report", "--output", str(named)]).exit_code == 0
+    assert (named / "report.md").is_file()
+
+
 def test_gpu_filter_is_a_plain_substring(filled: Path) -> None:
     # "_" and "%" are SQL LIKE wildcards; typed by a user they mean themselves.
     for text in ("_", "%", "h_00"):

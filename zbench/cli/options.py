@@ -64,6 +64,17 @@ def err(message: str) -> None:
     print(f"zbench: {message}", file=sys.stderr)
 
 
+def folder_problem(path: Path, holds: str, files: tuple[str, ...]) -> str | None:
+    """Why ``path`` cannot be the output folder of a command that writes ``holds`` into it: a file
+    that exists, or a name with the suffix of one of the ``files`` it writes (``-o report.md`` meant
+    a file name, and would have made a folder of that name); None when it can."""
+    if path.exists() and not path.is_dir():
+        return f"{path} is a file, not a folder"
+    if not path.exists() and path.suffix.lower() in files:
+        return f"--output takes a folder ({holds} go in it), not a file name: {path}"
+    return None
+
+
 def _exit(code: int | None) -> None:
     if code:
         raise typer.Exit(code)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from zbench.cli.options import err
+from zbench.cli.options import err, folder_problem
 from zbench.results.api import Filters
 from zbench.results.selection import Db
 
@@ -22,8 +22,9 @@ def report_command(out_dir: Path, filters: Filters, db: Db, quiet: bool = False)
         if not quiet:
             print(f"report: {msg}", file=sys.stderr)
 
-    if out_dir.exists() and not out_dir.is_dir():
-        err(f"{out_dir} is a file, not a folder")
+    problem = folder_problem(out_dir, "report.md, report.html and figures/", (".md", ".html"))
+    if problem:
+        err(problem)
         return 2
     try:
         report = write_report(out_dir, filters, db, say)

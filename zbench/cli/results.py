@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from zbench.cli.filters import nothing_found
-from zbench.cli.options import err
+from zbench.cli.options import err, folder_problem
 from zbench.cli.tableview import print_table
 from zbench.errors import ZbenchError
 from zbench.results.anchors import published_for
@@ -307,8 +307,9 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
 
 def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
     """Write PNG charts of the filtered results into ``output`` and list them; 1 when none fits."""
-    if output.exists() and not output.is_dir():
-        err(f"{output} is a file, not a folder")
+    problem = folder_problem(output, "the PNG charts", (".png",))
+    if problem:
+        err(problem)
         return 2
     rows = _query(filters, db)
     if rows is None:
