@@ -58,7 +58,7 @@ class Demo:
         few = [o for o in self.options if o.choices or o.kind == "bool"]
         values = [tuple(o.choices) if o.choices else (False, True) for o in few]
         return frozenset(
-            self.mode({**self.defaults(), **{o.name: v for o, v in zip(few, combo)}})
+            self.mode({**self.defaults(), **{o.name: v for o, v in zip(few, combo, strict=True)}})
             for combo in itertools.product(*values)
         )
 
