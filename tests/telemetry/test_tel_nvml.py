@@ -5,10 +5,12 @@ from __future__ import annotations
 import sys
 import time
 
+import psutil
 import pytest
 
 from tests.fakes.fake_nvml import FakeNvml
 from zbench.telemetry.backends import HostOnlyBackend, open_backend, parse_gpus
+from zbench.telemetry.host import MIN_CPU_WINDOW_S
 from zbench.telemetry.nvml import NvmlBackend
 from zbench.telemetry.snapshot import NA
 
@@ -132,7 +134,13 @@ def test_no_driver_is_host_only(monkeypatch: pytest.MonkeyPatch, code: int) -> N
     assert backend.notice is not None and backend.notice.endswith("host-only mode")
     assert "\n" not in backend.notice
     snap = backend.sample()
-    assert snap.gpus == () and snap.notice == backend.notice and snap.host.cpu_pct is not NA
+    assert snap.gpus == () and snap.notice == backend.notice
+    # Taken as the reader is made, the first sample has no CPU window to measure over: no figure,
+    # rather than the 0% a window of a few milliseconds reads.
+    assert snap.host.cpu_pct is NA and snap.host.per_core_pct == ()
+    time.sleep(MIN_CPU_WINDOW_S)
+    later = backend.sample().host
+    assert later.cpu_pct is not NA and len(later.per_core_pct) == psutil.cpu_count()
 
 
 def test_no_gpus_is_host_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,17 +2,23 @@
 
 ``psutil.cpu_percent`` measures between two calls, so a fresh reader primes every counter once on
 construction; the first real reading then covers the time since construction rather than returning a
-meaningless 0.0.
+meaningless 0.0. A reading that comes sooner than ``MIN_CPU_WINDOW_S`` after the one before (a
+sampler's first sample, taken as the reader is made) has no CPU figure: the kernel counts CPU time
+in ticks of 10 ms, so a window of a few milliseconds reads 0% or 100%, not the load.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 
 import psutil
 
 from zbench.telemetry.snapshot import NA, HostSnapshot, Metric, NAType, ProcessTreeSnapshot
+
+
+MIN_CPU_WINDOW_S = 0.05  # zbench's shortest sampling interval
 
 
 class HostReader:
@@ -22,11 +28,16 @@ class HostReader:
     def __init__(self) -> None:
         psutil.cpu_percent(interval=None)
         psutil.cpu_percent(interval=None, percpu=True)
+        self._cpu_since = time.monotonic()
         self._procs: dict[int, psutil.Process] = {}
 
     def read(self) -> HostSnapshot:
-        cpu = psutil.cpu_percent(interval=None)
+        cpu: Metric = psutil.cpu_percent(interval=None)
         cores = tuple(float(c) for c in psutil.cpu_percent(interval=None, percpu=True))
+        now = time.monotonic()
+        if now - self._cpu_since < MIN_CPU_WINDOW_S:
+            cpu, cores = NA, ()
+        self._cpu_since = now
         vm = psutil.virtual_memory()
         sw = psutil.swap_memory()
         try:
@@ -34,7 +45,7 @@ class HostReader:
         except (OSError, AttributeError):
             load = NA
         return HostSnapshot(
-            cpu_pct=float(cpu),
+            cpu_pct=cpu if cpu is NA else float(cpu),
             per_core_pct=cores,
             load_avg=load,
             ram_used_bytes=int(vm.total - vm.available),

@@ -135,7 +135,7 @@ def host_line(snap: Snapshot) -> str:
     h = snap.host
     load = "n/a" if h.load_avg is NA else " ".join(f"{x:.2f}" for x in h.load_avg)  # type: ignore[union-attr]
     return (
-        f"CPU {fmt.pct(h.cpu_pct)} ({len(h.per_core_pct)} cores)  "
+        f"CPU {fmt.pct(h.cpu_pct)}{f' ({len(h.per_core_pct)} cores)' if h.per_core_pct else ''}  "
         f"RAM {fmt.used_of(h.ram_used_bytes, h.ram_total_bytes)}  "
         f"swap {fmt.used_of(h.swap_used_bytes, h.swap_total_bytes)}  load {load}"
     )
