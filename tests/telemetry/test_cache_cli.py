@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,34 @@ def test_doctor_creates_no_cache_folder(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("ZBENCH_HOME", str(tmp_path / "fresh"))
     assert doctor.cache_report() == {"path": str(tmp_path / "fresh" / "cache"), "bytes": 0}
     assert not (tmp_path / "fresh").exists()
+
+
+def test_cache_clear_waits_for_a_running_job(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runner alive on this machine may be compiling into the cache: clear refuses, one line,
+    status 2, and deletes nothing; a job marked running whose runner is gone does not stop it."""
+    import subprocess
+    import sys
+
+    from tests.rows import job_row
+    from zbench.store import Store
+
+    monkeypatch.delenv("ZBENCH_DB", raising=False)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    store = Store(paths.db_path())
+    live, _gone = store.add_jobs(
+        [job_row(state="running", pid=os.getpid()), job_row(state="running", pid=int(gone.stdout))]
+    )
+    res = runner.invoke(app, ["cache", "clear"])
+    assert res.exit_code == 2
+    assert res.output == (
+        f"zbench: cache: job {live} is running and may be reading the cache; clear it when they end\n"
+    )
+    assert (home / "batch_search.json").exists()
+    store.update_job(live, state="done")
+    assert runner.invoke(app, ["cache", "clear"]).exit_code == 0  # the other runner is gone
+    assert list(home.iterdir()) == []

@@ -22,6 +22,23 @@ def human(n: int) -> str:
     return f"{size:.1f} GiB"
 
 
+def running_jobs() -> list[int]:
+    """The jobs of this data directory's database whose runner is alive on this machine: a runner
+    compiling while its cache is deleted would fail halfway (or write half a cache)."""
+    db = paths.db_path()
+    if not db.exists():
+        return []
+    from zbench.jobs.liveness import pid_alive
+    from zbench.jobs.states import JobState
+    from zbench.store import Store, StoreError
+
+    try:
+        jobs = Store(db).jobs((JobState.RUNNING,))
+    except StoreError:  # a database that cannot be read has no job to wait for
+        return []
+    return [int(j["id"]) for j in jobs if j["pid"] and pid_alive(int(j["pid"]))]
+
+
 def run_cache(action: str, json_out: bool = False) -> int:
     """Show the cache (per entry) or clear it; a bad action is one line on stderr, status 2."""
     if action not in ACTIONS:
@@ -29,6 +46,13 @@ def run_cache(action: str, json_out: bool = False) -> int:
         return 2
     where = paths.cache_dir()
     if action == "clear":
+        busy = running_jobs()
+        if busy:
+            which = (
+                f"job {busy[0]} is" if len(busy) == 1 else f"jobs {', '.join(map(str, busy))} are"
+            )
+            err(f"cache: {which} running and may be reading the cache; clear it when they end")
+            return 2
         freed = paths.clear_cache()
         if json_out:
             print(json.dumps({"path": str(where), "freed_bytes": freed}))
