@@ -82,8 +82,14 @@ def test_user_suite_matrix_and_options(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ('[[job]]\nworkload = "resnet50"\nbogus = 1\n', "job 1: unknown key 'bogus'"),
-        ('[[job]]\nworkload = "alexnet"\n', "job 1: argument workload: invalid choice"),
-        ('[[job]]\nworkload = "resnet50"\nbatch_size = 0\n', "must be at least 1"),
+        ('[[job]]\nworkload = "alexnet"\n', "job 1: workload: invalid choice"),
+        # The runner parser's complaints name the file's key, not the command line's flag.
+        (
+            '[[job]]\nworkload = "resnet50"\nbatch_size = 0\n',
+            "job 1: batch_size: must be at least 1",
+        ),
+        ('[[job]]\nworkload = "resnet50"\nsteps = "ten"\n', "job 1: steps: expected a whole"),
+        ('[[job]]\nworkload = "resnet50"\nrepeat = 0\n', "job 1: repeat: must be at least 1"),
         ('[[job]]\nworkload = "resnet50"\ntimeout_s = -1\n', "timeout_s must be a positive"),
         ('[[job]]\nworkload = "resnet50"\ntimeout_s = nan\n', "timeout_s must be a positive"),
         ('[[job]]\nworkload = "resnet50"\ntimeout_s = inf\n', "timeout_s must be a positive"),
