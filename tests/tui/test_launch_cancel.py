@@ -46,7 +46,7 @@ async def test_launch_validates_inline_and_refuses_bad_input() -> None:
         app.screen.query_one("#batch-size", Input).focus()
         await press(pilot, "0")
         error = str(app.screen.query_one("#error", Static).render())
-        assert "must be at least 1" in error
+        assert "resnet50: batch size: must be at least 1, got 0" in error  # the field's label
         assert app.screen.query_one("#launch", Button).disabled
         await press(pilot, "ctrl+s")
         assert isinstance(app.screen, LaunchScreen)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -136,6 +138,13 @@ def check_batch(cfg: RunConfig) -> str | None:
 
 class UsageError(ValueError):
     """Bad runner options: reported as one line, exit status 2."""
+
+    def naming(self, name: Callable[[list[str]], str]) -> str:
+        """The message with its option in the words of where it was given: argparse's ``argument
+        --batch-size: ...`` becomes ``name(["--batch-size"]): ...`` (a suite file's key, the launch
+        dialog's label); ``name`` gets every name of the option (``--repeat/--repeats``)."""
+        m = re.match(r"argument (\S+): (.*)", str(self), re.S)
+        return str(self) if m is None else f"{name(m[1].split('/'))}: {m[2]}"
 
 
 class _Parser(argparse.ArgumentParser):

@@ -24,7 +24,6 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import math
-import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -200,18 +199,14 @@ def _config(options: dict[str, Any], where: str) -> RunConfig:
     try:
         config, _ = parse_args(argv)
     except UsageError as exc:
-        raise SuiteError(f"{where}: {in_keys(str(exc), options)}") from None
+        raise SuiteError(f"{where}: {exc.naming(lambda names: _key(names, options))}") from None
     return config
 
 
-def in_keys(message: str, options: dict[str, Any]) -> str:
-    """The runner parser's complaint in the file's words: ``argument --batch-size: ...`` is about
-    the key ``batch_size`` (the one the file wrote, of an option's several names)."""
-    m = re.match(r"argument (\S+): (.*)", message, re.S)
-    if m is None:
-        return message
-    keys = [name.lstrip("-").replace("-", "_") for name in m[1].split("/")]
-    return f"{next((k for k in keys if k in options), keys[0])}: {m[2]}"
+def _key(names: list[str], options: dict[str, Any]) -> str:
+    """The file's key for an option of these names (the one it wrote, of several)."""
+    keys = [name.lstrip("-").replace("-", "_") for name in names]
+    return next((k for k in keys if k in options), keys[0])
 
 
 def _skip_reason(

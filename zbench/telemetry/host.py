@@ -17,7 +17,6 @@ import psutil
 
 from zbench.telemetry.snapshot import NA, HostSnapshot, Metric, NAType, ProcessTreeSnapshot
 
-
 MIN_CPU_WINDOW_S = 0.05  # zbench's shortest sampling interval
 
 

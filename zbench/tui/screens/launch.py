@@ -94,6 +94,12 @@ def runner_argv(workload: str, form: dict[str, str], gpu_ids: tuple[int, ...] | 
     return argv
 
 
+def field_label(names: list[str]) -> str:
+    """The form's label of the runner option with these names ("batch size" for --batch-size)."""
+    name = next((o.name for o in TABLE if o.flag in names), names[0].lstrip("-"))
+    return name.replace("_", " ").replace("-", " ")
+
+
 def build_request(
     suite: str, workloads: list[str], form: dict[str, str]
 ) -> tuple[LaunchRequest | None, str]:
@@ -122,7 +128,7 @@ def build_request(
         try:
             config, _ = parse_args(runner_argv(workload, form, gpu_ids))
         except UsageError as exc:
-            return None, f"{workload}: {exc}"
+            return None, f"{workload}: {exc.naming(field_label)}"
         configs.append(config)
     return LaunchRequest(configs=tuple(configs), gpu_ids=gpu_ids), ""
 
@@ -195,7 +201,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Input(placeholder="0,1 (first free)", id="gpu-ids", compact=True)
             return
         opt = RUN_OPTION[name]
-        yield Label(opt.name.replace("_", " "))
+        yield Label(field_label([opt.flag]))
         widget = opt.flag[2:]
         if opt.kind in ("choice", "bool"):
             default = "cpu" if name == "device" and not self.has_gpus else opt.default
