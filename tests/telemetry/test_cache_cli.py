@@ -99,3 +99,23 @@ def test_cache_clear_waits_for_a_running_job(home: Path, monkeypatch: pytest.Mon
     store.update_job(live, state="done")
     assert runner.invoke(app, ["cache", "clear"]).exit_code == 0  # the other runner is gone
     assert list(home.iterdir()) == []
+
+
+def test_doctor_offers_clear_only_for_a_cache_that_holds_something(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from tests.fakes.fake_nvml import FakeNvml
+    from zbench.telemetry import doctor
+
+    monkeypatch.setattr(doctor, "framework_status", lambda progress=None: {})
+    monkeypatch.setitem(
+        sys.modules, "pynvml", FakeNvml(init_error=FakeNvml.LIBRARY_NOT_FOUND).module
+    )
+    wide = {"COLUMNS": "300"}  # the whole line, however long the temporary path
+    full = runner.invoke(app, ["doctor"], env=wide).stdout
+    assert f"compile cache {home}: 2.9 KiB (`zbench cache clear` empties it)" in full
+    paths.clear_cache()
+    empty = runner.invoke(app, ["doctor"], env=wide).stdout
+    assert f"compile cache {home}: 0 B\n" in empty

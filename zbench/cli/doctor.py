@@ -64,12 +64,14 @@ def _print_host(c: Console, report: dict[str, Any]) -> None:
         else:
             c.print(f"[bold]{name}[/] {fw['version']}, GPU check failed: {fw.get('error', '?')}")
     if cache := report.get("cache"):
+        from rich.markup import escape
+
         from zbench.cli.cache import human
 
-        size = human(cache["bytes"]) if cache.get("bytes") is not None else cache.get("error")
-        c.print(
-            f"[bold]compile cache[/] {cache.get('path')}: {size} (`zbench cache clear` empties it)"
-        )
+        held = cache.get("bytes")
+        size = human(held) if held is not None else cache.get("error")
+        hint = " (`zbench cache clear` empties it)" if held else ""  # nothing to clear when empty
+        c.print(f"[bold]compile cache[/] {escape(str(cache.get('path')))}: {size}{hint}")
 
 
 def _gpu_rows(gpus: list[dict[str, Any]]) -> tuple[list[list[str]], list[list[str]]]:
