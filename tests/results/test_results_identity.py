@@ -15,7 +15,7 @@ from zbench.results.aggregate import aggregate, compact_sample
 from zbench.results.api import query_results
 from zbench.results.charts import write_charts
 from zbench.results.export import render
-from zbench.results.identity import scaling_groups, setup_id
+from zbench.results.identity import differences_text, scaling_groups, setup_id
 from zbench.store import Store
 from zbench.telemetry.snapshot import GpuProcess, GpuSnapshot, HostSnapshot, Snapshot
 
@@ -154,6 +154,26 @@ def test_compare_refuses_unlike_runs_unless_asked(home: Path) -> None:
     assert forced.exit_code == 0
     assert json.loads(forced.output)["differences"][0]["field"] == "batch per GPU"
     assert CLI.invoke(app, ["compare", "1", "3", "--db", str(db)]).exit_code == 0
+
+
+def test_differences_in_words_say_on_off_none_and_not_recorded(home: Path) -> None:
+    """A switch reads on/off, a field set to nothing "none", a field an older run never stored
+    "not recorded": never Python's True and None."""
+    db = home / "zbench.db"
+    store = Store(db)
+    add(store, 1, channels_last=True, compile=False, compile_mode=None)
+    add(store, 2, channels_last=False, compile=True, compile_mode="default")
+    old = store.add_run(run_row(config={"workload": "resnet50"}, precision="fp32"))
+    rows = {r.run_id: r for r in query_results(db)}
+    assert differences_text(rows[1], rows[2]) == (
+        "channels-last on vs off; compile off vs on; compile mode none vs default"
+    )
+    assert "preset review vs not recorded" in differences_text(rows[1], rows[old])
+    assert differences_text(rows[1], rows[2], limit=1) == "channels-last on vs off"
+    refused = CLI.invoke(app, ["compare", "1", "2", "--db", str(db)])
+    assert "(channels-last on vs off; compile off vs on; compile mode none vs default)" in (
+        refused.output
+    )
 
 
 def test_filters_publish_exactly_one_session(home: Path) -> None:

@@ -30,7 +30,7 @@ from zbench.results.api import (
 )
 from zbench.results.export import FORMATS, FormatError, render
 from zbench.results.format import NUMERIC, cells, published_cell, published_notes, table_columns
-from zbench.results.identity import differences
+from zbench.results.identity import differences, differences_text
 from zbench.results.provenance import warnings
 from zbench.textfit import Column
 
@@ -279,7 +279,7 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
         return 2
     diffs = differences(ra, rb)
     if diffs and not unlike:
-        what = "; ".join(f"{name} {va} vs {vb}" for name, va, vb in diffs[:6])
+        what = differences_text(ra, rb, limit=6)
         err(f"runs {a} and {b} are not alike ({what}); --unlike compares them anyway")
         return 2
     values = compare_values(ra, rb)
@@ -290,7 +290,7 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
         return 0
     title = f"A: {_side_label(ra)}\nB: {_side_label(rb)}"
     if diffs:
-        title += "\nNot alike: " + "; ".join(f"{n} {va} vs {vb}" for n, va, vb in diffs)
+        title += "\nNot alike: " + differences_text(ra, rb)
     table = Table(title=title)
     for col in ("Metric", "A", "B", "B / A"):
         table.add_column(col, justify="left" if col == "Metric" else "right")

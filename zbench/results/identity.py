@@ -131,14 +131,35 @@ def label(name: str) -> str:
     return NAMES.get(bare, bare.replace("_", " "))
 
 
+def _differing(fa: dict[str, Any], fb: dict[str, Any]) -> list[str]:
+    return [
+        key
+        for key in sorted(set(fa) | set(fb))
+        if json.dumps(fa.get(key), sort_keys=True) != json.dumps(fb.get(key), sort_keys=True)
+    ]
+
+
 def differences(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
     """(field, value in a, value in b) for every identity field on which two runs differ."""
     fa, fb = fields(a), fields(b)
-    out = []
-    for key in sorted(set(fa) | set(fb)):
-        if json.dumps(fa.get(key), sort_keys=True) != json.dumps(fb.get(key), sort_keys=True):
-            out.append((label(key), fa.get(key), fb.get(key)))
-    return out
+    return [(label(key), fa.get(key), fb.get(key)) for key in _differing(fa, fb)]
+
+
+def differences_text(a: Any, b: Any, limit: int | None = None) -> str:
+    """``differences()`` in words, the first ``limit`` of them: "precision fp32 vs bf16; compile
+    not recorded vs on" (a field an older run did not store), never Python's None and True."""
+
+    def shown(row: dict[str, Any], key: str) -> str:
+        if key not in row:
+            return "not recorded"
+        value = row[key]
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return "none" if value is None else str(value)
+
+    fa, fb = fields(a), fields(b)
+    keys = _differing(fa, fb)[:limit]
+    return "; ".join(f"{label(k)} {shown(fa, k)} vs {shown(fb, k)}" for k in keys)
 
 
 def latest_per_identity(rows: Iterable[Any]) -> list[Any]:
