@@ -31,7 +31,7 @@ class HostReader:
         self._procs: dict[int, psutil.Process] = {}
 
     def read(self) -> HostSnapshot:
-        cpu: Metric = psutil.cpu_percent(interval=None)
+        cpu: Metric = float(psutil.cpu_percent(interval=None))
         cores = tuple(float(c) for c in psutil.cpu_percent(interval=None, percpu=True))
         now = time.monotonic()
         if now - self._cpu_since < MIN_CPU_WINDOW_S:
@@ -44,7 +44,7 @@ class HostReader:
         except (OSError, AttributeError):
             load = NA
         return HostSnapshot(
-            cpu_pct=cpu if cpu is NA else float(cpu),
+            cpu_pct=cpu,
             per_core_pct=cores,
             load_avg=load,
             ram_used_bytes=int(vm.total - vm.available),
