@@ -138,3 +138,30 @@ def test_replay_gpu_filter(synthetic_trace: Path) -> None:
     assert [g.index for g in rb.sample().gpus] == [1]
     with pytest.raises(ValueError, match="GPU 7 is not in the trace"):
         ReplayBackend(synthetic_trace, gpus=[7])
+
+
+def test_a_compressed_recording_cut_short_keeps_every_whole_sample(tmp_path: Path) -> None:
+    """A gzip trace whose recorder was killed, or whose file was cut in transfer, has no end marker:
+    it replays the samples before the cut, and says so, rather than failing (click read the
+    EOFError as Ctrl-D and printed "aborted")."""
+    whole = tmp_path / "whole.jsonl.gz"
+    snaps = [_snap(i) for i in range(200)]
+    with TraceWriter(whole, interval=1.0) as w:
+        for s in snaps:
+            w.write(s)
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    kept = list(read_trace(cut))
+    assert 0 < len(kept) < 200 and kept == snaps[: len(kept)]
+    replay = ReplayBackend(cut)
+    assert replay.notice == f"replaying cut.jsonl.gz (cut short: its first {len(kept)} samples)"
+    assert ReplayBackend(whole).notice == "replaying whole.jsonl.gz"
+    killed = tmp_path / "killed.jsonl.gz"
+    recorder = TraceWriter(killed, interval=1.0)
+    for s in snaps[:3]:
+        recorder.write(s)  # each line flushed; never closed, so no end marker
+    assert list(read_trace(killed)) == snaps[:3]
+    assert (
+        ReplayBackend(killed).notice == "replaying killed.jsonl.gz (cut short: its first 3 samples)"
+    )

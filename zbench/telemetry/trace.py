@@ -14,6 +14,7 @@ import os
 import platform
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -130,17 +131,28 @@ def read_header(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def read_trace(path: str | os.PathLike[str]) -> Iterator[Snapshot]:
     """Every snapshot of a trace, in order. Raises ``FileNotFoundError`` / ``ValueError`` for a missing
-    file or one that is not a trace; skips lines it cannot parse."""
+    file or one that is not a trace; skips lines it cannot parse; a compressed file cut short (the
+    recording machine went down) gives the snapshots before the cut."""
+    yield from _read(path)[0]
+
+
+def _read(path: str | os.PathLike[str]) -> tuple[list[Snapshot], bool]:
+    """The trace's snapshots, and whether its compressed stream ended before its end marker."""
     read_header(path)
+    out: list[Snapshot] = []
     with _open(Path(path), "r") as fh:
         fh.readline()
-        for line in fh:
-            try:
-                data = json.loads(line)
-                if isinstance(data, dict) and "t" in data:
-                    yield from_dict(Snapshot, data)
-            except (ValueError, TypeError):
-                continue
+        try:
+            for line in fh:
+                try:
+                    data = json.loads(line)
+                    if isinstance(data, dict) and "t" in data:
+                        out.append(from_dict(Snapshot, data))
+                except (ValueError, TypeError):
+                    continue
+        except (EOFError, zlib.error, gzip.BadGzipFile):
+            return out, True  # a line cut in two does not parse: every sample kept is whole
+    return out, False
 
 
 class ReplayBackend:
@@ -165,9 +177,9 @@ class ReplayBackend:
     ) -> None:
         self.path = Path(path)
         self.header = read_header(self.path)
-        self.records = list(read_trace(self.path))
+        self.records, cut = _read(self.path)
         if not self.records:
-            raise ValueError(f"{path} holds no samples")
+            raise ValueError(f"{path} holds no samples" + (" (it was cut short)" if cut else ""))
         if gpus is not None:
             known = {g.index for g in self.records[0].gpus}
             missing = [i for i in gpus if i not in known]
@@ -182,7 +194,9 @@ class ReplayBackend:
         self._start = clock()
         self._i = 0
         self.finished = False
-        self.notice: str | None = f"replaying {self.path.name}"
+        self.notice: str | None = f"replaying {self.path.name}" + (
+            f" (cut short: its first {len(self.records)} samples)" if cut else ""
+        )
 
     def sample(self, trees: Sequence[int] = ()) -> Snapshot:
         elapsed = (self._clock() - self._start) * self.speed
