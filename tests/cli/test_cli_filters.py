@@ -185,6 +185,7 @@ def test_a_known_name_without_runs_is_no_error_and_a_stored_old_name_is_known(
 
 def test_a_bad_format_reads_the_same_on_export_and_demo_results(tmp_path: Path) -> None:
     db = str(tmp_path / "zbench.db")
+    Store(db)  # a database to read: a --db that does not exist is refused first
     lines = {
         " ".join(cmd): CLI.invoke(app, [*cmd, "--format", "xls", "--db", db])
         for cmd in (["export"], ["demo", "results"])
@@ -201,6 +202,7 @@ def test_an_empty_table_says_whether_the_store_is_empty_or_the_filters_matched_n
     db = str(tmp_path / "zbench.db")
     Store(db).add_run(run_row(workload="resnet50"))
     empty = str(tmp_path / "empty.db")
+    Store(empty)  # a database with no runs (one that does not exist is refused: next test)
     cases = [
         (["results", "--db", empty], "No results yet. Run `zbench suite quick`"),
         (["results", "--workload", "vgg16", "--db", db], "No runs match (workload vgg16)."),
@@ -210,3 +212,22 @@ def test_an_empty_table_says_whether_the_store_is_empty_or_the_filters_matched_n
     for args, first_line in cases:
         out = CLI.invoke(app, args)
         assert out.exit_code == 0 and out.output.startswith(first_line), (args, out.output)
+
+
+@pytest.mark.parametrize(
+    "command", [*TYPO_COMMANDS, ["jobs"], ["cancel", "1"], ["compare", "1", "2"]]
+)
+def test_a_database_to_read_that_does_not_exist_is_refused_and_not_made(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mistyped --db (or $ZBENCH_DB) made an empty database there, with its folders, and the
+    table said "No results yet" as if every run were gone."""
+    monkeypatch.chdir(tmp_path)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in command]
+    typo = tmp_path / "typo" / "zbench.db"
+    out = CLI.invoke(app, [*args, "--db", str(typo)])
+    assert out.exit_code == 2, out.output
+    assert f"no database at {typo}" in out.output and len(out.output.splitlines()) == 1
+    env = CLI.invoke(app, args, env={"ZBENCH_DB": str(typo)})
+    assert env.exit_code == 2 and f"no database at {typo}" in env.output
+    assert not (tmp_path / "typo").exists()

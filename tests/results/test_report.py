@@ -276,6 +276,7 @@ def test_cli_bad_input_exits_2(h200_db: Path, args: list[str], message: str) -> 
 
 
 def test_cli_report_on_an_empty_db_exits_1(home: Path, tmp_path: Path) -> None:
+    Store(home / "e.db")
     result = CLI.invoke(app, ["report", "--db", str(home / "e.db"), "-o", str(tmp_path / "o")])
     assert result.exit_code == 1 and "no results to report: run a suite first" in result.output
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -137,6 +138,33 @@ def test_a_db_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> None:
         assert out.returncode == 2, (cmd, out.stderr)
         assert out.stderr.startswith("zbench: ") and "not a usable zbench database" in out.stderr
         assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_another_programs_sqlite_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    """zbench wrote its tables into any SQLite file --db named (a mistyped path to another tool's
+    database, say); now it says whose it is not, and writes nothing."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    other = tmp_path / "inventory.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE parts (name TEXT)")
+    for cmd in (["results"], ["jobs"], ["run", "resnet50", "--device", "cpu", "--detach"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "zbench", *cmd, "--db", str(other)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "ZBENCH_HOME": str(tmp_path / "home")},
+        )
+        assert out.returncode == 2, (cmd, out.stderr)
+        assert out.stderr == (
+            f"zbench: {other}: not a zbench database (it holds another program's tables: parts); "
+            "--db takes zbench's own file or a new one\n"
+        )
+    with sqlite3.connect(other) as conn:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    assert tables == ["parts"]
 
 
 def test_the_new_filters_select_by_mode_precision_gpu_count_and_device(filled: Path) -> None:

@@ -11,11 +11,13 @@ import typer
 from zbench.cli.options import (
     DbOpt,
     JsonOpt,
+    ReadDbOpt,
     TagOpt,
     WideOpt,
     _exit,
     app,
     err,
+    existing_db,
 )
 from zbench.cli.table_options import (
     DemoCommand,
@@ -216,6 +218,7 @@ def demo(
     if name == "results":
         from zbench.cli.filters import read_filters
 
+        existing_db(db)  # it reads the database, as `zbench results` does: a missing one is refused
         filters = read_filters(list(ctx.args), ctx)
         _exit(demo_commands.show_results(fmt, db=db, filters=filters))
         return
@@ -281,7 +284,7 @@ def jobs(
         str | None,
         typer.Option(help="Gather from these machines over ssh: HOST,HOST,...", show_default=False),
     ] = None,
-    db: DbOpt = None,
+    db: ReadDbOpt = None,
     json_out: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
@@ -303,7 +306,7 @@ def cancel(
     grace: Annotated[
         float, typer.Option(help="Seconds between SIGTERM and SIGKILL.", min=0)
     ] = 10.0,
-    db: DbOpt = None,
+    db: ReadDbOpt = None,
 ) -> None:
     """Cancel a queued or running job."""
     from zbench.cli.jobs import cancel_job

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from zbench.cli.filters import with_filters
-from zbench.cli.options import DbOpt, FormatOpt, JsonOpt, WideOpt, _exit, app
+from zbench.cli.options import FormatOpt, JsonOpt, ReadDbOpt, WideOpt, _exit, app
 
 if TYPE_CHECKING:  # with_filters leaves it unevaluated: no command's start-up imports the results
     from zbench.results.api import Filters
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # with_filters leaves it unevaluated: no command's start-up i
 @app.command()
 @with_filters
 def results(
-    *, filters: Filters, db: DbOpt = None, json_out: JsonOpt = False, wide: WideOpt = False
+    *, filters: Filters, db: ReadDbOpt = None, json_out: JsonOpt = False, wide: WideOpt = False
 ) -> None:
     """The review's table of results."""
     from zbench.cli.results import show_results
@@ -38,7 +38,7 @@ def export(
         typer.Option("--output", "-o", help="File to write (default: stdout).", show_default=False),
     ] = None,
     filters: Filters,
-    db: DbOpt = None,
+    db: ReadDbOpt = None,
     samples: Annotated[
         bool,
         typer.Option(
@@ -72,7 +72,7 @@ def report(
     ] = Path("zbench-report"),
     filters: Filters,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
-    db: DbOpt = None,
+    db: ReadDbOpt = None,
 ) -> None:
     """The whole review as one document: report.md and a self-contained report.html."""
     from zbench.cli.report import report_command
@@ -90,7 +90,7 @@ def compare(
         bool, typer.Option(help="Compare runs whose setups differ, naming each difference.")
     ] = False,
     filters: Filters,
-    db: DbOpt = None,
+    db: ReadDbOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Compare two like runs (or exported files from different machines) as ratios.
@@ -109,7 +109,7 @@ def plot(
         Path, typer.Option("--output", "-o", help="Folder for the PNG charts.")
     ] = Path("zbench-charts"),
     filters: Filters,
-    db: DbOpt = None,
+    db: ReadDbOpt = None,
 ) -> None:
     """PNG charts of the review's figures, with published figures beside yours where they compare."""
     from zbench.cli.results import plot_results

@@ -31,6 +31,29 @@ DbOpt = Annotated[
         show_default=False,
     ),
 ]
+
+
+def existing_db(value: Path | None) -> Path | None:
+    """A database named to be read (--db or $ZBENCH_DB) must exist: reading a mistyped path made
+    an empty database there, folders included, and said "No results yet" as if all were lost."""
+    if value is not None and not value.expanduser().exists():
+        raise typer.BadParameter(
+            f"no database at {value} (a run given this --db or $ZBENCH_DB makes it)"
+        )
+    return value
+
+
+# --db on the commands that only read the database (results, jobs...): it must exist.
+ReadDbOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        help="Results database (default: $ZBENCH_DB or the data directory).",
+        envvar="ZBENCH_DB",
+        show_default=False,
+        callback=existing_db,
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 # The one format flag: -f/--format wherever a command writes a choice of formats.
 FormatOpt = Annotated[

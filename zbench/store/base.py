@@ -298,6 +298,19 @@ class StoreBase:
                 raise StoreError(
                     f"{self.path}: written by a newer zbench (schema {row[0]}); upgrade zbench"
                 )
+        else:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
+            if tables and not {"jobs", "runs"} & set(tables):  # another program's database
+                shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+                raise StoreError(
+                    f"{self.path}: not a zbench database (it holds another program's tables: "
+                    f"{shown}); --db takes zbench's own file or a new one"
+                )
         if self.readonly:
             raise StoreError(f"{self.path}: read-only and not a current zbench database")
         self._migrate()
