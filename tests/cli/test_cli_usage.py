@@ -52,6 +52,11 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             "zbench: run: Invalid value for '--tag': a tag needs a name, got ' ' (see zbench run -h)",
         ),
         (
+            ["run", "resnet50", "--device", "cpu", "--tag", "nightly\nrun"],
+            "zbench: run: Invalid value for '--tag': a tag is one line of printable text, got "
+            "'nightly\\nrun' (see zbench run -h)",
+        ),
+        (
             ["suite", "quick", "--tag", ""],
             "zbench: suite: Invalid value for '--tag': a tag needs a name, got '' (see zbench suite -h)",
         ),

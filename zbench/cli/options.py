@@ -69,6 +69,8 @@ def check_tag(value: str | None) -> str | None:
     suite refuse to give one; the results filters, to look for one)."""
     if value is not None and not value.strip():
         raise typer.BadParameter(f"a tag needs a name, got {value!r}")
+    if value is not None and not value.isprintable():  # a newline or a tab would break the tables
+        raise typer.BadParameter(f"a tag is one line of printable text, got {value!r}")
     return value
 
 
