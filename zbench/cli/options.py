@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,16 +22,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-DbOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--db",
-        help="Results database (default: $ZBENCH_DB or the data directory).",
-        envvar="ZBENCH_DB",
-        show_default=False,
-    ),
-]
-
 
 def existing_db(value: Path | None) -> Path | None:
     """A database named to be read (--db or $ZBENCH_DB) must exist: reading a mistyped path made
@@ -43,17 +33,19 @@ def existing_db(value: Path | None) -> Path | None:
     return value
 
 
-# --db on the commands that only read the database (results, jobs...): it must exist.
-ReadDbOpt = Annotated[
-    Path | None,
-    typer.Option(
+def _db_option(**extra: Any) -> Any:
+    return typer.Option(
         "--db",
         help="Results database (default: $ZBENCH_DB or the data directory).",
         envvar="ZBENCH_DB",
         show_default=False,
-        callback=existing_db,
-    ),
-]
+        **extra,
+    )
+
+
+DbOpt = Annotated[Path | None, _db_option()]
+# --db on the commands that only read the database (results, jobs...): it must exist.
+ReadDbOpt = Annotated[Path | None, _db_option(callback=existing_db)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 # The one format flag: -f/--format wherever a command writes a choice of formats.
 FormatOpt = Annotated[
