@@ -353,3 +353,12 @@ def test_a_result_written_before_the_supervisor_died_is_stored(jobenv: Path) -> 
     while liveness.pid_alive(runner) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not liveness.pid_alive(runner)
+
+
+def test_runner_pids_of_a_database_that_does_not_exist_is_empty_and_makes_none(
+    tmp_path: Path,
+) -> None:
+    """`zbench monitor --db` asks which GPU processes are zbench's: a path with no database has
+    no running job, and asking must not make one (folders and all)."""
+    assert api.runner_pids(tmp_path / "none" / "zbench.db") == {}
+    assert not (tmp_path / "none").exists()

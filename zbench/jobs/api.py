@@ -260,5 +260,7 @@ def log_tail(job_id: int, db: str | os.PathLike[str] | None = None, lines: int =
 def runner_pids(db: str | os.PathLike[str] | None = None) -> dict[int, int]:
     """Runner pid -> job id of the running jobs (each runner leads its own process group), so a
     GPU process can be named as one of ours."""
+    if not paths.db_path(db).exists():  # no database, no job: and none is made to find that out
+        return {}
     rows = _reader(db).job_rows(states=(JobState.RUNNING,))
     return {int(r.pid): r.id for r in rows if r.pid}
