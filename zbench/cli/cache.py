@@ -25,18 +25,15 @@ def human(n: int) -> str:
 def running_jobs() -> list[int]:
     """The jobs of this data directory's database whose runner is alive on this machine: a runner
     compiling while its cache is deleted would fail halfway (or write half a cache)."""
-    db = paths.db_path()
-    if not db.exists():
-        return []
+    from zbench.jobs.api import runner_pids
     from zbench.jobs.liveness import pid_alive
-    from zbench.jobs.states import JobState
-    from zbench.store import Store, StoreError
+    from zbench.store import StoreError
 
     try:
-        jobs = Store(db).jobs((JobState.RUNNING,))
+        runners = runner_pids()  # no database, no job (and none is made)
     except StoreError:  # a database that cannot be read has no job to wait for
         return []
-    return [int(j["id"]) for j in jobs if j["pid"] and pid_alive(int(j["pid"]))]
+    return sorted(job for pid, job in runners.items() if pid_alive(pid))
 
 
 def run_cache(action: str, json_out: bool = False) -> int:

@@ -218,7 +218,10 @@ def demo(
     if name == "results":
         from zbench.cli.filters import read_filters
 
-        existing_db(db)  # it reads the database, as `zbench results` does: a missing one is refused
+        try:  # it reads the database, as `zbench results` does: a missing one is refused
+            existing_db(db)
+        except typer.BadParameter as exc:
+            raise typer.BadParameter(exc.message, ctx=ctx, param_hint="'--db'") from None
         filters = read_filters(list(ctx.args), ctx)
         _exit(demo_commands.show_results(fmt, db=db, filters=filters))
         return
