@@ -145,6 +145,12 @@ CANDIDATES = (
     Candidate("zbench", graph=True, note="zbench's --preset max step (its runner), batch 256"),
     Candidate("zbench384", batch=384, graph=True, note="zbench's --preset max step, batch 384"),
     Candidate(
+        "zbench-combo",
+        graph=True,
+        inductor=(("combo_kernels", True),),
+        note="zbench's --preset max step + combo kernels",
+    ),
+    Candidate(
         "freeze",
         mode="infer",
         batch=512,
@@ -170,7 +176,7 @@ CANDIDATES = (
     ),
 )
 NAMES = tuple(c.name for c in CANDIDATES)
-ZBENCH_SIDES = ("zbench", "zbench384")
+ZBENCH_SIDES = ("zbench", "zbench384", "zbench-combo")
 BY_NAME = {c.name: c for c in CANDIDATES}
 REF_BATCH = {"train": 256, "infer": 512}
 
