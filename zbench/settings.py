@@ -34,6 +34,9 @@ ENV_CONFIG = "ZBENCH_CONFIG"
 ENV_INTERVAL = "ZBENCH_INTERVAL"
 DEFAULT_INTERVAL = 1.0  # seconds between dashboard refreshes (nvitop and btop idle at 2 s)
 MIN_INTERVAL = 0.05
+# A live view refreshed less than once an hour is not live; the bound also refuses infinity, which
+# a timer cannot schedule (`--interval inf` ended in a traceback).
+MAX_INTERVAL = 3600.0
 
 
 class SettingsError(ZbenchError, ValueError):
@@ -121,13 +124,16 @@ def parse_hosts_table(table: object, where: str) -> tuple[HostEntry, ...]:
 
 
 def parse_interval(value: object, where: str) -> float:
-    """A sampling interval in seconds; SettingsError when not a number or below the minimum."""
+    """A sampling interval in seconds; SettingsError when not a number or outside
+    [MIN_INTERVAL, MAX_INTERVAL]."""
     try:
         seconds = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise SettingsError(f"{where}: {value!r} is not a number of seconds") from None
     if not seconds >= MIN_INTERVAL:  # also refuses NaN
         raise SettingsError(f"{where}: {value!r} is below the minimum of {MIN_INTERVAL} s")
+    if seconds > MAX_INTERVAL:
+        raise SettingsError(f"{where}: {value!r} is above the maximum of {MAX_INTERVAL:g} s")
     return seconds
 
 
@@ -204,7 +210,7 @@ class State:
         return cls(
             theme=theme if isinstance(theme, str) else None,
             interval=float(interval)
-            if isinstance(interval, int | float) and interval >= MIN_INTERVAL
+            if isinstance(interval, int | float) and MIN_INTERVAL <= interval <= MAX_INTERVAL
             else None,
             launch=mapping("launch"),
             results=mapping("results"),

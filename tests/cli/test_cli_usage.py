@@ -39,6 +39,15 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             "zbench: monitor: Invalid value for '--interval': must be at least 0.05 "
             "(see zbench monitor -h)",
         ),
+        (  # infinity reached a timer and ended in an OverflowError traceback
+            ["monitor", "--interval", "inf", "--count", "1"],
+            "zbench: monitor: Invalid value for '--interval': must be at most 3600 "
+            "(see zbench monitor -h)",
+        ),
+        (
+            ["--interval", "inf"],
+            "zbench: Invalid value for '--interval': must be at most 3600 (see zbench -h)",
+        ),
         (["run"], "zbench: run: Missing argument 'workload'. (see zbench run -h)"),
         (["nosuch"], "zbench: No such command 'nosuch'. (see zbench -h)"),
         (["jobs", "--bogus"], "zbench: jobs: No such option: --bogus (see zbench jobs -h)"),

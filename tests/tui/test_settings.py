@@ -34,6 +34,9 @@ def test_config_file_is_read_and_checked(tmp_path: Path) -> None:
     path.write_text("[ui]\ninterval = 0\n")
     with pytest.raises(SettingsError, match="below the minimum"):
         load_config(path)
+    path.write_text("[ui]\ninterval = inf\n")
+    with pytest.raises(SettingsError, match="above the maximum of 3600 s"):
+        load_config(path)
     path.write_text("[ui]\nrefresh = 1\n")
     with pytest.raises(SettingsError, match="unknown key \\[ui\\] refresh"):
         load_config(path)
@@ -59,6 +62,8 @@ def test_state_round_trip_and_a_bad_file_is_ignored(tmp_path: Path) -> None:
     assert load_state(path) == State()
     path.write_text('{"theme": 3, "interval": -1, "launch": []}')
     assert load_state(path) == State()
+    path.write_text('{"interval": 1e308}')  # remembered out of range: the default, not a hang
+    assert load_state(path) == State()
 
 
 def test_interval_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,6 +77,9 @@ def test_interval_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve(0.5, Config(interval=2.0), State()) == 0.5
     monkeypatch.setenv(settings.ENV_INTERVAL, "soon")
     with pytest.raises(SettingsError, match=r"\$ZBENCH_INTERVAL: 'soon' is not a number"):
+        resolve(None, Config(), State())
+    monkeypatch.setenv(settings.ENV_INTERVAL, "inf")
+    with pytest.raises(SettingsError, match=r"\$ZBENCH_INTERVAL: 'inf' is above the maximum"):
         resolve(None, Config(), State())
 
 

@@ -19,6 +19,7 @@ from typing import Annotated
 import typer
 
 from zbench.cli.options import DbOpt, _exit, app, err
+from zbench.settings import MAX_INTERVAL, MIN_INTERVAL
 
 
 @app.callback(invoke_without_command=True)
@@ -34,7 +35,8 @@ def _root(
         typer.Option(
             help="Dashboard refresh in seconds (default: $ZBENCH_INTERVAL, the config file, "
             "the last one used, else 1).",
-            min=0.05,
+            min=MIN_INTERVAL,
+            max=MAX_INTERVAL,
             show_default=False,
         ),
     ] = None,

@@ -28,6 +28,7 @@ from zbench.cli.table_options import (
 )
 from zbench.contract.config import RUN_OPTIONS
 from zbench.contract.workloads import WORKLOADS
+from zbench.settings import MAX_INTERVAL, MIN_INTERVAL
 
 # --- telemetry -------------------------------------------------------------------------------------
 
@@ -35,7 +36,10 @@ from zbench.contract.workloads import WORKLOADS
 @app.command()
 def monitor(
     *,
-    interval: Annotated[float, typer.Option(help="Seconds between samples.", min=0.05)] = 0.5,
+    interval: Annotated[
+        float,
+        typer.Option(help="Seconds between samples.", min=MIN_INTERVAL, max=MAX_INTERVAL),
+    ] = 0.5,
     count: Annotated[
         int | None, typer.Option(help="Stop after this many samples.", min=1, show_default=False)
     ] = None,

@@ -15,7 +15,7 @@ from zbench.telemetry.snapshot import Snapshot, to_dict
 
 
 def _fail(message: str) -> int:
-    print(f"zbench monitor: {message}", file=sys.stderr)
+    print(f"zbench: {message}", file=sys.stderr)
     return 2
 
 
