@@ -65,7 +65,7 @@ def test_a_failing_probe_is_one_line_and_a_failed_job(
     monkeypatch.setenv("FAKE_PROBE_FAIL", "1")
     res = cli.invoke(app, ["probe"])
     assert res.exit_code == 1
-    assert res.output.strip().splitlines()[-1] == "zbench probe: PyTorch sees no CUDA GPU"
+    assert res.output.strip().splitlines()[-1] == "zbench: PyTorch sees no CUDA GPU"
     [job] = api.list_jobs(jobenv)
     assert job.state == "failed" and job.run_id is None
 
@@ -83,10 +83,7 @@ def test_a_machine_without_gpus_is_one_line_and_no_job(
     for args in (["probe"], ["probe", "--gpu-ids", "0"]):
         res = cli.invoke(app, args)
         assert res.exit_code == 1
-        assert (
-            res.output.strip()
-            == "zbench probe: no GPU found on this machine: the probe measures GPUs"
-        )
+        assert res.output.strip() == "zbench: no GPU found on this machine: the probe measures GPUs"
     assert not jobenv.exists() or api.list_jobs(jobenv) == []
 
 

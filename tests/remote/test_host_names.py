@@ -50,6 +50,13 @@ def test_the_one_check_refuses_what_ssh_would_misread(bad: str) -> None:
         remote.split_host(bad)
 
 
+def test_a_port_without_a_host_is_said_as_such() -> None:
+    with pytest.raises(remote.HostError, match="':22' has no host name before its port"):
+        remote.split_host(":22")
+    with pytest.raises(remote.HostError, match="'gpu1:x': HOST:PORT wants a port from 1 to 65535"):
+        remote.split_host("gpu1:x")
+
+
 def test_host_port_becomes_ssh_p() -> None:
     argv = remote.ssh_base("me@gpu1:2222")
     assert argv[-3:] == ["-p", "2222", "me@gpu1"]

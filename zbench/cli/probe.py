@@ -57,14 +57,14 @@ def run_probe(
         job_id = submit_probe(gpus, quick, p2p_seconds)
         if not _follow(job_id, quiet=json_out):
             print(
-                f"zbench probe: detached; job {job_id} keeps running (`zbench jobs`, "
+                f"zbench: probe detached; job {job_id} keeps running (`zbench jobs`, "
                 f"`zbench cancel {job_id}`)",
                 file=sys.stderr,
             )
             return 1
         figures = probe_figures(job_id)
     except ProbeError as exc:
-        print(f"zbench probe: {exc}", file=sys.stderr)
+        print(f"zbench: {exc}", file=sys.stderr)
         return exc.exit_code
     if json_out:
         print(json.dumps(figures, indent=2))

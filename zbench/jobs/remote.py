@@ -47,7 +47,9 @@ def split_host(text: str) -> tuple[str, int | None]:
     if text in LOCAL_NAMES or text.count(":") != 1:  # an IPv6 address has several colons
         return text, None
     name, _, port = text.partition(":")
-    if not name or name.startswith("-") or not port.isdigit() or not 0 < int(port) < 65536:
+    if not name or name.startswith("-"):
+        raise HostError(f"{text!r} has no host name before its port (HOST:PORT)")
+    if not port.isdigit() or not 0 < int(port) < 65536:
         raise HostError(f"{text!r}: HOST:PORT wants a port from 1 to 65535")
     return name, int(port)
 
