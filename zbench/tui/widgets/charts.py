@@ -33,23 +33,36 @@ def label(row: Any) -> str:
     return f"{row.workload}/{row.framework}/{row.mode}"
 
 
+def bar_values(rows: Sequence[Any]) -> dict[str, float]:
+    """samples/s per bar: one bar per chart slot on one GPU (``results.charts.latest``: workload,
+    framework, mode, precision and GPU model), labelled with all of them that tell bars apart, so
+    an FP32 and a BF16 run of one workload are two bars, never one named for both. The precision
+    is always named; the GPU model only when the runs span several."""
+    from zbench.results.charts import latest
+    from zbench.results.identity import gpu_model
+
+    drawn = latest([r for r in rows if r.gpus == 1 and r.samples_per_s])
+    several = len({gpu_model(r) for r in drawn}) > 1
+    out: dict[str, float] = {}
+    for r in drawn:
+        name = f"{label(r)} {r.precision}"
+        out[f"{name} {gpu_model(r)}" if several else name] = float(r.samples_per_s)
+    return out
+
+
 class ThroughputBars(PlotextPlot):
-    """samples/s per workload, framework and mode on one GPU: the newest run of each setup
-    (unlike setups are never merged into one bar)."""
+    """samples/s per workload, framework, mode and precision on one GPU: the newest run of each
+    (unlike setups are never merged into one bar; see :func:`bar_values`)."""
 
     def show(self, rows: Sequence[Any]) -> None:
-        from zbench.results.charts import latest
-
-        best: dict[str, float] = {}
-        for r in latest([r for r in rows if r.gpus == 1 and r.samples_per_s]):
-            best[label(r)] = float(r.samples_per_s)
+        best = bar_values(rows)
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
         plt.title("throughput, 1 GPU (samples/s)")
         if best:
             names = sorted(best)
-            plt.bar(names, [best[n] for n in names], orientation="horizontal", width=0.3)
+            plt.bar(names, [best[n] for n in names], orientation="horizontal", width=0.1)
         self.refresh()
 
 
