@@ -1,11 +1,11 @@
-"""The results screen's throughput bars: unlike setups of one workload are apart and named apart."""
+"""The results screen's charts: unlike setups of one workload are apart and named apart."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 from typing import Any
 
-from zbench.tui.widgets.charts import bar_values
+from zbench.tui.widgets.charts import bar_values, scaling_series
 
 
 def _row(created: float, samples: float, **fields: Any) -> SimpleNamespace:
@@ -39,3 +39,21 @@ def test_the_gpu_model_is_named_when_runs_span_several() -> None:
         "resnet50/torch/train fp32 NVIDIA H200": 884.2,
         "resnet50/torch/train fp32 NVIDIA H100 80GB HBM3": 700.0,
     }
+
+
+def test_scaling_lines_of_unlike_setups_keep_apart() -> None:
+    # Two groups (FP32 and BF16, batch 128 each) were both named "resnet50/torch/train b128": one
+    # line overwrote the other. Two groups differing only in compile add their setup ids.
+    rows = [
+        _row(1, 100.0),
+        _row(2, 190.0, gpus=2),
+        _row(3, 300.0, precision="bf16"),
+        _row(4, 580.0, precision="bf16", gpus=2),
+        _row(5, 400.0, precision="bf16", config={"compile": True}),
+        _row(6, 790.0, precision="bf16", gpus=2, config={"compile": True}),
+    ]
+    series = scaling_series(rows)
+    assert series["resnet50/torch/train fp32 b128"] == {1: 100.0, 2: 190.0}
+    bf16 = {k: v for k, v in series.items() if k.startswith("resnet50/torch/train bf16 b128 ")}
+    assert sorted(bf16.values(), key=lambda v: v[1]) == [{1: 300.0, 2: 580.0}, {1: 400.0, 2: 790.0}]
+    assert len(series) == 3

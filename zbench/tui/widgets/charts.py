@@ -6,7 +6,6 @@ app's theme through PlotextPlot's "auto" theme.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,18 +65,31 @@ class ThroughputBars(PlotextPlot):
         self.refresh()
 
 
+def scaling_series(rows: Sequence[Any]) -> dict[str, dict[int, float]]:
+    """samples/s by GPU count, one line per scaling group (``results.identity.scaling_groups``),
+    named by workload, framework, mode, precision and batch; groups that still share a name (they
+    differ in another setting: compile, channels-last...) add their setup id, so no line is
+    drawn over another under one name."""
+    from zbench.results.identity import scaling_groups, setup_id
+
+    groups = scaling_groups(rows)
+    names = [f"{label(g.base)} {g.base.precision} b{g.base.batch_size}" for g in groups]
+    series: dict[str, dict[int, float]] = {}
+    for name, g in zip(names, groups, strict=True):
+        if names.count(name) > 1:
+            name = f"{name} {setup_id(g.base)}"
+        series[name] = {1: float(g.base.samples_per_s)}
+        series[name].update({n: float(r.samples_per_s) for n, r in g.runs.items()})
+    return series
+
+
 class ScalingChart(PlotextPlot):
     """samples/s against the number of GPUs, one line per set of runs identical but for the GPU
-    count (a 2-GPU run at another batch size never joins a 1-GPU line)."""
+    count (a 2-GPU run at another batch size never joins a 1-GPU line; see
+    :func:`scaling_series`)."""
 
     def show(self, rows: Sequence[Any]) -> None:
-        from zbench.results.identity import scaling_groups
-
-        series: dict[str, dict[int, float]] = defaultdict(dict)
-        for g in scaling_groups(rows):
-            name = f"{label(g.base)} b{g.base.batch_size}"
-            series[name] = {1: float(g.base.samples_per_s)}
-            series[name].update({n: float(r.samples_per_s) for n, r in g.runs.items()})
+        series = scaling_series(rows)
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
