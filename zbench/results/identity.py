@@ -162,6 +162,15 @@ def differences_text(a: Any, b: Any, limit: int | None = None) -> str:
     return "; ".join(f"{label(k)} {shown(fa, k)} vs {shown(fb, k)}" for k in keys)
 
 
+def telling_apart(names: Sequence[str], rows: Sequence[Any]) -> list[str]:
+    """``names`` (one per row) made unique: a name that several rows of unlike setups share gets
+    each row's setup id, so a chart never shows two setups under one name."""
+    return [
+        f"{name} {setup_id(row)}" if names.count(name) > 1 else name
+        for name, row in zip(names, rows, strict=True)
+    ]
+
+
 def latest_per_identity(rows: Iterable[Any]) -> list[Any]:
     """The newest run of each identity (repeats of one setup collapse; unlike setups never do)."""
     best: dict[Identity, Any] = {}

@@ -70,14 +70,12 @@ def scaling_series(rows: Sequence[Any]) -> dict[str, dict[int, float]]:
     named by workload, framework, mode, precision and batch; groups that still share a name (they
     differ in another setting: compile, channels-last...) add their setup id, so no line is
     drawn over another under one name."""
-    from zbench.results.identity import scaling_groups, setup_id
+    from zbench.results.identity import scaling_groups, telling_apart
 
     groups = scaling_groups(rows)
     names = [f"{label(g.base)} {g.base.precision} b{g.base.batch_size}" for g in groups]
     series: dict[str, dict[int, float]] = {}
-    for name, g in zip(names, groups, strict=True):
-        if names.count(name) > 1:
-            name = f"{name} {setup_id(g.base)}"
+    for name, g in zip(telling_apart(names, [g.base for g in groups]), groups, strict=True):
         series[name] = {1: float(g.base.samples_per_s)}
         series[name].update({n: float(r.samples_per_s) for n, r in g.runs.items()})
     return series
