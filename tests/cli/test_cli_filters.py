@@ -167,6 +167,30 @@ def test_a_job_id_that_never_existed_is_one_line_and_exit_2_a_job_without_runs_i
         assert empty.exit_code == 0, empty.output
 
 
+@pytest.mark.parametrize("command", TYPO_COMMANDS, ids=" ".join)
+@pytest.mark.parametrize("flag", ["--job", "--suite-run"])
+def test_an_id_too_large_for_sqlite_is_no_job_not_a_traceback(
+    command: list[str], flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An id past SQLite's 64-bit INTEGER raised OverflowError from deep in the store."""
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    db = str(tmp_path / "zbench.db")
+    Store(db).add_jobs([job_row()])
+    args = [a.replace("{tmp}", str(tmp_path)) for a in command]
+    huge = str(2**64)
+    out = CLI.invoke(app, [*args, flag, huge, "--db", db])
+    assert out.exit_code == 2, out.output
+    [line] = out.output.strip().splitlines()
+    assert line.startswith(f"zbench: no job {huge} ("), line
+
+
+def test_compare_with_a_run_id_too_large_for_sqlite_says_no_such_run(tmp_path: Path) -> None:
+    db = str(tmp_path / "zbench.db")
+    Store(db).add_run(run_row())
+    out = CLI.invoke(app, ["compare", str(2**64), "1", "--db", db])
+    assert out.exit_code == 2 and out.output == f"zbench: no run {2**64}\n", out.output
+
+
 def test_a_known_name_without_runs_is_no_error_and_a_stored_old_name_is_known(
     tmp_path: Path,
 ) -> None:

@@ -215,7 +215,7 @@ def get_job(job_id: int, db: str | os.PathLike[str] | None = None) -> JobInfo:
 
 
 def _row(store: Store, job_id: int) -> JobRow:
-    row = store.job_row(job_id) if 0 < job_id < 2**63 else None  # SQLite ints are 64-bit
+    row = store.job_row(job_id) if job_id > 0 else None
     if row is None:
         raise JobNotFound(f"no job {job_id}")
     return row

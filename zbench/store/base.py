@@ -51,6 +51,12 @@ _ABANDONED: list[sqlite3.Connection] = []
 _JSON_COLUMNS = {"config", "requested_gpus", "gpu_ids", "env", "result", "metrics", "data"}
 
 
+def storable(value: int) -> bool:
+    """Whether ``value`` fits SQLite's INTEGER (64-bit): an id that does not names no row (binding
+    it would raise OverflowError), so the id lookups answer "none" for it."""
+    return -(2**63) <= value < 2**63
+
+
 def decode(row: sqlite3.Row) -> dict[str, Any]:
     """A row as a dict, its JSON columns decoded."""
     out = {}

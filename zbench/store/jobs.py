@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from zbench.store.base import StoreBase, encode
+from zbench.store.base import StoreBase, encode, storable
 
 JOB_COLUMNS = [
     "suite",
@@ -115,6 +115,8 @@ class JobsTable(StoreBase):
         return self._write(lambda conn: conn.execute(sql, params).rowcount > 0)
 
     def get_job(self, job_id: int) -> dict[str, Any] | None:
+        if not storable(job_id):
+            return None
         rows = self._read("SELECT * FROM jobs WHERE id = ?", (job_id,))
         return rows[0] if rows else None
 
@@ -160,6 +162,8 @@ class JobsTable(StoreBase):
     def suite_run_jobs(self, job_id: int) -> list[int]:
         """The jobs one `zbench suite` call submitted together with ``job_id`` (same suite, same
         submission time); just ``job_id`` for a job that was not part of a suite."""
+        if not storable(job_id):
+            return []
         rows = self._read(
             "SELECT j.id FROM jobs j, jobs k WHERE k.id = ? AND (j.id = k.id OR "
             "(k.suite IS NOT NULL AND j.suite = k.suite AND j.created = k.created)) ORDER BY j.id",

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from zbench.store.base import StoreBase, encode
+from zbench.store.base import StoreBase, encode, storable
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ class RunRow:
 class RunFilter:
     """Which runs to read; every field given must match (None: no condition). ``gpu_name_has``
     is a case-insensitive plain substring of the GPU name (``%`` and ``_`` are not wildcards);
-    ``job_ids=[]`` matches no run; ``kinds``: the job kinds read (None: every kind)."""
+    ``job_ids=[]`` matches no run, nor does an id past SQLite's INTEGER; ``kinds``: the job kinds
+    read (None: every kind)."""
 
     workload: str | None = None
     framework: str | None = None
@@ -70,7 +71,10 @@ def _where(f: RunFilter) -> tuple[str, list[Any]]:
     if f.since is not None:
         where.append("created >= ?")
         params.append(f.since)
-    for column, ids in (("id", f.run_ids), ("job_id", f.job_ids), ("kind", f.kinds)):
+    run_ids, job_ids = (
+        [n for n in i if storable(n)] if i is not None else None for i in (f.run_ids, f.job_ids)
+    )
+    for column, ids in (("id", run_ids), ("job_id", job_ids), ("kind", f.kinds)):
         if ids is not None:
             where.append(f"{column} IN ({', '.join('?' * len(ids))})" if ids else "0")
             params += list(ids)
@@ -107,6 +111,8 @@ class RunsTable(StoreBase):
         return {str(r["v"]) for r in rows}
 
     def get_run(self, run_id: int) -> dict[str, Any] | None:
+        if not storable(run_id):
+            return None
         rows = self._read("SELECT * FROM runs WHERE id = ?", (run_id,))
         return rows[0] if rows else None
 
