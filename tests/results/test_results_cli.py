@@ -116,6 +116,32 @@ def test_export_to_a_missing_folder_is_one_line_exit_2(filled: Path, tmp_path: P
     assert "cannot write" in result.output and "Traceback" not in result.output
 
 
+def test_export_never_writes_over_a_database(filled: Path, tmp_path: Path) -> None:
+    """`export -o zbench.db` replaced every stored run with a Markdown table of them."""
+    import shutil
+    import sqlite3
+
+    other = tmp_path / "other.db"
+    shutil.copy(filled, other)  # another zbench database, not the one read
+    link = tmp_path / "link.db"
+    link.symlink_to(filled)
+    before = {p: p.read_bytes() for p in (filled, other)}
+    live = sqlite3.connect(filled)  # a supervisor's: its -wal holds what is not in the file yet
+    live.execute("SELECT 1 FROM jobs").fetchall()
+    assert Path(f"{filled}-wal").exists()
+    for target in (filled, link, other, Path(f"{filled}-wal")):
+        for args in (["export", "-f", "csv"], ["export", "--samples"]):
+            out = CLI.invoke(app, [*args, "-o", str(target)])
+            assert out.exit_code == 2, (target, out.output)
+            assert out.output == (
+                f"zbench: {target} is a database: writing the export over it would lose it "
+                "(-o names a new file)\n"
+            )
+    live.close()
+    assert {p: p.read_bytes() for p in (filled, other)} == before
+    assert len(json.loads(CLI.invoke(app, ["results", "--json"]).output)["results"]) == 10
+
+
 def test_compare_rejects_json_that_is_not_an_export(filled: Path, tmp_path: Path) -> None:
     odd = tmp_path / "odd.json"
     odd.write_text("[1]")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 from pathlib import Path
 
 from zbench.cli.filters import filter_argv
@@ -67,12 +66,7 @@ def fleet_export(
         return 2
     got = gather(hosts, ["results", *filter_argv(filters or Filters())])
     text = json.dumps(got.rows, indent=2) + "\n" if fmt == "json" else to_csv(got.rows)
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        output.write_text(text)
-        print(
-            f"wrote {len(got.rows)} result(s) from {len(hosts)} host(s) to {output}",
-            file=sys.stderr,
-        )
-    return _report(got)
+    from zbench.cli.results import write_output  # the one writer of exports: never over a database
+
+    what = f"{len(got.rows)} result(s) from {len(hosts)} host(s)"
+    return write_output(text, output, what, None) or _report(got)

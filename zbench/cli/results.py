@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from zbench import paths
 from zbench.cli.filters import nothing_found
 from zbench.cli.options import err, folder_problem
 from zbench.cli.tableview import print_table
@@ -32,6 +33,7 @@ from zbench.results.export import FORMATS, FormatError, render
 from zbench.results.format import NUMERIC, cells, published_cell, published_notes, table_columns
 from zbench.results.identity import differences, differences_text
 from zbench.results.provenance import warnings
+from zbench.store import holds_database
 from zbench.textfit import Column
 
 Db = str | os.PathLike[str] | None
@@ -164,7 +166,7 @@ def export_results(
     except FormatError as exc:
         err(str(exc))
         return 2
-    return _write(text, output, f"{len(rows)} result(s)")
+    return write_output(text, output, f"{len(rows)} result(s)", db)
 
 
 def _export_samples(fmt: str, output: Path | None, filters: Filters, db: Db) -> int:
@@ -181,14 +183,21 @@ def _export_samples(fmt: str, output: Path | None, filters: Filters, db: Db) -> 
         err(str(exc))
         return 2
     text = render_samples(sel.all, fmt, db)
-    return _write(text, output, f"{max(text.count(chr(10)) - (fmt == 'csv'), 0)} sample row(s)")
+    rows = max(text.count("\n") - (fmt == "csv"), 0)
+    return write_output(text, output, f"{rows} sample row(s)", db)
 
 
-def _write(text: str, output: Path | None, what: str) -> int:
-    """``text`` to stdout, or to ``output`` with a line on stderr saying what was written."""
+def write_output(text: str, output: Path | None, what: str, db: Db) -> int:
+    """``text`` to stdout, or to ``output`` with a line on stderr saying what was written; never
+    over a database (``-o zbench.db`` replaced every stored run with a table of them)."""
     if output is None:
         sys.stdout.write(text)
         return 0
+    if holds_database(output, paths.db_path(db)):
+        err(
+            f"{output} is a database: writing the export over it would lose it (-o names a new file)"
+        )
+        return 2
     try:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:

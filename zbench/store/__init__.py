@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from zbench.store.base import abandoned_connections
-from zbench.store.file import StoreBroken, StoreError
+from zbench.store.file import StoreBroken, StoreError, holds_database
 from zbench.store.jobs import JOB_COLUMNS, JobRow, JobsTable
 from zbench.store.migrations import MIGRATIONS
 from zbench.store.runs import RunFilter, RunRow, RunsTable
@@ -23,6 +23,7 @@ __all__ = [
     "StoreBroken",
     "StoreError",
     "abandoned_connections",
+    "holds_database",
 ]
 
 

@@ -143,6 +143,27 @@ def is_empty(path: Path) -> bool:
         return False
 
 
+# How a SQLite database and a write-ahead log begin (sqlite.org/fileformat.html).
+_HEADERS = (b"SQLite format 3\x00", b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+
+
+def holds_database(path: Path, db: Path | None = None) -> bool:
+    """Whether writing over ``path`` would destroy a database: the file of ``db`` or its
+    ``-wal``/``-shm`` (told by identity, never opened: closing a file drops this process's SQLite
+    locks on it), or any file that begins as a SQLite database or write-ahead log does."""
+    target = file_id(path)
+    if target is None:
+        return False
+    if db is not None and target in (file_id(db), *side_ids(db)):
+        return True
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return False
+    return any(head.startswith(h) for h in _HEADERS)
+
+
 def create_database(path: Path) -> None:
     """Create a new, valid (WAL-mode, still schema-less) database at ``path``, owner-only, made
     whole under another name and linked into place: another process never sees it half made (a
