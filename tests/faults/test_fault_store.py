@@ -92,6 +92,28 @@ def test_listing_jobs_does_not_wait_for_another_programs_write_lock(home: Path) 
         other.close()
 
 
+@pytest.mark.parametrize("command", [["results"], ["export", "-f", "csv"], ["demo", "results"]])
+def test_reading_results_waits_seconds_not_minutes_for_a_database_another_program_holds(
+    home: Path, command: list[str]
+) -> None:
+    """The results commands waited about 90 s for another program's exclusive lock before they
+    said it was locked; they only read, and wait as little as `zbench jobs` does."""
+    db = home / "zbench.db"
+    Store(db).add_jobs([job_row(state="done", created=0.0)])
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("PRAGMA locking_mode = EXCLUSIVE")  # readers are shut out too, WAL or not
+    other.execute("BEGIN EXCLUSIVE")
+    other.execute("UPDATE jobs SET tag = 'x'")
+    try:
+        t0 = time.monotonic()
+        code, _, err = zbench(*command, timeout=120)
+        assert time.monotonic() - t0 < 20
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert code == 1 and "the database is locked by another program" in one_line_error(err)
+
+
 def test_a_locked_database_is_reported_as_locked_not_as_damaged(
     home: Path, store_fault: StoreFault
 ) -> None:

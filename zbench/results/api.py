@@ -66,6 +66,12 @@ class ResultRow:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
+def read_store(db: str | os.PathLike[str] | None) -> Store:
+    """The store as results read it: they never write, so a busy database is waited for a few
+    seconds at most (``Store.reader``), not the minute and more a writer waits."""
+    return Store.reader(paths.db_path(db))
+
+
 def parse_since(value: str | float | None) -> float | None:
     """``--since`` as a timestamp: a number stays, an ISO date becomes its local midnight."""
     if value is None or isinstance(value, float | int):
@@ -99,7 +105,7 @@ def query_results(
     ``suite_run``: any job id of one `zbench suite` call, meaning all its jobs; ``tag``: the tag
     given to `zbench run/suite --tag`; ``suite``: the jobs of every call of the suite of that
     name), oldest first."""
-    store = Store(paths.db_path(db))
+    store = read_store(db)
     named_gpu = device if device and device.lower() not in DEVICE_KINDS else None
     match = RunFilter(
         workload=workload or None,
@@ -187,7 +193,7 @@ class Filters:
     def checked(self, rows: list[ResultRow], db: str | os.PathLike[str] | None) -> list[ResultRow]:
         if rows:
             return rows
-        store = Store(paths.db_path(db))
+        store = read_store(db)
         for name in ("workload", "framework", "mode", "precision"):
             value = getattr(self, name)
             if value is None:
@@ -314,7 +320,7 @@ def job_verdict(job_id: int, db: str | os.PathLike[str] | None = None) -> Any:
     were stored). None when it has no samples."""
     from zbench.results.bottleneck import Verdict, bottleneck
 
-    store = Store(paths.db_path(db))
+    store = read_store(db)
     stored = store.phase_aggregates([job_id]).get(job_id, {}).get(MEASURE, {}).get("verdict")
     if isinstance(stored, dict):
         return Verdict.from_dict(stored)

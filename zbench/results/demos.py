@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from zbench import paths
 from zbench.contract.demos import figure, known
 from zbench.contract.kinds import DEMO
 from zbench.csvcell import write_rows
+from zbench.results.api import read_store
 from zbench.results.export import FormatError
-from zbench.store import RunFilter, Store
+from zbench.store import RunFilter
 from zbench.textfit import Column, one_line
 
 COMMON: tuple[tuple[str, str], ...] = (
@@ -101,7 +101,7 @@ def demo_results(
 ) -> list[DemoResult]:
     """Stored demo runs, oldest first (``demo`` filters by name, e.g. ``snake``)."""
     match = RunFilter(kinds=[DEMO], workload=demo or None)
-    return [_row(r.as_dict()) for r in Store(paths.db_path(db)).run_rows(match)]
+    return [_row(r.as_dict()) for r in read_store(db).run_rows(match)]
 
 
 def cell(value: Any) -> str:

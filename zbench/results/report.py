@@ -12,9 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from zbench import paths
 from zbench.errors import ZbenchError
-from zbench.results.api import Filters, ResultRow
+from zbench.results.api import Filters, ResultRow, read_store
 from zbench.results.charts import not_drawn, write_charts
 from zbench.results.export import md_text
 from zbench.results.format import FRAMEWORK_NAMES, model_name
@@ -23,7 +22,6 @@ from zbench.results.report_html import render_html
 from zbench.results.report_md import experiment_section, machine_section, scaling_lines
 from zbench.results.selection import Db, Selection, select
 from zbench.results.timeseries import draw_run
-from zbench.store import Store
 
 TITLE = "zbench report"
 Progress = Callable[[str], None]
@@ -90,7 +88,7 @@ def _charts(rows: list[ResultRow], figures: Path, root: Path, out: list[Path]) -
 def _timeseries(
     rows: list[ResultRow], db: Db, figures: Path, root: Path, out: list[Path], progress: Progress
 ) -> list[str]:
-    store = Store(paths.db_path(db))
+    store = read_store(db)
     lines: list[str] = []
     for r in rows:
         if r.job_id is None:

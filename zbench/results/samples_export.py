@@ -7,12 +7,10 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from zbench import paths
 from zbench.csvcell import write_rows
-from zbench.results.api import ResultRow
+from zbench.results.api import ResultRow, read_store
 from zbench.results.export import FormatError
 from zbench.results.selection import Db
-from zbench.store import Store
 
 SAMPLE_FORMATS = ("csv", "jsonl")
 RUN_KEYS = ("run_id", "job_id", "workload", "framework", "mode", "gpus", "precision")
@@ -38,7 +36,7 @@ KEYS = (*RUN_KEYS, *SAMPLE_KEYS, *GPU_KEYS, *HOST_KEYS)
 
 def sample_rows(rows: Sequence[ResultRow], db: Db) -> Iterator[dict[str, Any]]:
     """One flat dict per sample and GPU (``gpu`` is None for a sample without GPUs)."""
-    store = Store(paths.db_path(db))
+    store = read_store(db)
     for r in rows:
         if r.job_id is None:
             continue
