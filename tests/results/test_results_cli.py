@@ -6,7 +6,9 @@ import csv
 import json
 import os
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from zbench.cli import app
@@ -147,6 +149,52 @@ def test_compare_rejects_json_that_is_not_an_export(filled: Path, tmp_path: Path
     odd.write_text("[1]")
     result = CLI.invoke(app, ["compare", str(odd), str(odd)])
     assert result.exit_code == 2 and "not a run id or a zbench JSON export" in result.output
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"config": [1]}, "config should be an object, got [1]"),
+        ({"gpus": "two"}, "gpus should be an integer, got 'two'"),
+        ({"gpu_name": ["a"]}, "gpu_name should be text, got ['a']"),
+        ({"samples_per_s": float("nan")}, "samples_per_s should be a number, got nan"),
+        ({"created": "yesterday"}, "created should be a number, got 'yesterday'"),
+        ({"workload": None}, "workload should be text, got None"),
+        ({"workload": ...}, "result 1: no workload"),
+    ],
+)
+def test_compare_checks_every_field_of_an_exported_file(
+    filled: Path, tmp_path: Path, change: dict[str, Any], said: str
+) -> None:
+    """A config that was a list ended in a traceback; a GPU count of "two" was compared as
+    "xtwo", a NaN speed as "nanx"."""
+    doc = json.loads(CLI.invoke(app, ["export", "-f", "json", "--job", "1"]).output)
+    for key, value in change.items():
+        if value is ...:
+            del doc["results"][0][key]
+        else:
+            doc["results"][0][key] = value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    out = CLI.invoke(app, ["compare", "1", str(bad), "--unlike"])
+    assert out.exit_code == 2, out.output
+    [line] = out.output.splitlines()
+    assert (
+        line.startswith(f"zbench: {bad}: not a run id or a zbench JSON export (") and said in line
+    )
+
+
+def test_compare_refuses_an_export_of_a_newer_format(filled: Path, tmp_path: Path) -> None:
+    doc = json.loads(CLI.invoke(app, ["export", "-f", "json", "--job", "1"]).output)
+    assert doc["zbench_results"] == 1
+    newer = tmp_path / "newer.json"
+    newer.write_text(json.dumps({**doc, "zbench_results": 2}))
+    out = CLI.invoke(app, ["compare", "1", str(newer), "--unlike"])
+    assert out.exit_code == 2
+    assert "written by a newer zbench: results format 2, this one reads up to 1" in out.output
+    older = tmp_path / "older.json"  # a bare list of rows, as before the format had a version
+    older.write_text(json.dumps(doc["results"]))
+    assert CLI.invoke(app, ["compare", "1", str(older), "--unlike"]).exit_code == 0
 
 
 def test_a_db_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> None:

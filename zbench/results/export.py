@@ -15,7 +15,7 @@ from typing import Any
 from zbench.csvcell import write_rows
 from zbench.errors import ZbenchError
 from zbench.results.anchors import Published, published_for
-from zbench.results.api import ResultRow
+from zbench.results.api import RESULTS_FORMAT, ResultRow
 from zbench.results.format import (
     CSV_KEYS,
     NUMERIC,
@@ -246,7 +246,7 @@ def render_json(rows: Sequence[ResultRow]) -> str:
         item["provenance"] = provenance(row)
         items.append(item)
     block = [{"runs": ids, "machine": line} for line, ids in machines(rows)]
-    doc = {"zbench_results": 1, "provenance": {"machines": block}, "results": items}
+    doc = {"zbench_results": RESULTS_FORMAT, "provenance": {"machines": block}, "results": items}
     return json.dumps(doc, indent=2, default=list) + "\n"
 
 
