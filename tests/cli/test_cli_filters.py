@@ -49,6 +49,23 @@ def test_a_blank_tag_is_refused_as_run_refuses_to_give_one(command: list[str]) -
     assert out.exit_code == 2 and "a tag needs a name" in out.output, out.output
 
 
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize(
+    "flag", ["--workload", "--framework", "--mode", "--precision", "--device", "--suite"]
+)
+def test_a_blank_filter_is_refused_not_read_as_no_filter(
+    command: list[str], flag: str, tmp_path: Path
+) -> None:
+    """`results --workload ""` showed every run (`demo results` said "no such workload")."""
+    db = str(tmp_path / "zbench.db")
+    Store(db).add_run(run_row())
+    args = [*command, "1", "2"] if command == ["compare"] else command
+    out = CLI.invoke(app, [*args, flag, "", "--db", db])
+    assert out.exit_code == 2, out.output
+    [line] = out.output.splitlines()
+    assert f"Invalid value for '{flag}': needs a value, got ''" in line
+
+
 @pytest.mark.parametrize("command", [["export"], ["demo", "results"]], ids=" ".join)
 def test_one_format_flag(command: list[str]) -> None:
     out = CLI.invoke(app, [*command, "-h"]).output

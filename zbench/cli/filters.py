@@ -29,17 +29,32 @@ def _opt(*decls: str, help: str, hidden: bool = False, **kw: Any) -> Any:
     )
 
 
+def _named(*decls: str, help: str, hidden: bool = False) -> Any:
+    """A filter by a name: a blank one (``--workload "$UNSET"``) is refused, not read as no
+    filter at all, which showed every run as if it were the ones asked for."""
+    return _opt(*decls, help=help, hidden=hidden, callback=_not_blank)
+
+
+def _not_blank(ctx: typer.Context, param: typer.CallbackParam, value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise typer.BadParameter(f"needs a value, got {value!r} (leave it out for every run)")
+    return value
+
+
 # (parameter, its annotation): the options in the order help lists them.
 FILTER_OPTIONS: tuple[tuple[str, Any], ...] = (
-    ("workload", Annotated[str | None, _opt(help="Only this workload (a demo's name for demos).")]),
-    ("framework", Annotated[str | None, _opt(help="Only this framework: torch or tf.")]),
+    (
+        "workload",
+        Annotated[str | None, _named(help="Only this workload (a demo's name for demos).")],
+    ),
+    ("framework", Annotated[str | None, _named(help="Only this framework: torch or tf.")]),
     (
         "mode",
-        Annotated[str | None, _opt(help="Only this mode: train or infer (a demo's: ppo, ...).")],
+        Annotated[str | None, _named(help="Only this mode: train or infer (a demo's: ppo, ...).")],
     ),
     (
         "precision",
-        Annotated[str | None, _opt(help="Only this precision: fp32, tf32, fp16 or bf16.")],
+        Annotated[str | None, _named(help="Only this precision: fp32, tf32, fp16 or bf16.")],
     ),
     (
         "gpus",
@@ -51,15 +66,15 @@ FILTER_OPTIONS: tuple[tuple[str, Any], ...] = (
         "device",
         Annotated[
             str | None,
-            _opt(help="Only runs on this device: cpu, cuda, or a part of the GPU's name (h200)."),
+            _named(help="Only runs on this device: cpu, cuda, or a part of the GPU's name (h200)."),
         ],
     ),
-    ("gpu", Annotated[str | None, _opt(help="Old name of --device.", hidden=True)]),
+    ("gpu", Annotated[str | None, _named(help="Old name of --device.", hidden=True)]),
     ("since", Annotated[str | None, _opt(help="Only runs on or after this date (YYYY-MM-DD).")]),
     (
         "suite",
         Annotated[
-            str | None, _opt(help="Only the jobs of every call of this suite (e.g. review).")
+            str | None, _named(help="Only the jobs of every call of this suite (e.g. review).")
         ],
     ),
     (
