@@ -66,6 +66,15 @@ def test_compare_run_ids_and_exported_files(filled: Path, tmp_path: Path) -> Non
     assert same.exit_code == 2 and "same run" in same.output
 
 
+def test_compare_of_a_digit_that_is_no_number_is_one_line(filled: Path) -> None:
+    """ "²" passed str.isdigit() as a run id and int() raised a ValueError traceback."""
+    for a, b in (("1", "²"), ("²", "1")):
+        out = CLI.invoke(app, ["compare", a, b])
+        assert out.exit_code == 2, out.output
+        assert out.output.startswith("zbench: ²: not a run id or a zbench JSON export (")
+        assert len(out.output.splitlines()) == 1
+
+
 def test_plot_writes_pngs_and_says_what_each_shows(filled: Path, tmp_path: Path) -> None:
     result = CLI.invoke(app, ["plot", "-o", str(tmp_path / "charts")])
     assert result.exit_code == 0

@@ -223,11 +223,17 @@ class CompareError(ZbenchError, ValueError):
     """Two runs that cannot be compared, or a FILE:RUN that cannot be read (exit 2)."""
 
 
+def _run_id(ref: str) -> int | None:
+    """``ref`` as a run id: ASCII digits only (``"²".isdigit()`` is true, and int() refuses it)."""
+    return int(ref) if ref.isascii() and ref.isdigit() else None
+
+
 def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
     """A run id from the store, or an exported JSON file: ``file.json:N`` for the result with run
     id N, or the one result left after ``filters`` (tag, job ids, since)."""
-    if ref.isdigit():
-        rows = query_results(db, run_ids=[int(ref)])
+    run_id = _run_id(ref)
+    if run_id is not None:
+        rows = query_results(db, run_ids=[run_id])
         if not rows:
             raise CompareError(f"no run {ref}")
         if not filters.keeps(rows[0]):
@@ -274,7 +280,7 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
         if given is not None:
             err(f"compare takes two runs: {flag} selects many (use `zbench results {flag}`)")
             return 2
-    if a.isdigit() and b.isdigit() and int(a) == int(b):
+    if _run_id(a) is not None and _run_id(a) == _run_id(b):
         err(f"runs {a} and {b} are the same run: compare takes two different runs")
         return 2
     try:
