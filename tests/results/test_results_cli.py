@@ -41,6 +41,16 @@ def test_results_bad_date_is_exit_2(filled: Path) -> None:
     assert "--since wants a date like 2026-01-31" in result.output
 
 
+def test_a_date_the_clock_cannot_count_names_since(filled: Path) -> None:
+    """`--since 0001-01-01` said only "zbench: year 0 is out of range"."""
+    result = CLI.invoke(app, ["results", "--since", "0001-01-01"])
+    assert result.exit_code == 2
+    assert (
+        result.output
+        == "zbench: --since 0001-01-01: out of the range of dates the clock can count\n"
+    )
+
+
 def test_export_formats(filled: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.csv"
     assert CLI.invoke(app, ["export", "-f", "csv", "-o", str(out)]).exit_code == 0

@@ -81,7 +81,12 @@ def parse_since(value: str | float | None) -> float | None:
         day = dt.date.fromisoformat(value)
     except ValueError:
         raise ValueError(f"--since wants a date like 2026-01-31, got {value!r}") from None
-    return dt.datetime.combine(day, dt.time()).timestamp()
+    try:  # 0001-01-01 fails: the local-time check steps a day back, into year 0
+        return dt.datetime.combine(day, dt.time()).timestamp()
+    except (ValueError, OverflowError, OSError):
+        raise ValueError(
+            f"--since {value}: out of the range of dates the clock can count"
+        ) from None
 
 
 def query_results(
