@@ -76,6 +76,24 @@ def test_compare_run_ids_and_exported_files(filled: Path, tmp_path: Path) -> Non
     assert same.exit_code == 2 and "same run" in same.output
 
 
+def test_compare_file_run_splits_at_the_last_colon_and_names_a_missing_run(
+    filled: Path, tmp_path: Path
+) -> None:
+    """`results-12:30.json:6` was read as the file `results-12`; `FILE:99` said "no results in
+    it" of a file holding ten."""
+    exported = tmp_path / "results-12:30.json"
+    exported.write_text(CLI.invoke(app, ["export", "-f", "json"]).output)
+    table = CLI.invoke(app, ["compare", f"{exported}:6", "1", "--unlike"])
+    assert table.exit_code == 0, table.output
+    assert "Not alike: precision fp16 vs fp32" in table.output
+    missing = CLI.invoke(app, ["compare", f"{exported}:99", "1"])
+    assert missing.exit_code == 2
+    assert (
+        missing.output
+        == f"zbench: {exported}:99: no run 99 in it (runs 1, 6, 7, 2, 4, 3, 5, 8, ...)\n"
+    )
+
+
 def test_compare_of_a_digit_that_is_no_number_is_one_line(filled: Path) -> None:
     """ "²" passed str.isdigit() as a run id and int() raised a ValueError traceback."""
     for a, b in (("1", "²"), ("²", "1")):

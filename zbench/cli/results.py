@@ -239,17 +239,24 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
         if not filters.keeps(rows[0]):
             raise CompareError(f"run {ref} is not one the filters select ({filters.describe()})")
         return rows[0]
-    path_text, _, pick = ref.partition(":") if not Path(ref).exists() else (ref, "", "")
-    path = Path(path_text)
+    # FILE:RUN splits at the last colon: a file name may hold one (results-12:30.json:4).
+    path_text, _, pick = ref.rpartition(":") if not Path(ref).exists() else (ref, "", "")
+    if not path_text:
+        path_text, pick = ref, ""
     try:
-        rows = rows_from_json(path.read_text(encoding="utf-8"))
+        rows = rows_from_json(Path(path_text).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
         raise CompareError(f"{ref}: not a run id or a zbench JSON export ({exc})") from None
-    if pick:
-        rows = [r for r in rows if str(r.run_id) == pick]
-    rows = [r for r in rows if filters.keeps(r)]
     if not rows:
         raise CompareError(f"{ref}: no results in it")
+    held = ", ".join(str(r.run_id) for r in rows[:8]) + (", ..." if len(rows) > 8 else "")
+    if pick:
+        rows = [r for r in rows if str(r.run_id) == pick]
+        if not rows:
+            raise CompareError(f"{ref}: no run {pick} in it (runs {held})")
+    rows = [r for r in rows if filters.keeps(r)]
+    if not rows:
+        raise CompareError(f"{ref}: no result in it that the filters select ({filters.describe()})")
     if len(rows) > 1:
         ids = ", ".join(str(r.run_id) for r in rows[:8])
         raise CompareError(
