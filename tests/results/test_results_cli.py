@@ -94,6 +94,21 @@ def test_compare_file_run_splits_at_the_last_colon_and_names_a_missing_run(
     )
 
 
+def test_compare_refuses_one_run_named_twice_through_its_export(
+    filled: Path, tmp_path: Path
+) -> None:
+    """`compare 1 1` was refused, but `compare FILE:6 FILE:6` (or FILE:6 and 6, the run it was
+    exported from) printed a table of 1.00x."""
+    exported = tmp_path / "all.json"
+    exported.write_text(CLI.invoke(app, ["export", "-f", "json"]).output)
+    for a, b in ((f"{exported}:6", f"{exported}:6"), (f"{exported}:6", "6")):
+        out = CLI.invoke(app, ["compare", a, b])
+        assert out.exit_code == 2, out.output
+        assert out.output == (
+            f"zbench: runs {a} and {b} are the same run: compare takes two different runs\n"
+        )
+
+
 def test_compare_of_a_digit_that_is_no_number_is_one_line(filled: Path) -> None:
     """ "²" passed str.isdigit() as a run id and int() raised a ValueError traceback."""
     for a, b in (("1", "²"), ("²", "1")):
@@ -231,7 +246,7 @@ def test_compare_refuses_an_export_of_a_newer_format(filled: Path, tmp_path: Pat
     assert "written by a newer zbench: results format 2, this one reads up to 1" in out.output
     older = tmp_path / "older.json"  # a bare list of rows, as before the format had a version
     older.write_text(json.dumps(doc["results"]))
-    assert CLI.invoke(app, ["compare", "1", str(older), "--unlike"]).exit_code == 0
+    assert CLI.invoke(app, ["compare", "2", str(older), "--unlike"]).exit_code == 0
 
 
 def test_a_db_that_is_not_a_database_is_one_line_exit_2(tmp_path: Path) -> None:

@@ -287,13 +287,13 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
         if given is not None:
             err(f"compare takes two runs: {flag} selects many (use `zbench results {flag}`)")
             return 2
-    if _run_id(a) is not None and _run_id(a) == _run_id(b):
-        err(f"runs {a} and {b} are the same run: compare takes two different runs")
-        return 2
     try:
         ra, rb = _load_side(a, db, filters), _load_side(b, db, filters)
     except (CompareError, ValueError) as exc:
         err(str(exc))
+        return 2
+    if ra == rb:  # one run named twice (1 and 01, FILE:4 twice, or its export and itself)
+        err(f"runs {a} and {b} are the same run: compare takes two different runs")
         return 2
     diffs = differences(ra, rb)
     if diffs and not unlike:
