@@ -26,3 +26,33 @@ def test_results_wide_and_piped_show_every_column(filled: Path) -> None:
         res = CliRunner(env={**env, "NO_COLOR": "1"}).invoke(app, args)
         assert "Mem-ctrl util %" in res.stdout and "CPU mem GiB" in res.stdout
         assert "in % of one core (200 = two busy)" in res.stdout  # the column says its unit
+
+
+def test_a_narrow_table_keeps_the_columns_that_tell_unlike_rows_apart(
+    home: Path, tmp_path: Path
+) -> None:
+    """At 60 columns two runs that differed only in batch size, or only in their GPU (a mixed
+    workstation), printed as the same row with two speeds: Batch and GPU were dropped."""
+    from tests.rows import job_row, run_config, run_row
+    from zbench.store import Store
+
+    db = tmp_path / "mixed.db"
+    store = Store(db)
+    for batch, gpu in (
+        (128, "NVIDIA RTX 4090"),
+        (256, "NVIDIA RTX 4090"),
+        (128, "NVIDIA RTX 3090"),
+    ):
+        config = run_config(precision="fp32", batch_size=batch, gpus=1)
+        [job] = store.add_jobs([job_row(config=config, state="done")])
+        store.add_run(
+            run_row(**config, job_id=job, gpu_name=gpu, config=config, samples_per_s=1000.0)
+        )
+    res = CliRunner(env={"COLUMNS": "60", "NO_COLOR": "1"}).invoke(
+        app, ["results", "--db", str(db)]
+    )
+    assert res.exit_code == 0, res.output
+    rows = res.stdout.splitlines()[2:5]
+    assert len(set(rows)) == 3, res.stdout  # three runs, three different lines
+    assert "Batch" in res.stdout.splitlines()[1] and "RTX 3090" in res.stdout
+    assert "Precision" in res.stdout  # all FP32: that column may go, and the note says so

@@ -30,7 +30,14 @@ from zbench.results.api import (
     rows_from_json,
 )
 from zbench.results.export import FORMATS, FormatError, render
-from zbench.results.format import NUMERIC, cells, published_cell, published_notes, table_columns
+from zbench.results.format import (
+    NUMERIC,
+    cells,
+    published_cell,
+    published_notes,
+    table_columns,
+    tells_apart,
+)
 from zbench.results.identity import differences, differences_text
 from zbench.results.provenance import warnings
 from zbench.store import holds_database
@@ -103,11 +110,15 @@ def print_results(console: Console, rows: Sequence[ResultRow], *, wide: bool = F
     """The review's table fitted to the terminal (``zbench.textfit``): whole columns are left out
     at narrow widths instead of every cell being cut; a pipe or ``--wide`` gets every column."""
     titles, body, caption = _parts(rows)
+    # A setup column that alone tells two rows apart is never dropped: unlike rows never read alike.
+    setup = table_columns(rows)
+    setup_cells = [row[1 : 1 + len(setup)] for row in body]  # after "Run"
+    keep = tells_apart(setup, setup_cells, lambda t: _PRIORITY.get(t, 1))
     columns = [
         Column(
             t,
             _SHORT.get(t),
-            _PRIORITY.get(t, 1),
+            0 if t in keep else _PRIORITY.get(t, 1),
             right=t in NUMERIC or t == "Run",
             flex=t == "Published",
             min_width=12,

@@ -125,6 +125,29 @@ def setup_column(key: str) -> Col:
     return (title[:1].upper() + title[1:], lambda r: fields(r).get(key), _setup_text)
 
 
+# The titles of COLUMNS that say what a run was (the rest are what it measured, or a digest).
+SETUP_TITLES = frozenset({"Model", "Framework", "Mode", "GPUs", "GPU", "Precision", "Batch"})
+
+
+def tells_apart(
+    columns: Sequence[Col], body: Sequence[Sequence[str]], drop_first: Callable[[str], int]
+) -> set[str]:
+    """The titles of the setup columns (``SETUP_TITLES`` and ``table_columns``' own) a narrow
+    table must keep: dropping any of them, in the order ``drop_first`` ranks them (higher first),
+    would print two rows of different setups alike. ``body``: the rows' cells in ``columns``."""
+    own = {t for t, _, _ in COLUMNS}
+    setup = [k for k, (t, _, _) in enumerate(columns) if t in SETUP_TITLES or t not in own]
+    distinct = len({tuple(row[k] for k in setup) for row in body})
+    shown, needed = list(setup), set()
+    for k in sorted(setup, key=lambda k: (drop_first(columns[k][0]), k), reverse=True):
+        rest = [i for i in shown if i != k]
+        if len({tuple(row[i] for i in rest) for row in body}) < distinct:
+            needed.add(columns[k][0])
+        else:
+            shown = rest
+    return needed
+
+
 def table_columns(rows: Sequence[ResultRow]) -> tuple[Col, ...]:
     """COLUMNS, plus a column after "Samples/s" for every setup field on which ``rows`` differ:
     unlike rows never print as identical (image size 32 vs 48, data source, compile, ...). After
