@@ -20,6 +20,7 @@ from zbench.cli.options import err
 from zbench.cli.tableview import print_table
 from zbench.contract.config import RunConfig, UsageError, parse_args
 from zbench.jobs import api
+from zbench.jobs.apart import apart
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
@@ -301,6 +302,7 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> 
         return 0
     now = time.time()
     notes = {j.id: _note(j, now) for j in jobs}
+    setups = apart(jobs)  # look-alike jobs say what sets them apart: no two read alike
     reasons = any(notes.values())
     columns = JOB_COLUMNS if reasons else JOB_COLUMNS[:-1]
     rows = []
@@ -312,7 +314,7 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> 
         cells = [
             str(j.id),
             j.state,
-            label(j)[len(f"#{j.id} ") :],
+            label(j)[len(f"#{j.id} ") :] + (f" ({setups[j.id]})" if j.id in setups else ""),
             gpus,
             j.phase or "",
             step,

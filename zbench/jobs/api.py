@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zbench import paths
 from zbench.contract import kinds
@@ -70,6 +70,9 @@ class JobInfo:
     run_id: int | None
     suite: str | None
     kind: str = "benchmark"  # its row of contract.kinds
+    config: dict[str, Any] = field(
+        default_factory=dict
+    )  # as submitted (zbench.jobs.apart reads it)
 
     @property
     def finished(self) -> bool:
@@ -138,6 +141,7 @@ def _info(row: JobRow) -> JobInfo:
         run_id=row.run_id,
         suite=row.suite,
         kind=row.kind,
+        config=row.config,
     )
 
 

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from zbench.glyphs import glyphs
+from zbench.jobs.apart import apart
 from zbench.jobs.states import JobState
 
 if TYPE_CHECKING:
@@ -24,9 +25,12 @@ COLUMNS = (
     ("progress", "progress"),
     ("speed", "samples/s"),
 )
+# What sets look-alike jobs apart (zbench.jobs.apart): a column added once two jobs read alike
+# (past the 80 columns the others fill), so a table without look-alikes has none to clip.
+SETUP = ("setup", "setup")
 
 # Fixed widths: DataTable sizes auto columns from the first rows, so a queued job would later clip
-# "▶ measure". Sized for the longest usual value; all eight columns fit in 80 terminal columns.
+# "▶ measure". Sized for the longest usual value; the first eight columns fit in 80 terminal columns.
 WIDTHS = {
     "id": 3,
     "workload": 10,
@@ -36,6 +40,7 @@ WIDTHS = {
     "state": 9,
     "progress": 14,
     "speed": 9,
+    "setup": 36,
 }
 
 STATE_STYLE = {
@@ -61,8 +66,9 @@ def progress_text(job: JobInfo, width: int = 6) -> str:
     return f"{g.bar_full * filled}{g.bar_empty * (width - filled)} {step}/{job.total}"
 
 
-def cells(job: JobInfo) -> dict[str, object]:
-    """A job's cells in the jobs table, keyed by column (GPUs ``cpu`` for a CPU job)."""
+def cells(job: JobInfo, setup: str = "") -> dict[str, object]:
+    """A job's cells in the jobs table, keyed by column (GPUs ``cpu`` for a CPU job); ``setup``:
+    the options on which it differs from the jobs that read alike (``zbench.jobs.apart``)."""
     gpus = ",".join(str(g) for g in job.gpu_ids) if job.gpu_ids else "-"
     if job.gpu_ids == () and job.state != JobState.QUEUED:
         gpus = "cpu"  # allocated no GPU: a CPU job (as `zbench jobs` says)
@@ -82,6 +88,7 @@ def cells(job: JobInfo) -> dict[str, object]:
         "state": Text(state, style=STATE_STYLE.get(job.state, "")),
         "progress": progress_text(job),
         "speed": Text(speed, justify="right"),
+        SETUP[0]: setup,
     }
 
 
@@ -102,9 +109,15 @@ class JobsTable(DataTable[object]):
         for key in [k.value for k in self.rows if k.value not in wanted]:
             self.remove_row(key)
         ordered = sorted(jobs, key=lambda j: j.id, reverse=True)
+        setups = apart(jobs)
+        key_, label = SETUP
+        if setups and key_ not in self.columns:
+            self.add_column(label, key=key_, width=WIDTHS[key_])
         for job in ordered:
             key = str(job.id)
-            values = cells(job)
+            values = cells(job, setups.get(job.id, ""))
+            if key_ not in self.columns:
+                del values[key_]
             if key in self.rows:
                 for col, value in values.items():
                     if self.get_cell(key, col) != value:

@@ -1,0 +1,68 @@
+"""Jobs that read alike (same workload, framework, mode, precision) say what sets them apart, in
+`zbench jobs` and its JSON (the TUI's jobs table: tests/tui/test_jobs_setup.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.rows import job_row, run_config
+from zbench.cli import app
+from zbench.jobs.apart import apart
+from zbench.jobs.api import list_jobs
+from zbench.store import Store
+
+
+def _store(db: Path) -> None:
+    now = time.time()
+    configs = [
+        run_config(batch_size=2, device="cpu"),
+        run_config(batch_size=4, device="cpu"),
+        run_config(batch_size=4, device="cpu"),  # a repeat of the one before: alike
+        run_config(workload="vgg16", batch_size=4, device="cpu"),  # alone in its name
+        run_config(batch_size=2, device="cpu", compile=True, preset="max"),
+    ]
+    Store(db).add_jobs(
+        [
+            job_row(
+                workload=c["workload"],
+                precision="fp32",
+                config=c,
+                state="done",
+                created=now,
+                ended=now,
+            )
+            for c in configs
+        ]
+    )
+
+
+def test_apart_names_the_options_look_alikes_differ_in(tmp_path: Path) -> None:
+    _store(tmp_path / "z.db")
+    assert apart(list_jobs(tmp_path / "z.db")) == {
+        1: "batch size 2, compile default, preset default",
+        2: "batch size 4, compile default, preset default",
+        3: "batch size 4, compile default, preset default",
+        5: "batch size 2, compile on, preset max",
+    }
+
+
+def test_zbench_jobs_shows_it_and_its_json_has_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    monkeypatch.delenv("ZBENCH_DB", raising=False)
+    _store(tmp_path / "zbench.db")
+    out = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, ["jobs"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    # They read "resnet50 torch train fp32" all four: the same line but for the figures.
+    assert "resnet50 torch train fp32 (batch size 2, compile default, preset default)" in lines[1]
+    assert "resnet50 torch train fp32 (batch size 2, compile on, preset max)" in lines[5]
+    assert lines[4].rstrip().endswith("vgg16 torch train fp32")
+    listed = json.loads(CliRunner().invoke(app, ["jobs", "--json"]).output)
+    assert [j["config"]["batch_size"] for j in listed] == [2, 4, 4, 4, 2]
