@@ -224,17 +224,27 @@ def test_a_known_name_without_runs_is_no_error_and_a_stored_old_name_is_known(
     assert CLI.invoke(app, ["results", "--workload", "vgg16", "--db", db]).exit_code == 0
 
 
-def test_a_bad_format_reads_the_same_on_export_and_demo_results(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["xls", ""])  # a blank one: demo results printed Markdown
+def test_a_bad_format_reads_the_same_on_export_and_demo_results(tmp_path: Path, fmt: str) -> None:
     db = str(tmp_path / "zbench.db")
     Store(db)  # a database to read: a --db that does not exist is refused first
     lines = {
-        " ".join(cmd): CLI.invoke(app, [*cmd, "--format", "xls", "--db", db])
+        " ".join(cmd): CLI.invoke(app, [*cmd, "--format", fmt, "--db", db])
         for cmd in (["export"], ["demo", "results"])
     }
     assert {r.exit_code for r in lines.values()} == {2}
     assert {r.output for r in lines.values()} == {
-        "zbench: unknown format 'xls' (choose md, csv or json)\n"
+        f"zbench: unknown format {fmt!r} (choose md, csv or json)\n"
     }
+
+
+def test_export_to_dash_is_standard_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    db = str(tmp_path / "zbench.db")
+    Store(db).add_run(run_row())
+    out = CLI.invoke(app, ["export", "-f", "csv", "-o", "-", "--db", db])
+    assert out.exit_code == 0 and out.output.startswith("workload,framework,mode,")
+    assert not (tmp_path / "-").exists()  # it wrote a file named "-"
 
 
 def test_an_empty_table_says_whether_the_store_is_empty_or_the_filters_matched_nothing(

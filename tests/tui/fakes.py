@@ -143,6 +143,11 @@ class FakeServices:
             + "\n"
         )
 
+    def is_database(self, path: Path) -> bool:
+        from zbench.store import holds_database  # the real check: any SQLite file
+
+        return holds_database(path)
+
     def report(self, rows: Sequence[Any], folder: Path) -> Path:
         # Enough of results.report for the tests: a heading and one line per row, in order.
         folder.mkdir(parents=True, exist_ok=True)

@@ -50,6 +50,24 @@ async def test_export_to_a_chosen_path_as_csv(zbench_home: Path) -> None:
     ]
 
 
+async def test_export_over_a_database_is_refused_without_asking(zbench_home: Path) -> None:
+    import sqlite3
+
+    target = zbench_home / "runs.db"
+    sqlite3.connect(target).execute("create table t (x)").connection.close()
+    before = target.read_bytes()
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r", "e")
+        app.screen.query_one("#path", Input).value = str(target)
+        await press(pilot, "ctrl+s")
+        # No "exists. Overwrite it?" to say yes to by reflex: refused, the table still shown.
+        assert isinstance(app.screen, ResultsScreen)
+        await settle(pilot)
+    assert target.read_bytes() == before
+
+
 async def test_export_from_the_command_palette(zbench_home: Path) -> None:
     app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:

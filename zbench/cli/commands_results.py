@@ -35,7 +35,9 @@ def export(
     fmt: FormatOpt = "md",
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="File to write (default: stdout).", show_default=False),
+        typer.Option(
+            "--output", "-o", help="File to write (default, or -: stdout).", show_default=False
+        ),
     ] = None,
     filters: Filters,
     db: ReadDbOpt = None,

@@ -85,7 +85,7 @@ def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> 
         print_tables(_console(), rows)
         return 0
     try:
-        print(render(rows, fmt or "md"), end="")
+        print(render(rows, fmt), end="")
     except ValueError as exc:
         err(str(exc))
         return 2

@@ -199,9 +199,10 @@ def _export_samples(fmt: str, output: Path | None, filters: Filters, db: Db) -> 
 
 
 def write_output(text: str, output: Path | None, what: str, db: Db) -> int:
-    """``text`` to stdout, or to ``output`` with a line on stderr saying what was written; never
-    over a database (``-o zbench.db`` replaced every stored run with a table of them)."""
-    if output is None:
+    """``text`` to stdout (no ``output``, or ``-`` as tools take it), or to ``output`` with a line
+    on stderr saying what was written; never over a database (``-o zbench.db`` replaced every
+    stored run with a table of them)."""
+    if output is None or str(output) == "-":
         sys.stdout.write(text)
         return 0
     if holds_database(output, paths.db_path(db)):

@@ -237,6 +237,12 @@ class ResultsScreen(Screen[None]):
                 return
             fmt, path = choice
             target = Path(path).expanduser()
+            if self.app.services.is_database(target):  # type: ignore[attr-defined]
+                self.notify(
+                    f"{target} is a database: writing the export over it would lose it",
+                    severity="error",
+                )
+                return
             if not target.exists():
                 self.action_export(fmt, str(target))
                 return
