@@ -56,3 +56,14 @@ def test_a_narrow_table_keeps_the_columns_that_tell_unlike_rows_apart(
     assert len(set(rows)) == 3, res.stdout  # three runs, three different lines
     assert "Batch" in res.stdout.splitlines()[1] and "RTX 3090" in res.stdout
     assert "Precision" in res.stdout  # all FP32: that column may go, and the note says so
+
+
+def test_the_run_column_stays_while_the_lines_under_the_table_name_runs(h200_db: Path) -> None:
+    """The Published line says "run 1: ... not comparable"; at 140 columns Run had already gone,
+    so no row could be found by its number."""
+    res = CliRunner(env={"COLUMNS": "140", "NO_COLOR": "1"}).invoke(
+        app, ["results", "--db", str(h200_db)]
+    )
+    assert res.exit_code == 0, res.output
+    assert "Published: run 1: " in res.stdout
+    assert res.stdout.splitlines()[1].split()[0] == "Run"

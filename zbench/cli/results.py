@@ -114,6 +114,8 @@ def print_results(console: Console, rows: Sequence[ResultRow], *, wide: bool = F
     setup = table_columns(rows)
     setup_cells = [row[1 : 1 + len(setup)] for row in body]  # after "Run"
     keep = tells_apart(setup, setup_cells, lambda t: _PRIORITY.get(t, 1))
+    if caption:  # the lines under the table say "run 12: ...": the Run column stays to find it
+        keep.add("Run")
     columns = [
         Column(
             t,
