@@ -9,7 +9,6 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from zbench.glyphs import glyphs
-from zbench.jobs.apart import apart
 from zbench.jobs.states import JobState
 
 if TYPE_CHECKING:
@@ -108,6 +107,8 @@ class JobsTable(DataTable[object]):
         wanted = {str(j.id) for j in jobs}
         for key in [k.value for k in self.rows if k.value not in wanted]:
             self.remove_row(key)
+        from zbench.jobs.apart import apart  # after the first frame (tests/test_import_rules.py)
+
         ordered = sorted(jobs, key=lambda j: j.id, reverse=True)
         setups = apart(jobs)
         key_, label = SETUP
