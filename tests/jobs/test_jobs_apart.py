@@ -1,5 +1,5 @@
 """Jobs that read alike (same workload, framework, mode, precision) say what sets them apart, in
-`zbench jobs` and its JSON (the TUI's jobs table: tests/tui/test_jobs_setup.py)."""
+`zbench jobs`, its JSON and a suite's dry run (the TUI's jobs table: tests/tui/test_jobs_setup.py)."""
 
 from __future__ import annotations
 
@@ -66,3 +66,22 @@ def test_zbench_jobs_shows_it_and_its_json_has_the_config(
     assert lines[4].rstrip().endswith("vgg16 torch train fp32")
     listed = json.loads(CliRunner().invoke(app, ["jobs", "--json"]).output)
     assert [j["config"]["batch_size"] for j in listed] == [2, 4, 4, 4, 2]
+
+
+def test_a_suite_dry_run_tells_its_look_alike_jobs_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    suite = tmp_path / "two.toml"
+    suite.write_text(
+        '[[job]]\nworkload = "resnet50"\nbatch_size = 2\ndevice = "cpu"\n'
+        '[[job]]\nworkload = "resnet50"\nbatch_size = 4\ndevice = "cpu"\n'
+        '[[job]]\nworkload = "vgg16"\ndevice = "cpu"\n'
+    )
+    out = CliRunner().invoke(app, ["suite", str(suite), "--dry-run"])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines()[:3] == [  # the first two were the same line
+        "would run: resnet50 torch train default on cpu (batch size 2)",
+        "would run: resnet50 torch train default on cpu (batch size 4)",
+        "would run: vgg16 torch train default on cpu",
+    ]

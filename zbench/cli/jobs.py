@@ -20,7 +20,7 @@ from zbench.cli.options import err
 from zbench.cli.tableview import print_table
 from zbench.contract.config import RunConfig, UsageError, parse_args
 from zbench.jobs import api
-from zbench.jobs.apart import apart
+from zbench.jobs.apart import apart, differing
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
@@ -207,8 +207,10 @@ def run_suite(
         if json_out:
             print(json.dumps(out, indent=2))
         else:
-            for spec in suite.specs:
-                console.print(f"would run: {_spec_label(spec)}")
+            configs = [s.config.as_dict() for s in suite.specs]
+            named = [(_spec_label(s), c) for s, c in zip(suite.specs, configs, strict=True)]
+            for (text, _), setup in zip(named, differing(named), strict=True):
+                console.print(f"would run: {text}" + (f" ({setup})" if setup else ""))
             console.print(f"{len(suite.specs)} job(s), {len(suite.skipped)} skipped")
         return 0
     if not suite.specs:

@@ -3,13 +3,14 @@
 A job is named by its kind, workload, framework, mode and precision (``resnet50 torch train
 fp32``); two jobs at batch 2 and batch 4 read the same in a table of jobs while their setups, and
 their figures, differ. :func:`apart` gives each such job the options on which its look-alikes
-differ, in words (``batch size 2``), read from the job's own stored configuration."""
+differ, in words (``batch size 2``), read from the job's own stored configuration; a suite's
+``--dry-run`` lists its jobs the same way (:func:`differing`)."""
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -33,21 +34,27 @@ def _same(values: Sequence[Any]) -> bool:
     return len({json.dumps(v, sort_keys=True, default=str) for v in values}) == 1
 
 
-def apart(jobs: Sequence[JobInfo]) -> dict[int, str]:
-    """Job id -> the options (in the order its configuration lists them) on which the jobs that
-    share its name differ: ``batch size 2, preset max``. Jobs whose name no other shares, and
-    look-alikes with equal configurations (repeats), get nothing."""
-    groups: dict[tuple[Any, ...], list[JobInfo]] = defaultdict(list)
-    for job in jobs:
-        groups[(job.kind, job.workload, job.framework, job.mode, job.precision)].append(job)
-    out: dict[int, str] = {}
+def differing(items: Sequence[tuple[Hashable, dict[str, Any]]]) -> list[str]:
+    """For each (name, configuration): the options, in the order its configuration lists them, on
+    which the items sharing its name differ (``batch size 2, preset max``); "" for an item whose
+    name no other shares, or whose look-alikes have its configuration (repeats)."""
+    groups: dict[Hashable, list[int]] = defaultdict(list)
+    for i, (name, _) in enumerate(items):
+        groups[name].append(i)
+    out = [""] * len(items)
     for members in groups.values():
         if len(members) < 2:
             continue
-        keys = list(dict.fromkeys(k for j in members for k in j.config if k not in NAMED))
-        differ = [k for k in keys if not _same([j.config.get(k) for j in members])]
-        for job in members:
-            if differ:
-                words = (f"{k.replace('_', ' ')} {_shown(job.config.get(k))}" for k in differ)
-                out[job.id] = ", ".join(words)
+        configs = [items[i][1] for i in members]
+        keys = list(dict.fromkeys(k for c in configs for k in c if k not in NAMED))
+        differ = [k for k in keys if not _same([c.get(k) for c in configs])]
+        for i, config in zip(members, configs, strict=True):
+            out[i] = ", ".join(f"{k.replace('_', ' ')} {_shown(config.get(k))}" for k in differ)
     return out
+
+
+def apart(jobs: Sequence[JobInfo]) -> dict[int, str]:
+    """Job id -> what sets it apart from the jobs that share its name (:func:`differing`), for
+    the jobs that need it."""
+    named = [((j.kind, j.workload, j.framework, j.mode, j.precision), j.config) for j in jobs]
+    return {j.id: words for j, words in zip(jobs, differing(named), strict=True) if words}
