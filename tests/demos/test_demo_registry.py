@@ -71,6 +71,15 @@ def test_motion_config_round_trips_through_argv_and_the_job_row() -> None:
         (["motion", "--minutes", "0"], "more than 0"),
         (["motion", "--device", "tpu"], "invalid choice"),
         (["motion", "--board", "12"], "unrecognized arguments"),
+        # NaN passes every comparison: it was queued and crashed writing its first event
+        (["snake", "--minutes", "nan"], "expected a finite number, got 'nan'"),
+        (["snake", "--minutes", "inf"], "expected a finite number"),
+        # the bounds as given, not rounded by %g ("at most 1e+06, got 1e+06")
+        (["tracking", "--frames", "1000001"], "at most 1000000, got 1000001$"),
+        (["snake", "--envs", "2000000"], "at most 1048576, got 2000000$"),
+        # torch's seed overflowed a 64-bit integer once the demo ran
+        (["snake", "--seed", "99999999999999999999"], "at least 0 and at most 4294967295"),
+        (["tracking", "--seed", "-1"], "at least 0"),
     ],
 )
 def test_bad_motion_options_are_one_line_usage_errors(argv: list[str], message: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import re
 from collections.abc import Callable
@@ -37,6 +38,9 @@ GRAD_COMPRESSION: tuple[str, ...] = ("none", "bf16")
 
 
 MAX_STEPS = 10_000_000  # more is a typo (it would run for days), not a benchmark
+# A seed is a 32-bit unsigned number: NumPy's generators refuse a negative one and torch's a
+# 64-bit overflow, each only once the job runs (a crash, not a refusal).
+SEED_MAX = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -150,26 +154,6 @@ class UsageError(ValueError):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:
         raise UsageError(message)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -338,9 +322,53 @@ RUN_OPTIONS: tuple[Opt, ...] = (
         "DDP all-reduce of gradients in bf16 (changes the numerics; recorded).",
         GRAD_COMPRESSION,
     ),
-    Opt("seed", "int", 0, "Random seed of the model's weights and the synthetic data."),
+    Opt(
+        "seed",
+        "int",
+        0,
+        "Random seed of the model's weights and the synthetic data.",
+        low=0,
+        high=SEED_MAX,
+    ),
 )
 RUN_OPTION = {o.name: o for o in RUN_OPTIONS}
+
+
+def _bound(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def number_type(opt: Opt) -> Callable[[str], float | int]:
+    """The one parser of an int or float option (the runner's and each demo's): a finite number
+    within the option's bounds (a float's lower bound is exclusive: minutes must be more than 0;
+    an int's inclusive), else an ``ArgumentTypeError`` naming the bounds."""
+    whole = opt.kind == "int"
+
+    def parse(text: str) -> float | int:
+        try:
+            value: float | int = int(text) if whole else float(text)
+        except ValueError:
+            what = "a whole number" if whole else "a number"
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        low, high = opt.low, opt.high
+        too_low = low is not None and (value < low if whole else value <= low)
+        if too_low or (high is not None and value > high):
+            if low is None:
+                span = f"at most {_bound(high or 0)}"
+            else:
+                above = "at least" if whole else "more than"
+                span = f"{above} {_bound(low)}"
+                span += f" and at most {_bound(high)}" if high is not None else ""
+            raise argparse.ArgumentTypeError(f"must be {span}, got {text.strip()}")
+        if opt.multiple_of and int(value) % opt.multiple_of:
+            raise argparse.ArgumentTypeError(
+                f"must be a multiple of {opt.multiple_of}, got {text.strip()}"
+            )
+        return value
+
+    return parse
 
 
 def _argparse_kwargs(opt: Opt) -> dict[str, Any]:
@@ -348,12 +376,8 @@ def _argparse_kwargs(opt: Opt) -> dict[str, Any]:
         return {"action": argparse.BooleanOptionalAction}
     if opt.kind == "choice":
         return {"choices": opt.choices}
-    if opt.kind == "int":
-        return {
-            "type": {None: int, 0: _non_negative, 1: _positive}[
-                None if opt.low is None else int(opt.low)
-            ]
-        }
+    if opt.kind in ("int", "float"):
+        return {"type": number_type(opt)}
     return {}
 
 

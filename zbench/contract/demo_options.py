@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zbench.contract import demos as registry
-from zbench.contract.config import UsageError
+from zbench.contract.config import UsageError, number_type
 from zbench.contract.demos import Demo, Opt
 
 
@@ -102,31 +102,6 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _number(opt: Opt) -> Any:
-    whole = opt.kind == "int"
-
-    def parse(text: str) -> float | int:
-        try:
-            value: float | int = int(text) if whole else float(text)
-        except ValueError:
-            what = "a whole number" if whole else "a number"
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        low, high = opt.low, opt.high
-        # A float's lower bound is exclusive (minutes must be more than 0); an int's inclusive.
-        too_low = low is not None and (value < low if whole else value <= low)
-        if too_low or (high is not None and value > high):
-            above = "at least" if whole else "more than"
-            span = f"{above} {low:g}" + (f" and at most {high:g}" if high is not None else "")
-            raise argparse.ArgumentTypeError(f"must be {span}, got {value:g}")
-        if opt.multiple_of and int(value) % opt.multiple_of:
-            raise argparse.ArgumentTypeError(
-                f"must be a multiple of {opt.multiple_of}, got {value:g}"
-            )
-        return value
-
-    return parse
-
-
 def _add(p: argparse.ArgumentParser, opt: Opt) -> None:
     if opt.kind == "bool":
         p.add_argument(
@@ -146,7 +121,7 @@ def _add(p: argparse.ArgumentParser, opt: Opt) -> None:
     elif opt.kind == "choice":
         p.add_argument(opt.flag, choices=opt.choices, default=opt.default, help=opt.help)
     elif opt.kind in ("int", "float"):
-        p.add_argument(opt.flag, type=_number(opt), default=opt.default, help=opt.help)
+        p.add_argument(opt.flag, type=number_type(opt), default=opt.default, help=opt.help)
     else:
         p.add_argument(opt.flag, default=opt.default, help=opt.help)
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from zbench.contract.config import Opt, UsageError
+from zbench.contract.config import SEED_MAX, Opt, UsageError
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ TRACKING_GENERATED_FRAMES = 300  # a generated sequence
 TRACKING_BATCH = 8
 
 _DEVICE = Opt("device", "choice", "cuda", "cuda or cpu", choices=("cuda", "cpu"))
-_SEED = Opt("seed", "int", 0, "random seed")
+_SEED = Opt("seed", "int", 0, "random seed", low=0, high=SEED_MAX)
 
 SNAKE = Demo(
     name="snake",
