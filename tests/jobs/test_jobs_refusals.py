@@ -59,6 +59,35 @@ def test_the_runner_refuses_batch_1_training_too() -> None:
     assert "batch norm" in (check_shape(RunConfig("resnet50", batch_size=1, gpus=4)) or "")
 
 
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--batch-size", "99999999999999999999999"], "a batch of 99999999999999999999999 at"),
+        (["--image-size", "99999999999999999999"], "a batch of 128 at --image-size 9999"),
+    ],
+)
+def test_an_input_no_device_can_hold_is_refused(
+    cli: CliRunner, jobenv: Path, options: list[str], says: str
+) -> None:
+    """A shape past a 64-bit count was queued and crashed in torch ('Overflow when unpacking
+    long long'); a batch's input of more than 2^40 values is a typo, said before queueing."""
+    result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", *options])
+    assert result.exit_code == 2
+    line = _one_line(result.output)
+    assert says in line and "more than any device holds" in line
+    assert _no_job(cli, jobenv)
+
+
+def test_a_large_input_a_big_machine_may_hold_is_not_refused() -> None:
+    """1.1e11 input values (440 GB of fp32): a host or a GPU may hold it; the runner says if not."""
+    assert (
+        check_config(RunConfig("resnet50", batch_size=10**6, image_size=192, device="cpu")) is None
+    )
+    assert (
+        check_config(RunConfig("unet3d", batch_size=1, image_size=16384, device="cpu")) is not None
+    )
+
+
 def test_more_cpu_processes_than_cores_is_refused(cli: CliRunner, jobenv: Path) -> None:
     many = str((os.cpu_count() or 1) + 6)
     result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--gpus", many])

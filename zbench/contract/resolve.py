@@ -19,6 +19,9 @@ from zbench.contract.config import (
 IMAGE_SIZE = {w.name: w.image_size for w in WORKLOADS.values()}
 NUM_CLASSES = {w.name: w.num_classes for w in WORKLOADS.values()}
 MAX_BATCH = {w.name: w.max_batch for w in WORKLOADS.values()}
+# One step's input per GPU (batch x channels x side^dims) beyond this is a typo: 4 TiB in fp32.
+# Past 2^63 values the framework's shape overflowed (a crash once the job ran, not a refusal).
+MAX_INPUT_VALUES = 2**40
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,6 +175,14 @@ def check_shape(cfg: RunConfig) -> str | None:
         return f"{cfg.workload} needs --image-size a multiple of {multiple}{extra}, got {size}"
     if size < least:
         return f"{cfg.workload} needs --image-size {least} or more, got {size}"
+    per_gpu = cfg.batch_size or (
+        max(max_batches(cfg.workload, cfg.mode)) if cfg.preset == "max" else info.default_batch
+    )
+    if per_gpu * info.in_channels * size**info.spatial_dims > MAX_INPUT_VALUES:
+        return (
+            f"{cfg.workload}: a batch of {per_gpu} at --image-size {size} is more than "
+            f"{MAX_INPUT_VALUES:,} input values per GPU per step, more than any device holds"
+        )
     return None
 
 
