@@ -48,3 +48,13 @@ def test_bad_options_raise_one_line_usage_error(argv: list[str], fragment: str) 
         parse_args(argv)
     assert fragment in str(err.value)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("argv", [["-h"], ["--help"], ["resnet50", "--help"]])
+def test_help_is_bad_input_outside_the_runner(argv: list[str]) -> None:
+    """`zbench run -- -h` printed the runner's own usage and exited 0; -h is the runner's."""
+    with pytest.raises(UsageError):
+        parse_args(argv)
+    with pytest.raises(SystemExit) as done:
+        parse_args(argv, add_help=True)
+    assert done.value.code == 0

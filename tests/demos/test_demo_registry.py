@@ -80,6 +80,9 @@ def test_motion_config_round_trips_through_argv_and_the_job_row() -> None:
         # torch's seed overflowed a 64-bit integer once the demo ran
         (["snake", "--seed", "99999999999999999999"], "at least 0 and at most 4294967295"),
         (["tracking", "--seed", "-1"], "at least 0"),
+        # `zbench demo snake -- --help` printed the demo process's usage and exited 0
+        (["snake", "--help"], "unrecognized arguments: --help"),
+        (["-h"], "required: DEMO"),
     ],
 )
 def test_bad_motion_options_are_one_line_usage_errors(argv: list[str], message: str) -> None:

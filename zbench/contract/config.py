@@ -381,9 +381,15 @@ def _argparse_kwargs(opt: Opt) -> dict[str, Any]:
     return {}
 
 
-def build_parser(prog: str = "python -m zbench.runners") -> argparse.ArgumentParser:
+def build_parser(
+    prog: str = "python -m zbench.runners", *, add_help: bool = True
+) -> argparse.ArgumentParser:
     """The runner's option parser, built from :data:`RUN_OPTIONS`."""
-    p = _Parser(prog=prog, description="Run one zbench workload and write runner-protocol events.")
+    p = _Parser(
+        prog=prog,
+        description="Run one zbench workload and write runner-protocol events.",
+        add_help=add_help,
+    )
     p.add_argument("workload", choices=sorted(WORKLOADS))
     for opt in RUN_OPTIONS:
         p.add_argument(
@@ -399,14 +405,16 @@ def build_parser(prog: str = "python -m zbench.runners") -> argparse.ArgumentPar
     return p
 
 
-def parse_args(argv: list[str]) -> tuple[RunConfig, str | None]:
-    """(config, events target). Raises :class:`UsageError` with a one-line reason."""
+def parse_args(argv: list[str], *, add_help: bool = False) -> tuple[RunConfig, str | None]:
+    """(config, events target). Raises :class:`UsageError` with a one-line reason. ``-h`` prints
+    the runner's help and exits only with ``add_help`` (the runner's own command line): elsewhere
+    (``zbench run -- -h``, a suite's ``workload = "-h"``) it is bad input, not an exit 0."""
     # Split at the first lone "--" by hand: argparse's REMAINDER would also swallow our own options.
     if "--" in argv:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1 :]
     else:
         extra = []
-    ns = build_parser().parse_args(argv)
+    ns = build_parser(add_help=add_help).parse_args(argv)
     kwargs = {k: v for k, v in vars(ns).items() if k != "events"}
     return RunConfig(**kwargs, extra=tuple(extra)), ns.events

@@ -126,23 +126,30 @@ def _add(p: argparse.ArgumentParser, opt: Opt) -> None:
         p.add_argument(opt.flag, default=opt.default, help=opt.help)
 
 
-def build_parser(prog: str = "python -m zbench.demos") -> argparse.ArgumentParser:
+def build_parser(
+    prog: str = "python -m zbench.demos", *, add_help: bool = True
+) -> argparse.ArgumentParser:
     """The demos' argument parser: one subcommand per demo, its options from the demo table."""
-    p = _Parser(prog=prog, description="Run one zbench demo and write runner-protocol events.")
+    p = _Parser(
+        prog=prog,
+        description="Run one zbench demo and write runner-protocol events.",
+        add_help=add_help,
+    )
     sub = p.add_subparsers(dest="demo", required=True, parser_class=_Parser, metavar="DEMO")
     for entry in registry.demos().values():
-        d = sub.add_parser(entry.name, help=entry.title, description=entry.title)
+        d = sub.add_parser(entry.name, help=entry.title, description=entry.title, add_help=add_help)
         for opt in entry.options:
             _add(d, opt)
         d.add_argument("--events", default=None, help="events file path or fd:N (default: stderr)")
     return p
 
 
-def parse_args(argv: list[str]) -> tuple[DemoConfig, str | None]:
-    """(config, events target). Raises ``UsageError`` with a one-line reason."""
+def parse_args(argv: list[str], *, add_help: bool = False) -> tuple[DemoConfig, str | None]:
+    """(config, events target). Raises ``UsageError`` with a one-line reason; ``-h`` prints help
+    and exits only with ``add_help`` (the demo process's own command line)."""
     if argv and not argv[0].startswith("-"):
         registry.get(argv[0])  # an unknown demo: name the choices in one line
-    ns = vars(build_parser().parse_args(argv))
+    ns = vars(build_parser(add_help=add_help).parse_args(argv))
     demo, events = ns.pop("demo"), ns.pop("events")
     return DemoConfig.of(demo, **ns), events
 

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one demo from the command line, writing its events; 2 on bad options or events target."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        config, target = parse_args(argv)
+        config, target = parse_args(argv, add_help=True)
     except UsageError as exc:
         print(f"zbench.demos: {exc}", file=sys.stderr)
         return 2

@@ -189,7 +189,7 @@ def _config(options: dict[str, Any], where: str) -> RunConfig:
         if isinstance(value, bool):
             argv.append(flag if value else "--no-" + key.replace("_", "-"))
         elif isinstance(value, int | float | str):
-            argv += [flag, str(value)]
+            argv.append(f"{flag}={value}")  # a value starting with - is a value, not a flag
         else:
             raise SuiteError(f"{where}: {key} must be a single value, got {value!r}")
     if extra:

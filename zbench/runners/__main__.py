@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one benchmark from the command line; bad options: stderr, an error event, exit 2."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        config, target = parse_args(argv)
+        config, target = parse_args(argv, add_help=True)
     except UsageError as exc:
         print(f"zbench.runners: {exc}", file=sys.stderr)
         target = _events_target(argv)
