@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from zbench.contract.config import RunConfig, UsageError, parse_args
@@ -58,3 +60,14 @@ def test_help_is_bad_input_outside_the_runner(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as done:
         parse_args(argv, add_help=True)
     assert done.value.code == 0
+
+
+def test_a_relative_data_path_is_made_absolute_where_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job runs in the supervisor's folder: `--data flowers` from another folder was checked
+    here, queued, and failed there ('dataset folder not found: flowers')."""
+    monkeypatch.chdir(tmp_path)
+    cfg, _ = parse_args(["resnet50", "--data", "flowers"])
+    assert cfg.data == str(tmp_path / "flowers")
+    assert parse_args(cfg.to_argv())[0] == cfg  # the runner's own parse keeps it

@@ -144,3 +144,19 @@ def test_cli_demo_motion_bad_input_exits_2(
     out = CLI.invoke(app, ["demo", "motion", *args])
     assert out.exit_code == 2
     assert message in out.output and len(out.output.strip().splitlines()) == 1
+
+
+def test_demo_paths_are_made_absolute_where_they_are_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo runs in the supervisor's folder, which may not be the user's: a relative
+    --input, --out or --checkpoint named a file there. Built-in words stay words."""
+    monkeypatch.chdir(tmp_path)
+    config, _ = parse_args(["tracking", "--input", "clip.mp4", "--out", "res", "--gt", "gt.txt"])
+    options = config.as_options()
+    assert options["input"] == str(tmp_path / "clip.mp4")
+    assert options["out"] == str(tmp_path / "res") and options["gt"] == str(tmp_path / "gt.txt")
+    assert parse_args(["tracking"])[0].as_options()["input"] == "generated"
+    assert parse_args(["motion", "--drive", "webcam:0"])[0].as_options()["drive"] == "webcam:0"
+    snake, _ = parse_args(["snake", "--checkpoint", "s.pt"])
+    assert snake.as_options()["checkpoint"] == str(tmp_path / "s.pt")

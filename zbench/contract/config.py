@@ -174,6 +174,9 @@ class Opt:
     multiple_of: int | None = None
     default_text: str = ""  # what a None default means, in a few words ("the preset's")
     aliases: tuple[str, ...] = ()
+    # A file or folder: made absolute where it is parsed, in the user's folder (the job runs in
+    # the supervisor's, which may be another); the default and webcam:N are words, kept as given.
+    path: bool = False
 
     @property
     def flag(self) -> str:
@@ -287,6 +290,7 @@ RUN_OPTIONS: tuple[Opt, ...] = (
         None,
         "Path of a real dataset in its published layout.",
         default_text="synthetic data",
+        path=True,
     ),
     Opt(
         "data_source",
@@ -371,6 +375,17 @@ def number_type(opt: Opt) -> Callable[[str], float | int]:
     return parse
 
 
+def path_type(opt: Opt) -> Callable[[str], str]:
+    """The parser of a ``path`` option: the value made absolute against this process's folder."""
+
+    def parse(text: str) -> str:
+        if not text or text == opt.default or text.startswith("webcam:"):
+            return text
+        return os.path.abspath(text)
+
+    return parse
+
+
 def _argparse_kwargs(opt: Opt) -> dict[str, Any]:
     if opt.kind == "bool":
         return {"action": argparse.BooleanOptionalAction}
@@ -378,7 +393,7 @@ def _argparse_kwargs(opt: Opt) -> dict[str, Any]:
         return {"choices": opt.choices}
     if opt.kind in ("int", "float"):
         return {"type": number_type(opt)}
-    return {}
+    return {"type": path_type(opt)} if opt.path else {}
 
 
 def build_parser(

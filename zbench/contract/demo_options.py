@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zbench.contract import demos as registry
-from zbench.contract.config import UsageError, number_type
+from zbench.contract.config import UsageError, number_type, path_type
 from zbench.contract.demos import Demo, Opt
 
 
@@ -122,6 +122,8 @@ def _add(p: argparse.ArgumentParser, opt: Opt) -> None:
         p.add_argument(opt.flag, choices=opt.choices, default=opt.default, help=opt.help)
     elif opt.kind in ("int", "float"):
         p.add_argument(opt.flag, type=number_type(opt), default=opt.default, help=opt.help)
+    elif opt.path:
+        p.add_argument(opt.flag, type=path_type(opt), default=opt.default, help=opt.help)
     else:
         p.add_argument(opt.flag, default=opt.default, help=opt.help)
 
