@@ -13,7 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from zbench.cli import app
+from zbench.contract import demos as registry
 from zbench.contract import inputs
+from zbench.contract.demo_options import parse_args
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = CliRunner()
@@ -55,6 +57,41 @@ def test_a_video_without_opencv_is_refused_before_queueing(
     argv = ["demo", "tracking", "--input", str(clip), "--device", "cpu"]
     _refused(argv, "reading a video needs OpenCV", home)
     _refused(["demo", "motion", "--drive", str(clip), "--device", "cpu"], "needs OpenCV", home)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["snake", "--checkpoint", "{f}/snake.pt"], "is a file, not a folder"),
+        (["snake", "--checkpoint", "{d}"], "a folder, not a file"),
+        (["tracking", "--out", "{f}"], "--out {f}: not a folder"),
+        (["tracking", "--checkpoint", "{f}/models/x"], "is a file, not a folder"),
+        (["motion", "--checkpoint", "{f}"], "--checkpoint {f}: not a folder"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_queueing(
+    home: Path, argv: list[str], says: str
+) -> None:
+    """Each demo writes its checkpoint or results after training: a place it could not make
+    crashed the job at the end ('FileNotFoundError') and lost the measured run."""
+    (home / "a_file").write_text("x")
+    names = {"f": str(home / "a_file"), "d": str(home)}
+    config, _ = parse_args([a.format(**names) for a in argv])
+    assert says.format(**names) in (registry.check(config.entry, config.as_options()) or "")
+
+
+def test_zbench_demo_refuses_an_unwritable_checkpoint_in_one_line(home: Path) -> None:
+    (home / "a_file").write_text("x")
+    tiny = ["--minutes", "0.01", "--envs", "2", "--board", "4", "--device", "cpu"]
+    argv = ["demo", "snake", "--checkpoint", str(home / "a_file" / "s.pt"), *tiny]
+    _refused(argv, "is a file, not a folder", home)
+
+
+def test_an_output_place_that_can_be_made_is_accepted(tmp_path: Path) -> None:
+    new = tmp_path / "new" / "deeper"
+    assert inputs.output_problem(new / "s.pt", "--checkpoint", folder=False) is None
+    assert inputs.output_problem(new, "--out", folder=True) is None
+    assert inputs.output_problem(tmp_path, "--out", folder=True) is None
 
 
 def test_a_bad_motion_checkpoint_is_refused_before_queueing(home: Path) -> None:

@@ -54,3 +54,26 @@ def video_problem(text: str, what: str, built_in: tuple[str, ...]) -> str | None
     if os.path.isfile(text) and not text.endswith(".npy") and opencv_missing():
         return f"{what} {text}: reading a video needs OpenCV: {OPENCV_HINT}"
     return None
+
+
+def output_problem(path: str | os.PathLike[str], what: str, *, folder: bool) -> str | None:
+    """Why a demo could not write its output at ``path`` (a file, or with ``folder`` a folder it
+    makes), else None: what exists there must be of that kind, and the nearest folder that exists
+    must be one this user may write in. Found before the job is queued: the demos write their
+    outputs only after training, so a bad place crashed the job and lost what it had measured."""
+    full = os.path.abspath(path)
+    if os.path.exists(full):
+        if folder != os.path.isdir(full):
+            return f"{what} {path}: " + ("not a folder" if folder else "a folder, not a file")
+        if not folder:
+            full = os.path.dirname(full)  # a file is replaced in its folder
+        where = full
+    else:
+        where = os.path.dirname(full)
+        while not os.path.exists(where):
+            where = os.path.dirname(where)
+        if not os.path.isdir(where):
+            return f"{what} {path}: {where} is a file, not a folder"
+    if not os.access(where, os.W_OK | os.X_OK):
+        return f"{what} {path}: {where} is not writable"
+    return None

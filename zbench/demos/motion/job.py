@@ -29,15 +29,22 @@ def motion_options(options: Mapping[str, Any], home: Path) -> dict[str, Any]:
 
 
 def check(options: Mapping[str, Any]) -> str | None:
-    """Bad input found before anything starts: a ``--drive`` that cannot be read here, and for
-    ``--animate`` a missing or unreadable checkpoint."""
+    """Bad input found before anything starts: a ``--drive`` that cannot be read here, a
+    ``--checkpoint`` folder that cannot be written, and for ``--animate`` a missing or unreadable
+    checkpoint."""
     from zbench import paths
-    from zbench.contract.inputs import checkpoint_problem, video_problem
+    from zbench.contract.inputs import checkpoint_problem, output_problem, video_problem
 
     drive = video_problem(str(options.get("drive") or "scripted"), "--drive", ("scripted",))
-    if drive or options.get("mode") != "animate":
+    if drive:
         return drive
     folder = Path(motion_options(options, paths.home())["checkpoint_dir"])
+    if options.get("checkpoint") is not None:  # the model and the video are written there
+        place = output_problem(folder, "--checkpoint", folder=True)
+        if place:
+            return place
+    if options.get("mode") != "animate":
+        return None
     if not (folder / CHECKPOINT).is_file():
         return f"--animate needs a trained model: no {CHECKPOINT} in {folder} (train first)"
     return checkpoint_problem(folder / CHECKPOINT, "--animate")

@@ -32,6 +32,14 @@ class _Writer:
         self.emit("progress", step=step, total=total, samples_per_s=samples_per_s, **f)
 
 
+def check(options: Mapping[str, Any]) -> str | None:
+    """A ``--checkpoint`` that cannot be written (it is saved after the training budget)."""
+    from zbench.contract.inputs import output_problem
+
+    path = options.get("checkpoint")
+    return None if path is None else output_problem(str(path), "--checkpoint", folder=False)
+
+
 def run(options: Mapping[str, Any], emit: Callable[..., Any]) -> dict[str, Any]:
     """Entry for the demo adapter (imports torch only when called); returns the figures."""
     from zbench.contract.demo_options import DemoConfig

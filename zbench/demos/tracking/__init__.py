@@ -17,14 +17,20 @@ def job_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 def check(options: Mapping[str, Any]) -> str | None:
     """An ``--input`` that cannot be read here (missing, or a video without OpenCV), or a
-    ``--gt`` that is not a file, found before a job is queued."""
+    ``--gt`` that is not a file, an ``--out`` or ``--checkpoint`` folder that cannot be written,
+    found before a job is queued."""
     import os
 
-    from zbench.contract.inputs import video_problem
+    from zbench.contract.inputs import output_problem, video_problem
 
     gt = options.get("gt")
     if gt is not None and not os.path.isfile(str(gt)):
         return f"--gt {gt}: no such file"
+    for name in ("out", "checkpoint"):  # written after training: a bad place lost the run
+        path = options.get(name)
+        place = path is not None and output_problem(str(path), f"--{name}", folder=True)
+        if place:
+            return place
     return video_problem(str(options.get("input") or "generated"), "--input", ("generated",))
 
 
