@@ -66,9 +66,24 @@ def cache_usage(base: Path | None = None) -> dict[str, int]:
     if not base.is_dir():
         return out
     for entry in sorted(base.iterdir()):
-        files = [entry] if entry.is_file() else [f for f in entry.rglob("*") if f.is_file()]
-        out[entry.name] = sum(f.lstat().st_size for f in files)
+        out[entry.name] = _bytes_here(entry)
     return out
+
+
+def _bytes_here(path: Path) -> int:
+    """Bytes that deleting ``path`` frees: a link is its own few bytes (clear removes the link,
+    never what it points at), a folder its files and links, walked without following links."""
+    if path.is_symlink() or not path.is_dir():
+        return path.lstat().st_size
+    total = 0
+    for folder, _dirs, files in os.walk(path):  # os.walk does not follow links to folders
+        total += sum(os.lstat(os.path.join(folder, name)).st_size for name in files)
+        total += sum(
+            os.lstat(os.path.join(folder, d)).st_size
+            for d in _dirs
+            if os.path.islink(os.path.join(folder, d))
+        )
+    return total
 
 
 def clear_cache() -> int:

@@ -48,6 +48,21 @@ def test_cache_clear_empties_it_and_says_how_much(home: Path) -> None:
     assert "zbench cache clear" not in empty
 
 
+def test_a_link_in_the_cache_counts_as_what_clear_frees(home: Path, tmp_path: Path) -> None:
+    """clear removes a link, never what it points at: the link's target (elsewhere on disk,
+    kept) was counted and 'cleared 1.9 MiB' said of a link to /etc."""
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    (elsewhere / "deep").mkdir(parents=True)
+    (elsewhere / "deep" / "big.bin").write_bytes(b"x" * 100_000)
+    (home / "inductor").symlink_to(elsewhere, target_is_directory=True)
+    (home / "triton" / "abc" / "outside").symlink_to(elsewhere / "deep")
+    usage = paths.cache_usage()
+    assert 3000 <= usage["triton"] < 3500 and usage["inductor"] < 500  # the links' own bytes
+    res = runner.invoke(app, ["cache", "clear"])
+    assert res.exit_code == 0 and "cleared 3." in res.stdout and "KiB" in res.stdout
+    assert (elsewhere / "deep" / "big.bin").stat().st_size == 100_000
+
+
 def test_cache_unknown_action_is_one_line_and_status_2(home: Path) -> None:
     res = runner.invoke(app, ["cache", "purge"])
     assert res.exit_code == 2 and "unknown action 'purge'" in res.output
