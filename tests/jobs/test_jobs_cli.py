@@ -171,3 +171,23 @@ def test_ctrl_c_while_following_detaches(
     assert result.exit_code == 0
     assert "Detached: the job(s) keep running" in result.output and "zbench cancel" in result.output
     assert wait_for(1, jobenv, ("done", "crashed", "failed")).state == "done"
+
+
+def test_ctrl_c_while_following_with_json_prints_the_job_as_detach_does(
+    cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--json with Ctrl-C printed nothing on stdout and exited 0: a script read no JSON."""
+    import zbench.cli.follow as commands
+
+    def interrupt(_: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "slow")
+    monkeypatch.setattr(commands.time, "sleep", interrupt)
+    run = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--steps", "5", "--json"])
+    suite = jobenv.parent.parent / "s.toml"
+    suite.write_text('[[job]]\nworkload = "resnet50"\ndevice = "cpu"\nsteps = 5\n')
+    suite_run = cli.invoke(app, ["suite", str(suite), "--json"])
+    monkeypatch.undo()
+    assert run.exit_code == 0 and json.loads(run.stdout) == {"job_id": 1}
+    assert suite_run.exit_code == 0 and json.loads(suite_run.stdout)["job_ids"] == [2]

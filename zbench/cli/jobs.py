@@ -123,14 +123,12 @@ def run_job(
         return 2
     [job_id] = api.submit([spec], db=db, tag=tag)
     console = _console()
-    if detach:
+    infos = None if detach else follow([job_id], db, _console(stderr=True) if json_out else console)
+    if infos is None:  # --detach, or Ctrl-C while following: the job runs on; --json says which
         if json_out:
             print(json.dumps({"job_id": job_id}))
-        else:
+        elif detach:
             console.print(f"Job {job_id} queued. Follow it with `zbench jobs`.")
-        return 0
-    infos = follow([job_id], db, _console(stderr=True) if json_out else console)
-    if infos is None:
         return 0
     info = infos[0]
     if json_out:
@@ -217,18 +215,16 @@ def run_suite(
         err(f"suite {suite.name}: nothing can run on this machine")
         return 1
     ids = api.submit(list(suite.specs), db=db, suite=suite.name, tag=tag)
-    if detach:
+    infos = None if detach else follow(ids, db, _console(stderr=True) if json_out else console)
+    if infos is None:  # --detach, or Ctrl-C while following: the jobs run on
         if json_out:
             out["job_ids"] = ids
             print(json.dumps(out, indent=2))
-        else:
+        elif detach:
             console.print(
                 f"Suite {suite.name}: {len(ids)} job(s) queued (ids {ids[0]}-{ids[-1]}). "
                 "They keep running if this terminal closes; follow with `zbench jobs`."
             )
-        return 0
-    infos = follow(ids, db, _console(stderr=True) if json_out else console)
-    if infos is None:
         return 0
     failed = [i for i in infos if i.state != JobState.DONE]
     if json_out:
