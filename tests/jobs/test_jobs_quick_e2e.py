@@ -34,3 +34,34 @@ def test_quick_suite_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job
     )
     for r in results:
         assert r["samples_per_s"] > 0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
+def test_a_cancelled_run_keeps_its_whole_windows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobenv: Path
+) -> None:
+    """`zbench cancel` in a later window: the windows measured before are a run, flagged."""
+    import time
+
+    from zbench.jobs import api
+
+    monkeypatch.delenv("ZBENCH_RUNNER_MODULE")  # the real runner
+    cli = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
+    argv = ["run", "resnet50", "--device", "cpu", "--batch-size", "2", "--image-size", "32"]
+    argv += ["--steps", "5", "--warmup", "1", "--repeat", "1000", "--detach", "--json"]
+    started = cli.invoke(app, argv)
+    assert started.exit_code == 0, started.output
+    job_id = json.loads(started.output)["job_id"]
+    deadline = time.monotonic() + 300
+    while (api.get_job(job_id, jobenv).step or 0) < 12:  # past two whole windows
+        assert time.monotonic() < deadline, api.get_job(job_id, jobenv)
+        time.sleep(0.2)
+    assert cli.invoke(app, ["cancel", str(job_id)]).exit_code == 0
+    while not (info := api.get_job(job_id, jobenv)).finished:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert info.state == "cancelled" and info.run_id is not None, info
+    assert "measured windows kept" in (info.reason or "")
+    [row] = json.loads(cli.invoke(app, ["export", "--format", "json"]).output)["results"]
+    assert row["samples_per_s"] > 0
+    assert "stopped after" in cli.invoke(app, ["results"]).output

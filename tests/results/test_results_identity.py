@@ -224,6 +224,17 @@ def test_contention_and_throttling_in_recorded_samples_flag_the_row(home: Path) 
     assert "contention, throttled" in md and "| spread |" in md
 
 
+def test_a_run_stopped_after_some_windows_is_flagged(home: Path) -> None:
+    # A cancelled or timed-out job keeps its whole windows (runners.harness); the row says so.
+    db = home / "zbench.db"
+    store = Store(db)
+    add(store, 1, result={"repeats": 2, "repeats_planned": 6})
+    add(store, 2, result={"repeats": 3, "repeats_planned": None})
+    md = render(query_results(db), "md")
+    assert "⚠ run 1: it was stopped after 2 of its 6 measured windows (the figure is theirs)" in md
+    assert "⚠ run 2" not in md and "| stopped |" in md
+
+
 def test_foreign_processes_are_unknown_when_no_pid_is_ours() -> None:
     # In a container NVML reports host pids: none matches ours, so nothing is called contention.
     sample = compact_sample(_snap(T0, (), True), [0], 5, "measure")

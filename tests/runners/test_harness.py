@@ -127,6 +127,27 @@ def test_failures_map_to_one_error_and_exit_status(
     assert "result" not in [e["type"] for e in events]
 
 
+def test_a_stop_after_whole_windows_keeps_them(tmp_path: Path) -> None:
+    # SIGTERM (cancel, timeout) in the second of three windows: the first window's figures were
+    # lost with the rest; the result now holds the whole windows and says how many were planned.
+    code, events = _run(tmp_path, Counting(fail=KeyboardInterrupt(), at=2 + 3 + 1))
+    assert code == 1
+    [result] = [e for e in events if e["type"] == "result"]  # no "done" phase: it was stopped
+    assert not [f for f in RESULT_FIELDS if f not in result]
+    assert result["repeats"] == 1 and result["repeats_planned"] == 3
+    assert result["steps"] == 3 and len(result["samples_per_s_all"]) == 1
+    error = the_error(events)
+    assert error["kind"] == "interrupted"
+    assert "after 1 of 3 measured windows" in error["message"]
+    assert [e["type"] for e in events][-2:] == ["result", "error"]
+
+
+def test_a_run_that_ends_keeps_no_planned_count(tmp_path: Path) -> None:
+    _, events = _run(tmp_path, Counting())
+    [result] = [e for e in events if e["type"] == "result"]
+    assert result["repeats_planned"] is None
+
+
 def test_bad_shape_is_checked_before_prepare(tmp_path: Path) -> None:
     cfg = RunConfig(workload="unet2d", device="cpu", image_size=40)
     with EventWriter(tmp_path / "e") as writer:

@@ -148,6 +148,9 @@ class Result(_Event):
     peak_mem_allocated_bytes: int | None
     peak_mem_reserved_bytes: int | None
     peak_mem_bytes: int | None  # = peak_mem_allocated_bytes (the name older tf results used)
+    # Windows asked for (--repeat) when fewer were measured: the run was stopped (cancel, timeout)
+    # after ``repeats`` whole windows, and its figures are theirs. None: every window ran.
+    repeats_planned: int | None = None
 
 
 @dataclass(frozen=True)

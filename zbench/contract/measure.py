@@ -91,8 +91,10 @@ def build_result(
     compile_s: float | None,
     peak_allocated: int | None,
     peak_reserved: int | None,
+    planned: int | None = None,
 ) -> Result:
-    """The one result record: every framework's ``result`` event is made here."""
+    """The one result record: every framework's ``result`` event is made here. ``planned``: the
+    windows asked for, when the run was stopped after fewer (``windows`` are the whole ones)."""
     c = combine_repeats(windows)
     return Result(
         workload=facts.workload,
@@ -128,6 +130,7 @@ def build_result(
         peak_mem_allocated_bytes=peak_allocated,
         peak_mem_reserved_bytes=peak_reserved,
         peak_mem_bytes=peak_allocated,
+        repeats_planned=planned if planned is not None and planned > len(windows) else None,
     )
 
 

@@ -298,6 +298,16 @@ class RunningJob:
         _signal_all(self.leftovers(), sig)
 
     def outcome(self, rc: int) -> Outcome:
+        """How the job ended; a stopped job that had measured whole windows says they are kept
+        (the runner's result holds them, flagged "stopped")."""
+        out = self._outcome(rc)
+        planned = self.result_event.get("repeats_planned") if self.result_event else None
+        if self.stop_kind is not None and planned:
+            kept = self.result_event.get("repeats") if self.result_event else None
+            return Outcome(out.state, f"{out.reason}; {kept} of its {planned} measured windows kept")
+        return out
+
+    def _outcome(self, rc: int) -> Outcome:
         err = self.error_event
         message = err.message if err else ""
         if self.stop_kind == "timeout":

@@ -112,6 +112,16 @@ def warnings(row: Any) -> list[tuple[str, str]]:
     if slow:
         what = ", ".join(f"{k} {100 * v:.0f}% of the window" for k, v in sorted(slow.items()))
         out.append(("throttled", f"its GPU clocks were throttled ({what})"))
+    result = getattr(row, "result", None) or {}
+    planned, repeats = result.get("repeats_planned"), result.get("repeats")
+    if isinstance(planned, int) and isinstance(repeats, int) and repeats < planned:
+        out.append(
+            (
+                "stopped",
+                f"it was stopped after {repeats} of its {planned} measured windows (the figure "
+                "is theirs)",
+            )
+        )
     spread = spread_pct(row)
     if spread is not None and spread > SPREAD_LIMIT_PCT:
         out.append(

@@ -286,10 +286,17 @@ def _run(
     adapter.sync(last)
     out.phase("measure", steps=cfg.steps, repeats=cfg.repeat)
     total = cfg.steps * cfg.repeat
-    windows = [
-        _window(adapter, step, cfg.steps, prep, out, r * cfg.steps, total, global_batch)
-        for r in range(cfg.repeat)
-    ]
+    windows: list[dict[str, Any]] = []
+    stopped = False
+    try:
+        for r in range(cfg.repeat):
+            windows.append(
+                _window(adapter, step, cfg.steps, prep, out, r * cfg.steps, total, global_batch)
+            )
+    except KeyboardInterrupt:  # cancel or timeout (SIGTERM): the whole windows are measured
+        if not windows:
+            raise
+        stopped = True
     allocated, reserved = adapter.peak_memory()
     facts = measure.RunFacts(
         workload=cfg.workload,
@@ -307,9 +314,21 @@ def _run(
         settings={**prep.settings, **adapter.late_settings()},
     )
     result = measure.build_result(
-        windows, facts, compile_s=compile_s, peak_allocated=allocated, peak_reserved=reserved
+        windows,
+        facts,
+        compile_s=compile_s,
+        peak_allocated=allocated,
+        peak_reserved=reserved,
+        planned=cfg.repeat,
     )
     out.send(result)
+    if stopped:
+        out.error(
+            "interrupted",
+            f"stopped by a signal after {len(windows)} of {cfg.repeat} measured windows "
+            "(its result holds those)",
+        )
+        return 1
     out.phase("done")
     return 0
 
