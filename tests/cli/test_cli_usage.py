@@ -44,6 +44,11 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             "zbench: monitor: Invalid value for '--interval': must be at most 3600 "
             "(see zbench monitor -h)",
         ),
+        (  # never SIGKILL: a runner ignoring SIGTERM kept its GPUs for ever
+            ["cancel", "1", "--grace", "inf"],
+            "zbench: cancel: Invalid value for '--grace': must be at most 3600 "
+            "(see zbench cancel -h)",
+        ),
         (
             ["--interval", "inf"],
             "zbench: Invalid value for '--interval': must be at most 3600 (see zbench -h)",

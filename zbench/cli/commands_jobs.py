@@ -311,7 +311,8 @@ def cancel(
     job_id: Annotated[int, typer.Argument(help="The job's id (see `zbench jobs`).")],
     *,
     grace: Annotated[
-        float, typer.Option(help="Seconds between SIGTERM and SIGKILL.", min=0)
+        # At most an hour: a runner that ignores SIGTERM must not keep its GPUs for ever (inf).
+        float, typer.Option(help="Seconds between SIGTERM and SIGKILL.", min=0, max=3600)
     ] = 10.0,
     db: ReadDbOpt = None,
 ) -> None:

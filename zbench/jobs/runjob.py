@@ -304,7 +304,9 @@ class RunningJob:
         planned = self.result_event.get("repeats_planned") if self.result_event else None
         if self.stop_kind is not None and planned:
             kept = self.result_event.get("repeats") if self.result_event else None
-            return Outcome(out.state, f"{out.reason}; {kept} of its {planned} measured windows kept")
+            return Outcome(
+                out.state, f"{out.reason}; {kept} of its {planned} measured windows kept"
+            )
         return out
 
     def _outcome(self, rc: int) -> Outcome:
