@@ -154,11 +154,8 @@ def test_bad_suite_file_exit_2(cli: CliRunner, tmp_path: Path) -> None:
     assert len(result.output.strip().splitlines()) == 1
 
 
-def test_ctrl_c_while_following_detaches(
-    cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from jobkit import wait_for
-
+def _ctrl_c_while_following(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow job, and Ctrl-C at the follow loop's first wait."""
     import zbench.cli.follow as commands
 
     def interrupt(_: float) -> None:
@@ -166,6 +163,14 @@ def test_ctrl_c_while_following_detaches(
 
     monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "slow")
     monkeypatch.setattr(commands.time, "sleep", interrupt)
+
+
+def test_ctrl_c_while_following_detaches(
+    cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jobkit import wait_for
+
+    _ctrl_c_while_following(monkeypatch)
     result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--steps", "5"])
     monkeypatch.undo()
     assert result.exit_code == 0
@@ -177,13 +182,7 @@ def test_ctrl_c_while_following_with_json_prints_the_job_as_detach_does(
     cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--json with Ctrl-C printed nothing on stdout and exited 0: a script read no JSON."""
-    import zbench.cli.follow as commands
-
-    def interrupt(_: float) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "slow")
-    monkeypatch.setattr(commands.time, "sleep", interrupt)
+    _ctrl_c_while_following(monkeypatch)
     run = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--steps", "5", "--json"])
     suite = jobenv.parent.parent / "s.toml"
     suite.write_text('[[job]]\nworkload = "resnet50"\ndevice = "cpu"\nsteps = 5\n')
