@@ -125,6 +125,10 @@ def test_no_help_text_is_eaten_as_markup() -> None:
             b"SQLite format 3\x00\xe2\x28\xa1",
             "zbench: {path} is not a zbench trace (no header line)",
         ),
+        (  # a header and no sample opened an empty dashboard: "telemetry unavailable: ..."
+            b'{"format": "zbench-trace", "version": 1}\n{"t": "now"}\n',
+            "zbench: {path} holds no samples (1 unreadable line(s) skipped)",
+        ),
     ],
 )
 def test_a_replay_that_is_no_trace_is_one_line_before_the_dashboard_opens(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from pathlib import Path
 
@@ -74,6 +75,53 @@ def test_a_folder_or_a_device_is_no_trace_file(tmp_path: Path) -> None:
         read_header(tmp_path)
     with pytest.raises(ValueError, match=r"^/dev/null is not a zbench trace \(not a regular"):
         read_header("/dev/null")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("t", "now"),  # replay waited forever for a string clock to pass
+        ("host", None),  # drawing the host line raised AttributeError
+        ("gpus", "xy"),
+        ("gpus.util_gpu", "high"),  # drawing it as a percentage raised ValueError
+        ("gpus.index", "zero"),
+        ("gpus.lost", 1),
+        ("gpus.processes", [{"pid": "x", "name": "p"}]),
+        ("host.per_core_pct", "abc"),  # was read as 3 cores
+    ],
+)
+def test_a_line_whose_values_have_the_wrong_types_is_skipped(
+    tmp_path: Path, field: str, value: object
+) -> None:
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path) as w:
+        w.write(_snap(0))
+        w.write(_snap(1))
+    header, good, bad = path.read_text().splitlines()
+    data = json.loads(bad)
+    top, _, key = field.partition(".")
+    if not key:
+        data[top] = value
+    else:
+        (data[top][0] if top == "gpus" else data[top])[key] = value
+    path.write_text("\n".join([header, good, json.dumps(data), good]) + "\n")
+    assert list(read_trace(path)) == [_snap(0), _snap(0)]
+    replay = ReplayBackend(path)
+    assert replay.notice == "replaying t.jsonl (1 unreadable line(s) skipped)"
+
+
+def test_gzip_is_told_by_its_bytes_not_its_name(tmp_path: Path) -> None:
+    """A compressed trace renamed without .gz, and a plain one named .gz, read as traces (both
+    were "not a zbench trace (no header line)")."""
+    plain = tmp_path / "plain.jsonl.gz"
+    packed = tmp_path / "packed.jsonl"
+    with TraceWriter(tmp_path / "t.jsonl.gz") as w:
+        w.write(_snap(0))
+    packed.write_bytes((tmp_path / "t.jsonl.gz").read_bytes())
+    with TraceWriter(tmp_path / "t.jsonl") as w:
+        w.write(_snap(0))
+    plain.write_bytes((tmp_path / "t.jsonl").read_bytes())
+    assert list(read_trace(plain)) == list(read_trace(packed)) == [_snap(0)]
 
 
 def test_nan_written_as_null(tmp_path: Path) -> None:

@@ -167,24 +167,43 @@ def _hints(cls: type) -> dict[str, Any]:
     return _HINTS[cls]
 
 
+# What JSON may hold for a field of each scalar type (a bool is no number here).
+_SCALARS: dict[Any, tuple[type, ...]] = {
+    float: (int, float),
+    int: (int,),
+    str: (str,),
+    bool: (bool,),
+}
+
+
 def _convert(tp: Any, value: Any) -> Any:
+    """``value`` read as ``tp``; a TypeError where it cannot be one (a trace line written by hand or
+    damaged), so readers skip that line instead of drawing a string as a percentage."""
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in (Union, types.UnionType):
         if value is None:
-            return NA if _NotAvailable in args else None
+            if _NotAvailable in args or type(None) in args:
+                return NA if _NotAvailable in args else None
+            raise TypeError(f"null where {tp} is expected")
         non_na = [a for a in args if a not in (_NotAvailable, type(None))]
         # tuple[...] | NA, or a dataclass | None: convert with the first structured member.
         for a in non_na:
             if typing.get_origin(a) is tuple or dataclasses.is_dataclass(a):
                 return _convert(a, value)
-        return value
-    if value is None:
-        return None
+        return _convert(non_na[0], value) if len(non_na) == 1 else value
+    if tp in _SCALARS:
+        if isinstance(value, _SCALARS[tp]) and (tp is bool or not isinstance(value, bool)):
+            return value
+        raise TypeError(f"{value!r} where {tp.__name__} is expected")
     if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise TypeError(f"{value!r} where a list is expected")
         inner = args[0] if args else Any
         return tuple(_convert(inner, v) for v in value)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise TypeError(f"{value!r} where an object is expected")
         return from_dict(tp, value)
     return value
 

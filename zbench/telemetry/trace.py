@@ -2,7 +2,8 @@
 
 Format (docs/traces.md): the first line is a header object ``{"format": "zbench-trace", "version": 1,
 ...}``; every following line is one :func:`~zbench.telemetry.snapshot.to_dict` snapshot. A path ending
-in ``.gz`` is gzip-compressed. Readers skip lines they cannot parse (a torn last line).
+in ``.gz`` is written gzip-compressed; readers tell by the first bytes. Readers skip lines they cannot
+parse (a torn last line) or whose values have the wrong types.
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ VERSION = 1
 
 
 def _open(path: Path, mode: str) -> IO[str]:
-    if path.suffix == ".gz":
+    """Writing, a ``.gz`` name compresses; reading, the file's first bytes say whether it is gzip,
+    so a compressed trace renamed without ``.gz`` (or a plain one with it) still reads."""
+    if mode == "r":
+        with open(path, "rb") as fh:
+            compressed = fh.read(2) == b"\x1f\x8b"
+    else:
+        compressed = path.suffix == ".gz"
+    if compressed:
         return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]
     return open(path, mode, encoding="utf-8")
 
@@ -136,10 +144,12 @@ def read_trace(path: str | os.PathLike[str]) -> Iterator[Snapshot]:
     yield from _read(path)[0]
 
 
-def _read(path: str | os.PathLike[str]) -> tuple[list[Snapshot], bool]:
-    """The trace's snapshots, and whether its compressed stream ended before its end marker."""
+def _read(path: str | os.PathLike[str]) -> tuple[list[Snapshot], bool, int]:
+    """The trace's snapshots, whether its compressed stream ended before its end marker, and how
+    many lines were skipped because they are no snapshot."""
     read_header(path)
     out: list[Snapshot] = []
+    skipped = 0
     with _open(Path(path), "r") as fh:
         fh.readline()
         try:
@@ -148,11 +158,14 @@ def _read(path: str | os.PathLike[str]) -> tuple[list[Snapshot], bool]:
                     data = json.loads(line)
                     if isinstance(data, dict) and "t" in data:
                         out.append(from_dict(Snapshot, data))
+                        continue
                 except (ValueError, TypeError):
-                    continue
+                    pass
+                skipped += bool(line.strip())
         except (EOFError, zlib.error, gzip.BadGzipFile):
-            return out, True  # a line cut in two does not parse: every sample kept is whole
-    return out, False
+            # A line cut in two does not parse: every sample kept is whole.
+            return out, True, skipped
+    return out, False, skipped
 
 
 class ReplayBackend:
@@ -177,9 +190,13 @@ class ReplayBackend:
     ) -> None:
         self.path = Path(path)
         self.header = read_header(self.path)
-        self.records, cut = _read(self.path)
+        self.records, cut, skipped = _read(self.path)
+        why = [f"{skipped} unreadable line(s) skipped"] if skipped else []
         if not self.records:
-            raise ValueError(f"{path} holds no samples" + (" (it was cut short)" if cut else ""))
+            why = (["it was cut short"] if cut else []) + why
+            raise ValueError(f"{path} holds no samples" + (f" ({'; '.join(why)})" if why else ""))
+        if cut:
+            why.insert(0, f"cut short: its first {len(self.records)} samples")
         if gpus is not None:
             known = {g.index for g in self.records[0].gpus}
             missing = [i for i in gpus if i not in known]
@@ -195,7 +212,7 @@ class ReplayBackend:
         self._i = 0
         self.finished = False
         self.notice: str | None = f"replaying {self.path.name}" + (
-            f" (cut short: its first {len(self.records)} samples)" if cut else ""
+            f" ({'; '.join(why)})" if why else ""
         )
 
     def sample(self, trees: Sequence[int] = ()) -> Snapshot:

@@ -355,10 +355,12 @@ def run_app(replay: Path | None, interval: float | None, db: Path | None) -> int
     from zbench.settings import load_config, load_state, resolve_interval, state_path
 
     if replay is not None:
-        from zbench.telemetry.trace import read_header
+        from zbench.telemetry.trace import ReplayBackend
 
-        try:
-            read_header(replay)  # said here in one line, not inside the dashboard it would open
+        try:  # said here in one line, not inside the dashboard it would open
+            ReplayBackend(
+                replay
+            ).close()  # a header alone, or no line that is a sample, is no trace
         except (OSError, ValueError) as exc:
             print(f"zbench: {exc}", file=sys.stderr)
             return 2
