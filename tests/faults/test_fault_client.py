@@ -79,6 +79,24 @@ def test_a_closed_pipe_ends_quietly_with_status_0(home: Path) -> None:
     assert proc.wait(60) == 0 and err == ""
 
 
+def test_a_closed_pipe_under_a_rich_view_ends_quietly_with_status_0(home: Path) -> None:
+    """Rich's own broken-pipe handling exits 1: `zbench monitor | head -3` read as a failure."""
+    trace = ROOT / "tests" / "fixtures" / "traces" / "synthetic.jsonl"  # 10 s of samples
+    args = ["monitor", "--replay", str(trace), "--interval", "0.05"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zbench", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()  # `| head -1`
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 0 and err == ""
+
+
 def test_a_fifo_as_the_config_file_is_refused_in_one_line(tmp_path: Path) -> None:
     from zbench.settings import SettingsError, load_config
 

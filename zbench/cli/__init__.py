@@ -90,8 +90,12 @@ def main() -> None:
     except SystemExit as exc:
         # Click turns a closed pipe (`zbench jobs --json | head -1`) into exit status 1 and wraps
         # stdout in its PacifyFlushWrapper (Typer's copy of Click, or Click's): the reader has
-        # what it wanted, so that is no failure.
-        if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+        # what it wanted, so that is no failure. Rich does the same (`zbench monitor | head -3`):
+        # its Console.on_broken_pipe raises SystemExit(1) while handling the BrokenPipeError.
+        if exc.code == 1 and (
+            type(sys.stdout).__name__ == "PacifyFlushWrapper"
+            or isinstance(exc.__context__, BrokenPipeError)
+        ):
             raise SystemExit(0) from None
         raise
     except ZbenchError as exc:
