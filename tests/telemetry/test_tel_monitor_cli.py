@@ -85,6 +85,24 @@ def test_bad_input_is_one_line_exit_2(fake: FakeNvml, args: list[str], message: 
     assert message in res.output and len(res.output.strip().splitlines()) == 1
 
 
+def test_recording_over_the_trace_being_replayed_is_refused(
+    tmp_path: Path, synthetic_trace: Path
+) -> None:
+    """`monitor --replay T --record T` replaced T's samples with the few it replayed."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(synthetic_trace.read_bytes())
+    (tmp_path / "link.jsonl").symlink_to(trace)
+    for record in (trace, tmp_path / "link.jsonl", tmp_path / "." / "t.jsonl"):
+        res = runner.invoke(
+            app, ["monitor", "--replay", str(trace), "--record", str(record), "--count", "1"]
+        )
+        assert res.exit_code == 2
+        assert res.output.strip() == (
+            f"zbench: --record {record} is the trace --replay plays: recording would overwrite it"
+        )
+    assert trace.read_bytes() == synthetic_trace.read_bytes()
+
+
 def test_record_then_replay(fake: FakeNvml, tmp_path: Path) -> None:
     out = tmp_path / "rec.jsonl"
     res = runner.invoke(

@@ -41,6 +41,9 @@ def run_monitor(
     except (ValueError, FileNotFoundError) as exc:
         return _fail(str(exc))
     writer = None
+    if record is not None and replay is not None and _same_file(record, replay):
+        backend.close()
+        return _fail(f"--record {record} is the trace --replay plays: recording would overwrite it")
     if record is not None:
         from zbench.telemetry.trace import TraceWriter
 
@@ -78,6 +81,13 @@ def run_monitor(
             writer.close()
         backend.close()
     return 0
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)  # a link or another spelling of the same path counts too
+    except OSError:  # the recording does not exist yet
+        return False
 
 
 class _Output:
