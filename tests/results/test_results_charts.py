@@ -43,3 +43,15 @@ def test_only_figures_with_data(filled: Path, tmp_path: Path) -> None:
     assert not any(
         n.startswith(("scaling", "precision", "gpu_memory", "throughput_train")) for n in names
     )
+
+
+def test_a_cpu_runs_chart_names_the_cpu_once(filled: Path, tmp_path: Path) -> None:
+    """The captions read "..., CPU, FP32, CPU"."""
+    import dataclasses
+
+    rows = [dataclasses.replace(r, gpus=0, gpu_name="CPU") for r in query_results(filled)]
+    by_name = {c.path.name: c.description for c in write_charts(rows, tmp_path / "charts")}
+    assert by_name["throughput_train.png"].startswith(
+        "training throughput (samples/s) per model and framework, CPU, FP32"
+    )
+    assert "CPU, FP32, CPU" not in " ".join(by_name.values())

@@ -175,12 +175,13 @@ def _device_charts(
         series = _throughput_series(sel, models, frameworks)
         fig, ax = plt.subplots(figsize=(9, 4.5))
         _bars(ax, [model_name(m) for m in models], series, "samples/s")
-        ax.set_title(f"{title} throughput, {where}, FP32 ({device})")
+        # On a CPU, ``where`` already names the device ("CPU, FP32, CPU" said it twice).
+        ax.set_title(f"{title} throughput, {where}, FP32" + ("" if cpu else f" ({device})"))
         _save(
             fig,
             output / f"throughput_{mode}{tag}.png",
-            f"{title.lower()} throughput (samples/s) per model and framework, {where}, FP32, "
-            f"{device}"
+            f"{title.lower()} throughput (samples/s) per model and framework, {where}, FP32"
+            + ("" if cpu else f", {device}")
             + (", published figures hatched" if any(s[2] for s in series) else "")
             + also,
             charts,
