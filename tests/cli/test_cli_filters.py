@@ -259,6 +259,11 @@ def test_an_empty_table_says_whether_the_store_is_empty_or_the_filters_matched_n
         (["results", "--workload", "vgg16", "--db", db], "No runs match (workload vgg16)."),
         (["demo", "results", "--db", empty], "No demo results yet."),
         (["demo", "results", "--workload", "snake", "--db", db], "No runs match (workload snake)."),
+        (  # said only "No runs match (workload snake).", though the store held snake's runs
+            ["results", "--workload", "snake", "--db", db],
+            "No runs match (workload snake). snake is a demo: its runs are in "
+            "`zbench demo results --workload snake`.",
+        ),
     ]
     for args, first_line in cases:
         out = CLI.invoke(app, args)

@@ -156,10 +156,20 @@ def show_results(*, filters: Filters, db: Db, json_out: bool, wide: bool = False
         return 0
     if not rows:
         hint = "No results yet. Run `zbench suite quick` or `zbench run resnet50`."
-        Console(highlight=False).print(nothing_found(filters, hint))
+        Console(highlight=False).print(nothing_found(filters, hint) + _demo(filters))
         return 0
     print_results(Console(highlight=False, markup=False), rows, wide=wide)
     return 0
+
+
+def _demo(filters: Filters) -> str:
+    """Where a demo's runs are, when the workload asked for is a demo's name: this table has none."""
+    from zbench.contract.demos import demos
+
+    name = filters.workload
+    if name not in demos():
+        return ""
+    return f" {name} is a demo: its runs are in `zbench demo results --workload {name}`."
 
 
 def export_results(
