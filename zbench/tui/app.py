@@ -357,10 +357,10 @@ def run_app(replay: Path | None, interval: float | None, db: Path | None) -> int
     if replay is not None:
         from zbench.telemetry.trace import ReplayBackend
 
-        try:  # said here in one line, not inside the dashboard it would open
-            ReplayBackend(
-                replay
-            ).close()  # a header alone, or no line that is a sample, is no trace
+        # Said here in one line, not inside the dashboard it would open: a header alone, or no
+        # line that is a sample, is no trace.
+        try:
+            ReplayBackend(replay).close()
         except (OSError, ValueError) as exc:
             print(f"zbench: {exc}", file=sys.stderr)
             return 2
