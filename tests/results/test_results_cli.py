@@ -131,6 +131,19 @@ def test_plot_without_results_is_exit_1(home: Path, tmp_path: Path) -> None:
     assert result.exit_code == 1 and "no results to plot" in result.output
 
 
+def test_plot_of_runs_no_chart_draws_says_which_runs_charts_draw(
+    filled: Path, tmp_path: Path
+) -> None:
+    # The BF16 run alone: no FP32 run of its setup to stand beside. It said only "none of the
+    # results fits a chart".
+    result = CLI.invoke(app, ["plot", "--precision", "bf16", "-o", str(tmp_path / "c")])
+    assert result.exit_code == 1
+    assert result.output == (
+        "zbench: none of the 1 selected run(s) fits a chart: the charts draw FP32 runs, and each "
+        "other precision beside an FP32 run of the same setup\n"
+    )
+
+
 def test_plot_and_report_into_a_file_are_one_line_and_exit_2(filled: Path, tmp_path: Path) -> None:
     taken = tmp_path / "notes.txt"
     taken.write_text("mine")

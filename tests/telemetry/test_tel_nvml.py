@@ -159,7 +159,9 @@ def test_gpu_selection(fake: FakeNvml) -> None:
 
 def test_parse_gpus() -> None:
     assert parse_gpus("0, 1,1") == [0, 1]
-    assert parse_gpus(None) is None and parse_gpus(" ") is None
+    assert parse_gpus(None) is None
+    with pytest.raises(ValueError, match="--gpu-ids needs GPU indices"):
+        parse_gpus(" ")  # a blank value (an unset variable) showed every GPU
     with pytest.raises(ValueError, match="'x' is not a GPU index"):
         parse_gpus("0,x")
 

@@ -363,7 +363,10 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
 
     charts = write_charts(rows, output)
     if not charts:
-        err("none of the results fits a chart")
+        err(
+            f"none of the {len(rows)} selected run(s) fits a chart: the charts draw FP32 runs, "
+            "and each other precision beside an FP32 run of the same setup"
+        )
         return 1
     for chart in charts:
         print(f"{chart.path}: {chart.description}")

@@ -38,10 +38,13 @@ class HostOnlyBackend:
 
 
 def parse_gpus(text: str | None) -> list[int] | None:
-    """``"0,1"`` -> ``[0, 1]``; ``None``/empty -> ``None`` (all GPUs). Raises ``ValueError`` with a
-    one-line reason for anything else."""
-    if text is None or not text.strip():
+    """``"0,1"`` -> ``[0, 1]``; ``None`` -> ``None`` (all GPUs). Raises ``ValueError`` with a
+    one-line reason for anything else, a blank value too (``--gpu-ids "$UNSET"`` showed every
+    GPU, as if none had been named)."""
+    if text is None:
         return None
+    if not text.strip():
+        raise ValueError(f"--gpu-ids needs GPU indices (e.g. 0,1), got {text!r}")
     out: list[int] = []
     for part in text.split(","):
         part = part.strip()
