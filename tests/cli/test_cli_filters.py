@@ -3,6 +3,7 @@ and demo results; one format flag; a GPU count and GPU indices never share a nam
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -93,6 +94,7 @@ def test_filters_travel_to_other_hosts_unchanged() -> None:
         suite_run=2,
         tag="bios",
         suite="review",
+        run_ids=[5, 6],
     )
     root = typer.main.get_command(app)
     with root.make_context("zbench", []) as ctx:
@@ -175,7 +177,10 @@ def test_a_job_id_that_never_existed_is_one_line_and_exit_2_a_job_without_runs_i
     args = [a.replace("{tmp}", str(tmp_path)) for a in command]
     out = CLI.invoke(app, [*args, "--job", str(queued + 98), "--db", db])
     assert out.exit_code == 2, out.output
-    assert out.output == f"zbench: no job {queued + 98} (--job takes a job id)\n"
+    assert (
+        out.output
+        == f"zbench: no job {queued + 98} (--job takes a job id; the Run column's numbers are --run)\n"
+    )
     empty = CLI.invoke(app, [*args, "--job", str(queued), "--db", db])
     if command[0] in ("report", "plot"):  # nothing to write is a failed command, said as such
         assert empty.exit_code == 1
@@ -287,3 +292,21 @@ def test_a_database_to_read_that_does_not_exist_is_refused_and_not_made(
     env = CLI.invoke(app, args, env={"ZBENCH_DB": str(typo)})
     assert env.exit_code == 2 and f"no database at {typo}" in env.output
     assert not (tmp_path / "typo").exists()
+
+
+def test_run_selects_by_the_run_column_and_job_by_the_job(tmp_path: Path) -> None:
+    # The table's Run column is a run id; --job takes a job id. A probe (or a run imported
+    # without a job) makes them drift apart: `--job 11` for the row numbered 11 said "no job 11".
+    db = str(tmp_path / "zbench.db")
+    store = Store(db)
+    store.add_run(run_row(workload="resnet50"))  # run 1, no job
+    [job] = store.add_jobs([job_row(workload="vgg16")])
+    store.add_run(run_row(workload="vgg16", job_id=job))  # run 2, job 1
+    out = CLI.invoke(app, ["export", "-f", "json", "--run", "2", "--db", db])
+    assert out.exit_code == 0, out.output
+    assert [r["workload"] for r in json.loads(out.output)["results"]] == ["vgg16"]
+    missing = CLI.invoke(app, ["results", "--run", "7", "--db", db])
+    assert missing.exit_code == 2
+    assert missing.output == "zbench: no run 7 (--run takes a number from the Run column)\n"
+    job_for_run = CLI.invoke(app, ["results", "--job", "2", "--db", db])
+    assert "--job takes a job id; the Run column's numbers are --run" in job_for_run.output

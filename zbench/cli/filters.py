@@ -94,6 +94,17 @@ FILTER_OPTIONS: tuple[tuple[str, Any], ...] = (
         ],
     ),
     (
+        "run",
+        Annotated[
+            list[int] | None,
+            _opt(
+                "--run",
+                help="Only this run: the number in the Run column (repeatable).",
+                metavar="<int>",
+            ),
+        ],
+    ),
+    (
         "tag",
         Annotated[
             str | None,
@@ -117,6 +128,7 @@ def filters_from(values: dict[str, Any]) -> Filters:
         device=values.get("device") or values.get("gpu"),
         since=values.get("since"),
         job_ids=list(values.get("job") or []) or None,
+        run_ids=list(values.get("run") or []) or None,
         suite_run=values.get("suite_run"),
         tag=values.get("tag"),
         suite=values.get("suite"),
@@ -185,6 +197,8 @@ def filter_argv(filters: Filters) -> list[str]:
             argv += ["--" + name.replace("_", "-"), str(value)]
     for job in filters.job_ids or ():
         argv += ["--job", str(job)]
+    for run in filters.run_ids or ():
+        argv += ["--run", str(run)]
     return argv
 
 

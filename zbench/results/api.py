@@ -171,7 +171,7 @@ DEVICE_KINDS = ("cpu", "cuda")
 class Filters:
     """Which runs a command reads: the one filter of ``results``, ``export``, ``report``,
     ``compare``, ``plot``, ``demo results`` and the fleet's exports (``cli/filters.py`` makes
-    their options from it); ``run_ids`` are the TUI's chosen rows."""
+    their options from it); ``run_ids``: ``--run``, and the TUI's chosen rows."""
 
     workload: str | None = None
     framework: str | None = None
@@ -211,7 +211,15 @@ class Filters:
         # A job that never existed is a typo; one that exists without a run is an empty table.
         missing = [j for j in self.job_ids or () if store.get_job(j) is None]
         if missing:
-            raise ValueError(f"no job {', '.join(map(str, missing))} (--job takes a job id)")
+            raise ValueError(
+                f"no job {', '.join(map(str, missing))} (--job takes a job id; the Run column's "
+                "numbers are --run)"
+            )
+        gone = [r for r in self.run_ids or () if store.get_run(r) is None]
+        if gone:
+            raise ValueError(
+                f"no run {', '.join(map(str, gone))} (--run takes a number from the Run column)"
+            )
         return rows
 
     def keeps(self, row: Any) -> bool:
