@@ -310,3 +310,21 @@ def test_run_selects_by_the_run_column_and_job_by_the_job(tmp_path: Path) -> Non
     assert missing.output == "zbench: no run 7 (--run takes a number from the Run column)\n"
     job_for_run = CLI.invoke(app, ["results", "--job", "2", "--db", db])
     assert "--job takes a job id; the Run column's numbers are --run" in job_for_run.output
+
+
+def test_run_of_another_table_says_which_command_shows_it(tmp_path: Path) -> None:
+    db = str(tmp_path / "zbench.db")
+    store = Store(db)
+    store.add_run(run_row(workload="resnet50"))  # run 1: a benchmark
+    store.add_run(run_row(workload="snake", framework="demo", mode="ppo", kind="demo"))  # run 2
+    said = {
+        cmd: CLI.invoke(app, [*cmd.split(), "--run", run, "--db", db])
+        for cmd, run in (("results", "2"), ("demo results", "1"))
+    }
+    assert said["results"].exit_code == said["demo results"].exit_code == 2
+    assert said["results"].output == "zbench: run 2 is a demo run: `zbench demo results` shows it\n"
+    assert said["demo results"].output == (
+        "zbench: run 1 is a benchmark run: `zbench results` shows it\n"
+    )
+    shown = CLI.invoke(app, ["demo", "results", "--run", "2", "-f", "json", "--db", db])
+    assert shown.exit_code == 0 and '"demo": "snake"' in shown.output

@@ -165,6 +165,11 @@ def result_kinds(workload: str | None = None, framework: str | None = None) -> t
     )
 
 
+# The command that shows each section's runs (a filter that names a run of another section says
+# where to find it).
+SHOWN_BY = {"rows": "zbench results", "demos": "zbench demo results", "probes": "zbench report"}
+
+
 def in_section(section: str) -> Iterable[str]:
     """The kinds whose runs show in ``section``."""
     return tuple(k.name for k in KINDS.values() if k.section == section)

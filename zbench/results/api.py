@@ -13,7 +13,7 @@ from typing import Any
 from zbench import paths
 from zbench.contract import demos as demo_table
 from zbench.contract.config import FRAMEWORKS, MODES, PRECISIONS
-from zbench.contract.kinds import DEMO, KINDS, PROBE, result_kinds
+from zbench.contract.kinds import DEMO, KINDS, PROBE, SHOWN_BY, result_kinds
 from zbench.contract.workloads import WORKLOADS
 from zbench.store import RunFilter, RunRow, Store
 
@@ -194,9 +194,14 @@ class Filters:
     def query_demos(self, db: str | os.PathLike[str] | None) -> list[ResultRow]:
         """The stored demo runs these filters keep, oldest first (``workload``: a demo's name)."""
         rows = query_results(db, **{**self.__dict__, "framework": None}, kinds=(DEMO,))
-        return self.checked(rows, db)
+        return self.checked(rows, db, section="demos")
 
-    def checked(self, rows: list[ResultRow], db: str | os.PathLike[str] | None) -> list[ResultRow]:
+    def checked(
+        self, rows: list[ResultRow], db: str | os.PathLike[str] | None, section: str | None = "rows"
+    ) -> list[ResultRow]:
+        """``rows``, or when there are none, a ValueError where a filter names what no stored run
+        has (a typo), or a run that another table shows (``section``: this one's; None: a reader
+        of every section, the report)."""
         if rows:
             return rows
         store = read_store(db)
@@ -215,11 +220,17 @@ class Filters:
                 f"no job {', '.join(map(str, missing))} (--job takes a job id; the Run column's "
                 "numbers are --run)"
             )
-        gone = [r for r in self.run_ids or () if store.get_run(r) is None]
+        runs = {r: store.get_run(r) for r in self.run_ids or ()}
+        gone = [r for r, run in runs.items() if run is None]
         if gone:
             raise ValueError(
                 f"no run {', '.join(map(str, gone))} (--run takes a number from the Run column)"
             )
+        for run_id, run in runs.items():  # a run of another table: say which shows it
+            kind = KINDS.get(str((run or {}).get("kind")))
+            if kind is not None and section is not None and kind.section != section:
+                where = SHOWN_BY[kind.section]
+                raise ValueError(f"run {run_id} is a {kind.title} run: `{where}` shows it")
         return rows
 
     def keeps(self, row: Any) -> bool:

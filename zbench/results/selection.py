@@ -31,7 +31,7 @@ def select(db: Db, filters: Filters) -> Selection:
     out = Selection()
     sections = {"rows": out.rows, "probes": out.probes, "demos": out.demos}
     found = query_results(db, **vars(filters), kinds=tuple(kinds.KINDS))
-    for r in filters.checked(found, db):
+    for r in filters.checked(found, db, section=None):  # every section: no run is elsewhere
         sections[kinds.get(r.kind).section].append(r)
     out.rows = review_order(out.rows)
     return out
