@@ -55,3 +55,13 @@ def test_a_cpu_runs_chart_names_the_cpu_once(filled: Path, tmp_path: Path) -> No
         "training throughput (samples/s) per model and framework, CPU, FP32"
     )
     assert "CPU, FP32, CPU" not in " ".join(by_name.values())
+
+
+def test_an_inference_only_selection_is_not_captioned_training_vs_inference(
+    filled: Path, tmp_path: Path
+) -> None:
+    rows = [r for r in query_results(filled) if r.mode == "infer"]
+    charts = {c.path.name: c.description for c in write_charts(rows, tmp_path / "charts")}
+    assert charts["gpu_util.png"] == "GPU utilization per model, inference (measured window)"
+    every = {c.path.name: c.description for c in write_charts(query_results(filled), tmp_path)}
+    assert "training vs inference" in every["gpu_util.png"]

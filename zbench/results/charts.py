@@ -197,7 +197,7 @@ def _device_charts(
             "phase:measure:gpu_util_mean",
             f"gpu_util{tag}.png",
             "GPU utilization (%)",
-            "GPU utilization per model, training vs inference (measured window)",
+            f"GPU utilization per model, {_modes_words(single)} (measured window)",
             by_mode=True,
         )
         _per_model(
@@ -224,6 +224,14 @@ def _device_charts(
         by_mode=True,
     )
     _speedup(rows, output, charts, plt, tag)
+
+
+def _modes_words(rows: Sequence[ResultRow]) -> str:
+    """The modes a chart of ``rows`` draws, in words: "training vs inference" only when both are
+    there (an inference-only selection was captioned "training vs inference")."""
+    words = {"train": "training", "infer": "inference"}
+    drawn = [words[m] for m in words if any(r.mode == m for r in rows)]
+    return " vs ".join(drawn)
 
 
 def _throughput_series(
