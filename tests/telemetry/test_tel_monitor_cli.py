@@ -103,6 +103,20 @@ def test_recording_over_the_trace_being_replayed_is_refused(
     assert trace.read_bytes() == synthetic_trace.read_bytes()
 
 
+def test_a_recording_of_a_replay_names_the_replayed_host(
+    tmp_path: Path, synthetic_trace: Path
+) -> None:
+    """Its header said this machine's host name, as if it had been measured here."""
+    out = tmp_path / "again.jsonl"
+    res = runner.invoke(
+        app, ["monitor", "--replay", str(synthetic_trace), "--record", str(out), "--count", "2"]
+    )
+    assert res.exit_code == 0, res.output
+    header = read_header(out)
+    assert header["host"] == read_header(synthetic_trace)["host"]
+    assert header["replayed_from"] == synthetic_trace.name
+
+
 def test_record_then_replay(fake: FakeNvml, tmp_path: Path) -> None:
     out = tmp_path / "rec.jsonl"
     res = runner.invoke(

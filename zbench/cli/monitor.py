@@ -47,8 +47,14 @@ def run_monitor(
     if record is not None:
         from zbench.telemetry.trace import TraceWriter
 
+        # A recording of a replay is the replayed machine's, not this one's (its header said
+        # this host's name).
+        header = getattr(backend, "header", None) if replay is not None else None
+        meta = None
+        if header and replay is not None:
+            meta = {"host": header.get("host"), "replayed_from": replay.name}
         try:
-            writer = TraceWriter(record, interval=interval)
+            writer = TraceWriter(record, interval=interval, meta=meta)
         except OSError as exc:
             backend.close()
             return _fail(f"cannot write {record}: {exc.strerror or exc}")
