@@ -229,3 +229,31 @@ async def test_more_options_reach_the_runner() -> None:
         await press(pilot, "ctrl+s")
     (config,) = services.submitted[0].configs
     assert (config.compile, config.channels_last, config.xla, config.seed) == (False, True, None, 7)
+
+
+async def test_launch_refuses_what_the_runner_would_refuse_before_closing() -> None:
+    """Options each within its field's bounds that together the runner refuses (steps over the
+    cap, one sample of a batch-norm model, a field value that reads like an option) are named in
+    the dialog, which stays open; it used to close and queue nothing, with "launch failed"."""
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        cases = {
+            "steps": ("10000001", "resnet50: --steps 10000001: at most 10,000,000"),
+            "batch-size": ("1", "resnet50 training needs --batch-size 2 or more"),
+            "warmup": ("-x", "resnet50: warmup: expected a whole number, got '-x'"),
+        }
+        for field, (value, message) in cases.items():
+            box = app.screen.query_one(f"#{field}", Input)
+            box.focus()
+            await press(pilot, *value)
+            assert message in str(app.screen.query_one("#error", Static).render())
+            assert app.screen.query_one("#launch", Button).disabled
+            await press(pilot, "ctrl+s")
+            assert isinstance(app.screen, LaunchScreen)
+            box.value = ""
+            await settle(pilot)
+        assert str(app.screen.query_one("#error", Static).render()) == ""
+    assert services.submitted == []

@@ -83,10 +83,10 @@ def runner_argv(workload: str, form: dict[str, str], gpu_ids: tuple[int, ...] | 
         value = form.get(opt.flag[2:])
         if value and opt.kind == "bool":
             argv.append(opt.flag if value == "on" else f"--no-{opt.flag[2:]}")
-        elif value:
-            argv += [opt.flag, value]
+        elif value:  # one word: a value such as "-x" is the field's, not an option
+            argv.append(f"{opt.flag}={value}")
     if form["data"] == DATASET:
-        argv += ["--data", form["path"]]
+        argv.append(f"--data={form['path']}")
     else:
         argv += ["--data-source", form["data"]]
     if gpu_ids:
@@ -129,6 +129,9 @@ def build_request(
             config, _ = parse_args(runner_argv(workload, form, gpu_ids))
         except UsageError as exc:
             return None, f"{workload}: {exc.naming(field_label)}"
+        problem = config.check()  # what the runner would refuse at once (submitting checks it too)
+        if problem:
+            return None, problem if problem.startswith(workload) else f"{workload}: {problem}"
         configs.append(config)
     return LaunchRequest(configs=tuple(configs), gpu_ids=gpu_ids), ""
 
