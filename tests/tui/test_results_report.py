@@ -38,3 +38,19 @@ async def test_report_from_the_command_palette(zbench_home: Path) -> None:
         await press(pilot, "enter")
         await settle(pilot)
         assert isinstance(app.screen, ReportViewScreen)
+
+
+async def test_a_second_report_keeps_the_first(zbench_home: Path) -> None:
+    """`w` twice (another filter the second time): each report has its own folder; the second
+    used to overwrite the first's report.md and report.html without a word."""
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r", "slash", *"tf", "enter", "w")
+        await press(pilot, "escape", "slash", "ctrl+u", *"vgg16", "enter", "w")
+        assert isinstance(app.screen, ReportViewScreen)
+        assert "zbench-report-2" in str(app.screen.sub_title)
+    first = (zbench_home / "zbench-report" / "report.md").read_text().splitlines()
+    second = (zbench_home / "zbench-report-2" / "report.md").read_text().splitlines()
+    assert first[2:] == ["- resnet50 tf x1", "- resnet50 tf x2", "- fasterrcnn tf x1"]
+    assert second[2:] == ["- vgg16 torch x1", "- vgg16 torch x1"]

@@ -283,7 +283,8 @@ class ResultsScreen(Screen[None]):
             self.notify("no rows to report", severity="warning")
             return
         self.notify(f"writing the report of {len(self.shown)} rows…", title="report")
-        self._report(list(self.shown), Path.cwd() / "zbench-report")
+        # A folder of its own: an earlier report (of other rows, perhaps edited) is kept.
+        self._report(list(self.shown), free_path(Path.cwd() / "zbench-report"))
 
     @work(thread=True, exclusive=True, group="report", exit_on_error=False)
     def _report(self, rows: list[Any], folder: Path) -> None:
