@@ -147,6 +147,26 @@ async def test_export_to_an_existing_file_asks_first(zbench_home: Path) -> None:
             assert (target.read_text() == "mine\n") is expect_mine
 
 
+async def test_export_to_a_folder_writes_into_it(zbench_home: Path) -> None:
+    """A folder as the path: the export goes in it under a free name, without asking. It used to
+    ask "<folder> exists. Overwrite it?" and, on yes, fail with "[Errno 21] Is a directory"."""
+    folder = zbench_home / "out"
+    folder.mkdir()
+    (folder / "zbench-results.md").write_text("mine\n")
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r", "slash", *"tf", "enter", "e")
+        app.screen.query_one("#path", Input).value = str(folder)
+        await press(pilot, "ctrl+s")
+        assert isinstance(app.screen, ResultsScreen)
+        await settle(pilot)
+        [note] = app._notifications
+        assert note.message == f"wrote 3 rows to {folder / 'zbench-results-2.md'}"
+    assert (folder / "zbench-results.md").read_text() == "mine\n"
+    assert (folder / "zbench-results-2.md").read_text().splitlines()[0] == "md|resnet50|tf|1|1890.0"
+
+
 async def test_ctrl_r_reloads_the_results(zbench_home: Path) -> None:
     from .fakes import FakeServices
 

@@ -237,6 +237,8 @@ class ResultsScreen(Screen[None]):
                 return
             fmt, path = choice
             target = Path(path).expanduser()
+            if target.is_dir():  # a folder: the export goes in it, under a name not taken
+                target = free_path(target / default_path(fmt).name)
             if self.app.services.is_database(target):  # type: ignore[attr-defined]
                 self.notify(
                     f"{target} is a database: writing the export over it would lose it",
