@@ -167,6 +167,20 @@ async def test_export_to_a_folder_writes_into_it(zbench_home: Path) -> None:
     assert (folder / "zbench-results-2.md").read_text().splitlines()[0] == "md|resnet50|tf|1|1890.0"
 
 
+async def test_a_missing_value_sorts_last_both_ways(zbench_home: Path) -> None:
+    """GPU util sorted down: the run without it (n/a) stays at the bottom; it came first."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r", *["right"] * 8)
+        for presses, arrow in ((1, "↑"), (1, "↓")):
+            await press(pilot, *["s"] * presses)
+            assert app.screen.sub_title.endswith(f"sorted by GPU util % {arrow}")
+            assert isinstance(app.screen, ResultsScreen)
+            assert [r.workload for r in app.screen.shown][-1] == "fasterrcnn"  # gpu_util None
+            assert app.screen.shown[0].gpu_util == 95.0
+
+
 async def test_ctrl_r_reloads_the_results(zbench_home: Path) -> None:
     from .fakes import FakeServices
 

@@ -40,15 +40,12 @@ def matches(row: Any, words: str, columns: Sequence[Col] = COLUMNS) -> bool:
     return all(word in hay for word in words.lower().split())
 
 
-def sort_key(column: Col) -> Any:
-    """A sort key for a column's values, missing values last."""
+def sorted_rows(rows: Sequence[Any], column: Col, reverse: bool) -> list[Any]:
+    """Rows by a column's values, missing values last either way (reversing the whole order
+    put them first)."""
     get = column[1]
-
-    def key(row: Any) -> tuple[int, Any]:
-        value = get(row)
-        return (1, 0) if value is None else (0, value)  # missing values last
-
-    return key
+    present = sorted((r for r in rows if get(r) is not None), key=get, reverse=reverse)
+    return [*present, *(r for r in rows if get(r) is None)]
 
 
 RELOAD_S = 5.0  # how often an open results screen reads the store again
@@ -175,7 +172,7 @@ class ResultsScreen(Screen[None]):
         rows = [r for r in self.all_rows if matches(r, words, columns)]
         sorted_by = _column(columns, self.sort_by)
         if sorted_by is not None:
-            rows.sort(key=sort_key(sorted_by), reverse=self.reverse)
+            rows = sorted_rows(rows, sorted_by, self.reverse)
         self.shown = rows
         table.clear()
         for i, row in enumerate(rows):
