@@ -257,3 +257,26 @@ async def test_launch_refuses_what_the_runner_would_refuse_before_closing() -> N
             await settle(pilot)
         assert str(app.screen.query_one("#error", Static).render()) == ""
     assert services.submitted == []
+
+
+async def test_a_failed_jobs_reason_is_shown_whole_at_80x24() -> None:
+    """The reason a job failed is what its detail is opened for: every word of a long one is on
+    the screen at 80x24. In the summary's narrow box it was cut after about 80 characters."""
+    import html
+    import re
+
+    from .fakes import NOW, FakeJob
+
+    reason = (
+        "out of memory: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 139.8 GiB total"
+        " capacity; 137.2 GiB already allocated); lower --batch-size (now 512)"
+    )
+    failed = FakeJob(4, "vgg16", state="failed", ended=NOW - 5, reason=reason)
+    app = make_app(services=FakeServices(jobs=[failed]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, JobDetailScreen) and app.screen.job_id == 4
+        svg = app.export_screenshot()
+    shown = html.unescape(" ".join(re.findall(r"<text [^>]*>(.*?)</text>", svg)))
+    assert all(word in shown.replace("\xa0", " ").split() for word in reason.split())

@@ -39,9 +39,13 @@ def summary(job: JobInfo | None, now: float) -> str:
         f"state [b]{job.state}[/b]  phase {job.phase or '-'}  step {step}",
         f"samples/s {speed}  elapsed {elapsed}  GPUs {gpus}",
     ]
-    if job.reason:
-        lines.append(f"[$error]{escape(job.reason)}[/]")
     return "\n".join(lines)
+
+
+def reason_text(job: JobInfo | None) -> str:
+    """Why the job ended as it did (failed, cancelled, lost), as markup: on a line of its own, the
+    screen's width, so a long reason is read whole; the summary's box cut it off."""
+    return f"[$error]{escape(job.reason)}[/]" if job is not None and job.reason else ""
 
 
 def verdict_text(verdict: str | None) -> str:
@@ -104,6 +108,7 @@ class JobDetailScreen(Screen[None]):
         with Horizontal(id="top"):
             yield Static(id="summary")
             yield Static(id="figures")
+        yield Static(id="reason")
         yield Static(verdict_text(None), id="verdict")
         yield ThroughputHistory(id="throughput")
         yield Log(id="log", max_lines=LOG_LINES)
@@ -152,6 +157,9 @@ class JobDetailScreen(Screen[None]):
     def refresh_jobs(self, jobs: Sequence[JobInfo]) -> None:
         now = self.app.clock()  # type: ignore[attr-defined]
         self.query_one("#summary", Static).update(summary(self.job, now))
+        reason = self.query_one("#reason", Static)
+        reason.update(reason_text(self.job))
+        reason.display = bool(self.job is not None and self.job.reason)
 
     async def refresh_telemetry(self, state: TelemetryState) -> None:
         self.query_one("#figures", Static).update(figures(self.job, state))
