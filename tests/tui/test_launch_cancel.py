@@ -280,3 +280,35 @@ async def test_a_failed_jobs_reason_is_shown_whole_at_80x24() -> None:
         svg = app.export_screenshot()
     shown = html.unescape(" ".join(re.findall(r"<text [^>]*>(.*?)</text>", svg)))
     assert all(word in shown.replace("\xa0", " ").split() for word in reason.split())
+
+
+async def test_gpu_ids_the_machine_lacks_are_refused_in_the_dialog() -> None:
+    """GPU 7 on a 2-GPU machine (or a full-width ７) used to be queued, and the job then failed
+    with "needs [7] GPU(s); this machine offers [0, 1]"; the dialog names it and stays open. On a
+    host without a GPU, device cuda is refused the same way."""
+    from zbench.telemetry.snapshot import HostSnapshot, Snapshot
+
+    services = FakeServices()
+    app = make_app(services=services)  # the 2-GPU trace
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        for ids in ("7", "０,７"):
+            app.screen.query_one("#gpu-ids", Input).value = ids
+            await settle(pilot)
+            error = str(app.screen.query_one("#error", Static).render())
+            assert error == "GPUs: no GPU 7 here (this machine has 0,1)"
+            await press(pilot, "ctrl+s")
+            assert isinstance(app.screen, LaunchScreen)
+    assert services.submitted == []
+    app = make_app([Snapshot(t=1.0, seq=1, host=HostSnapshot())], services=services)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        app.screen.query_one("#device", Select).value = "cuda"
+        await settle(pilot)
+        error = str(app.screen.query_one("#error", Static).render())
+        assert error == "device: this machine has no GPU (pick device cpu)"
+        await press(pilot, "ctrl+s")
+        assert isinstance(app.screen, LaunchScreen)
+    assert services.submitted == []

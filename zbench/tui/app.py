@@ -229,9 +229,9 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
         from .screens.launch import LaunchScreen
 
         snap = self.telemetry.latest
-        has_gpus = snap is None or bool(snap.gpus)
+        gpus = None if snap is None else [g.index for g in snap.gpus]
         self.push_screen(
-            LaunchScreen(self.suites, has_gpus=has_gpus, remembered=self.state.launch),
+            LaunchScreen(self.suites, gpus=gpus, remembered=self.state.launch),
             self._launch,
         )
 

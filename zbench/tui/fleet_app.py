@@ -214,7 +214,7 @@ class FleetApp(App[int]):
         from .screens.launch import LaunchScreen
 
         self.launch_host = host
-        self.push_screen(LaunchScreen(list(SUITES), has_gpus=True), self._launch)
+        self.push_screen(LaunchScreen(list(SUITES)), self._launch)
 
     def _launch(self, request: LaunchRequest | None) -> None:
         if request is not None and self.launch_host is not None:

@@ -7,6 +7,7 @@ choices, default, help as the tooltip), and validation runs the runner's own opt
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -100,10 +101,30 @@ def field_label(names: list[str]) -> str:
     return name.replace("_", " ").replace("-", " ")
 
 
+def gpu_problem(
+    gpu_ids: tuple[int, ...] | None, device: str | None, gpus: Sequence[int] | None
+) -> str | None:
+    """Why these GPU indices cannot run on a machine that has ``gpus`` (None: not known)."""
+    if device == "cpu":
+        return (
+            "GPUs: a cpu run uses no GPU (clear the field or pick device cuda)" if gpu_ids else None
+        )
+    if gpus is None:
+        return None
+    if not gpus:
+        return "device: this machine has no GPU (pick device cpu)"
+    missing = [i for i in gpu_ids or () if i not in gpus]
+    if missing:
+        offers = ",".join(map(str, gpus))
+        return f"GPUs: no GPU {','.join(map(str, missing))} here (this machine has {offers})"
+    return None
+
+
 def build_request(
-    suite: str, workloads: list[str], form: dict[str, str]
+    suite: str, workloads: list[str], form: dict[str, str], gpus: Sequence[int] | None = None
 ) -> tuple[LaunchRequest | None, str]:
-    """(the request, "") or (None, a one-line reason)."""
+    """(the request, "") or (None, a one-line reason); ``gpus``: the machine's GPU indices, if
+    known."""
     if suite:
         return LaunchRequest(suite=suite), ""
     if not workloads:
@@ -112,8 +133,9 @@ def build_request(
         gpu_ids = parse_gpu_ids(form.get("gpu-ids", ""))
     except ValueError as exc:
         return None, str(exc)
-    if form.get("device") == "cpu" and gpu_ids:
-        return None, "GPUs: a cpu run uses no GPU (clear the field or pick device cuda)"
+    problem = gpu_problem(gpu_ids, form.get("device"), gpus)
+    if problem:
+        return None, problem
     if form["data"] == DATASET:
         if not form["path"].strip():
             return None, "data: give the dataset's path"
@@ -150,13 +172,19 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
     ]
 
     def __init__(
-        self, suites: list[str], *, has_gpus: bool = True, remembered: dict[str, str] | None = None
+        self,
+        suites: list[str],
+        *,
+        gpus: Sequence[int] | None = None,
+        remembered: dict[str, str] | None = None,
     ) -> None:
-        """``has_gpus=False`` (a host without a GPU) makes cpu the device, so a launch works;
+        """``gpus``: the machine's GPU indices (None: not known), which GPU ids are checked
+        against; none (a host without a GPU) makes cpu the device, so a launch works;
         ``remembered`` holds the form's values from the last launch."""
         super().__init__()
         self.suites = suites
-        self.has_gpus = has_gpus
+        self.gpus = None if gpus is None else tuple(gpus)
+        self.has_gpus = gpus is None or bool(gpus)
         self.remembered = {k: str(v) for k, v in (remembered or {}).items()}
 
     def compose(self) -> ComposeResult:
@@ -279,7 +307,8 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
     def request(self) -> tuple[LaunchRequest | None, str]:
         suite = self.query_one("#suite", Select).value
         workloads = list(self.query_one("#workloads", SelectionList).selected)
-        return build_request("" if suite is Select.NULL else str(suite), workloads, self.form())
+        suite_name = "" if suite is Select.NULL else str(suite)
+        return build_request(suite_name, workloads, self.form(), self.gpus)
 
     def validate(self) -> bool:
         request, error = self.request()
