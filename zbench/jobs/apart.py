@@ -34,10 +34,13 @@ def _same(values: Sequence[Any]) -> bool:
     return len({json.dumps(v, sort_keys=True, default=str) for v in values}) == 1
 
 
-def differing(items: Sequence[tuple[Hashable, dict[str, Any]]]) -> list[str]:
+def differing(
+    items: Sequence[tuple[Hashable, dict[str, Any]]], named: frozenset[str] = NAMED
+) -> list[str]:
     """For each (name, configuration): the options, in the order its configuration lists them, on
     which the items sharing its name differ (``batch size 2, preset max``); "" for an item whose
-    name no other shares, or whose look-alikes have its configuration (repeats)."""
+    name no other shares, or whose look-alikes have its configuration (repeats). ``named``: the
+    options the name already says."""
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for i, (name, _) in enumerate(items):
         groups[name].append(i)
@@ -46,15 +49,17 @@ def differing(items: Sequence[tuple[Hashable, dict[str, Any]]]) -> list[str]:
         if len(members) < 2:
             continue
         configs = [items[i][1] for i in members]
-        keys = list(dict.fromkeys(k for c in configs for k in c if k not in NAMED))
+        keys = list(dict.fromkeys(k for c in configs for k in c if k not in named))
         differ = [k for k in keys if not _same([c.get(k) for c in configs])]
         for i, config in zip(members, configs, strict=True):
             out[i] = ", ".join(f"{k.replace('_', ' ')} {_shown(config.get(k))}" for k in differ)
     return out
 
 
-def apart(jobs: Sequence[JobInfo]) -> dict[int, str]:
+def apart(jobs: Sequence[JobInfo], shown: frozenset[str] = NAMED) -> dict[int, str]:
     """Job id -> what sets it apart from the jobs that share its name (:func:`differing`), for
-    the jobs that need it."""
-    named = [((j.kind, j.workload, j.framework, j.mode, j.precision), j.config) for j in jobs]
-    return {j.id: words for j, words in zip(jobs, differing(named), strict=True) if words}
+    the jobs that need it. ``shown``: the parts of the name the listing shows (a table without a
+    mode column tells a train and an infer job apart in words)."""
+    named = [((j.kind, *(getattr(j, f) for f in sorted(NAMED & shown))), j.config) for j in jobs]
+    words = differing(named, NAMED & shown)
+    return {j.id: w for j, w in zip(jobs, words, strict=True) if w}

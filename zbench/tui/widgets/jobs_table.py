@@ -110,7 +110,7 @@ class JobsTable(DataTable[object]):
         from zbench.jobs.apart import apart  # after the first frame (tests/test_import_rules.py)
 
         ordered = sorted(jobs, key=lambda j: j.id, reverse=True)
-        setups = apart(jobs)
+        setups = apart(jobs, frozenset(key for key, _ in COLUMNS))  # no mode column: in words
         key_, label = SETUP
         if setups and key_ not in self.columns:
             self.add_column(label, key=key_, width=WIDTHS[key_])
