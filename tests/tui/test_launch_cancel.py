@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from textual.widgets import Button, Input, Log, Select, Static
 
 from zbench.tui.screens.confirm import ConfirmScreen
@@ -312,3 +315,23 @@ async def test_gpu_ids_the_machine_lacks_are_refused_in_the_dialog() -> None:
         await press(pilot, "ctrl+s")
         assert isinstance(app.screen, LaunchScreen)
     assert services.submitted == []
+
+
+async def test_a_dataset_path_under_home_reaches_the_runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "~/imagenet" as the data path: the dialog found the folder, then gave the runner
+    "<current folder>/~/imagenet", which does not exist (the launch failed)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "imagenet").mkdir()
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        app.screen.query_one("#data", Select).value = "dataset"
+        app.screen.query_one("#path", Input).value = "~/imagenet"
+        await settle(pilot)
+        assert str(app.screen.query_one("#error", Static).render()) == ""
+        await press(pilot, "ctrl+s")
+    assert services.submitted[0].configs[0].data == str(tmp_path / "imagenet")

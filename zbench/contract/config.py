@@ -376,12 +376,13 @@ def number_type(opt: Opt) -> Callable[[str], float | int]:
 
 
 def path_type(opt: Opt) -> Callable[[str], str]:
-    """The parser of a ``path`` option: the value made absolute against this process's folder."""
+    """The parser of a ``path`` option: the value made absolute against this process's folder,
+    ``~`` expanded (no shell expands it in a suite file, a launch dialog or ``--data=~/x``)."""
 
     def parse(text: str) -> str:
         if not text or text == opt.default or text.startswith("webcam:"):
             return text
-        return os.path.abspath(text)
+        return os.path.abspath(os.path.expanduser(text))
 
     return parse
 
