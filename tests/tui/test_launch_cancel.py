@@ -74,6 +74,24 @@ async def test_launch_a_suite_from_the_keyboard() -> None:
     assert [r.suite for r in services.submitted] == ["quick"]
 
 
+async def test_a_chosen_suite_turns_the_runs_fields_off() -> None:
+    """A suite runs its own jobs and options: GPU ids, batch size or workloads typed beside it
+    were silently ignored; they are off (greyed, out of the tab order) while a suite is chosen."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        suite = app.screen.query_one("#suite", Select)
+        fields = ("#workloads", "#gpu-ids", "#batch-size", "#framework", "#data", "#path", "#seed")
+        suite.value = "quick"
+        await settle(pilot)
+        assert all(app.screen.query_one(f).disabled for f in fields)
+        assert not suite.disabled
+        suite.clear()
+        await settle(pilot)
+        assert not any(app.screen.query_one(f).disabled for f in fields)
+
+
 def test_build_request_rules() -> None:
     form = {
         "framework": "tf",

@@ -318,6 +318,11 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
     def on_select_changed(self, event: Select.Changed) -> None:
         self.validate()
         if event.select.id == "suite":
+            # A suite runs its own jobs and options: the form's fields would be ignored.
+            chosen = event.value is not Select.NULL
+            for field in self.query("#dialog Input, #dialog Select, #dialog SelectionList"):
+                if field.id != "suite":
+                    field.disabled = chosen
             info = self.query_one("#suite-info", Static)
             info.display = event.value is not Select.NULL
             if info.display:
