@@ -162,3 +162,23 @@ async def test_footer_job_keys_follow_the_job_selection() -> None:
         assert _footer_keys(app) == {
             k: b.enabled for k, b in active.items() if b.binding.show or k == "ctrl+p"
         }
+
+
+async def test_the_palette_offers_job_commands_only_with_a_selected_job() -> None:
+    """ "job: cancel" and "job: open detail" act on the screen's selected job: the palette offered
+    them on the results and processes screens too, where picking them did nothing."""
+    from zbench.tui.commands import ZbenchCommands
+
+    def titles() -> set[str]:
+        return {title for title, _, _ in ZbenchCommands(app.screen)._entries()}
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert {"job: cancel", "job: open detail"} <= titles()  # the dashboard's selected job
+        for key in ("r", "p"):
+            await press(pilot, "d", key)
+            assert not {"job: cancel", "job: open detail"} & titles()
+            assert "job: launch" in titles()
+        await press(pilot, "d", "enter")
+        assert {"job: cancel", "job: open detail"} <= titles()  # the detail's own job

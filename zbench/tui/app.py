@@ -26,7 +26,7 @@ from zbench.settings import Config, SettingsError, State, config_path, save_stat
 from .app_mixins import ProcessActionsMixin, RememberMixin
 from .commands import ZbenchCommands
 from .feed import Feed
-from .keys import APP_BINDINGS
+from .keys import APP_BINDINGS, JOB_ACTIONS
 from .screens.dashboard import DashboardScreen
 from .services import FINISHED, LaunchRequest, Services
 from .state import TelemetryState
@@ -217,7 +217,7 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
         return getattr(self.screen, "selected_job_id", None)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("job_detail", "cancel_job") and self.focused_job_id is None:
+        if action in JOB_ACTIONS and self.focused_job_id is None:
             return None  # shown greyed out
         return True
 

@@ -9,6 +9,8 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from .keys import JOB_ACTIONS
+
 # (title, help, action, the screen class name it needs or None for anywhere)
 ENTRIES: tuple[tuple[str, str, str, str | None], ...] = (
     ("view: dashboard", "GPUs, host and jobs", "app.dashboard", None),
@@ -53,7 +55,13 @@ class ZbenchCommands(Provider):
 
     def _entries(self) -> list[tuple[str, str, str]]:
         here = type(self.screen).__name__
-        return [(t, h, a) for t, h, a, needs in ENTRIES if needs is None or needs == here]
+        job = getattr(self.screen, "selected_job_id", None)  # the palette's own screen is on top
+        return [
+            (t, h, a)
+            for t, h, a, needs in ENTRIES
+            if (needs is None or needs == here)
+            and (job is not None or a.removeprefix("app.") not in JOB_ACTIONS)
+        ]
 
     async def _run(self, action: str) -> None:
         await self.app.run_action(action, self.screen)

@@ -14,3 +14,6 @@ APP_BINDINGS: list[BindingType] = [
     Binding("ctrl+r", "refresh", "Refresh now", id="app.refresh", show=False),
     Binding("question_mark", "help", "Help", id="app.help", key_display="?"),
 ]
+# Actions on the current screen's selected job: off where none is (greyed in the Footer by the
+# app's check_action, left out of the command palette).
+JOB_ACTIONS = frozenset({"job_detail", "cancel_job"})
