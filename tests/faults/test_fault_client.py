@@ -65,36 +65,29 @@ def test_a_closed_pipe_ends_quietly_with_status_0(home: Path) -> None:
             for i in range(400)
         ]
     )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    assert _head_1(["jobs", "--all", "--json", "--db", str(db)]) == (0, "")
+
+
+def _head_1(args: list[str], **env: str) -> tuple[int, str]:
+    """``zbench ARGS | head -1``: the exit status and what it said on stderr."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "zbench", "jobs", "--all", "--json", "--db", str(db)],
+        [sys.executable, "-m", "zbench", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
     )
     assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.readline()  # `| head -1`
+    proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read().decode()
-    assert proc.wait(60) == 0 and err == ""
+    return proc.wait(60), err
 
 
 def test_a_closed_pipe_under_a_rich_view_ends_quietly_with_status_0(home: Path) -> None:
     """Rich's own broken-pipe handling exits 1: `zbench monitor | head -3` read as a failure."""
     trace = ROOT / "tests" / "fixtures" / "traces" / "synthetic.jsonl"  # 10 s of samples
     args = ["monitor", "--replay", str(trace), "--interval", "0.05"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "zbench", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.readline()  # `| head -1`
-    proc.stdout.close()
-    err = proc.stderr.read().decode()
-    assert proc.wait(60) == 0 and err == ""
+    assert _head_1(args, COLUMNS="120") == (0, "")
 
 
 def test_a_fifo_as_the_config_file_is_refused_in_one_line(tmp_path: Path) -> None:
