@@ -141,6 +141,38 @@ CANDIDATES = (
         stem_channels=4,
         note="graph + cdt + pad4, batch 384",
     ),
+    # How inductor shapes its reductions (the batch-norm statistics and their backward, over half
+    # of the step), each on top of cdt: torch 2.11's defaults are in the output's inductor_defaults.
+    Candidate(
+        "cdt-tile",
+        graph=True,
+        inductor=(*CDT, ("triton.tile_reductions", True)),
+        note="graph + cdt + reductions tiled in two dimensions",
+    ),
+    Candidate(
+        "cdt-nd",
+        graph=True,
+        inductor=(*CDT, ("triton.prefer_nd_tiling", True)),
+        note="graph + cdt + n-dimensional tiling preferred",
+    ),
+    Candidate(
+        "cdt-multi",
+        graph=True,
+        inductor=(*CDT, ("triton.multi_kernel", 1)),
+        note="graph + cdt + multi-kernel (persistent or looped reduction, chosen by timing)",
+    ),
+    Candidate(
+        "cdt-coop",
+        graph=True,
+        inductor=(*CDT, ("triton.cooperative_reductions", True)),
+        note="graph + cdt + cooperative reductions (one reduction split over blocks)",
+    ),
+    Candidate(
+        "cdt-nomix",
+        graph=True,
+        inductor=(*CDT, ("triton.mix_order_reduction", False)),
+        note="graph + cdt, mix-order reduction off",
+    ),
     # zbench's own `--preset max` training step, built by its runner (candidate_steps.zbench_step).
     Candidate("zbench", graph=True, note="zbench's --preset max step (its runner), batch 256"),
     Candidate("zbench384", batch=384, graph=True, note="zbench's --preset max step, batch 384"),
@@ -351,6 +383,15 @@ def measure(ref: Side, cand: Side, c: Candidate, a: argparse.Namespace) -> dict[
     }
 
 
+def _config_value(config: Any, dotted: str) -> Any:
+    """An inductor option's value in this process (the default: the parent sets none), or
+    ``"missing"`` where this torch has no such option."""
+    value = config
+    for part in dotted.split("."):
+        value = getattr(value, part, "missing")
+    return value if isinstance(value, (bool, int, float, str, type(None))) else repr(value)
+
+
 def ref_batch(mode: str) -> int:
     return REF_BATCH[mode]
 
@@ -424,7 +465,10 @@ def main(argv: list[str]) -> int:
         out["bn"] = json.loads(lines[-1]) if bn.returncode == 0 and lines else []
     out["wall_s"] = round(time.perf_counter() - t_start, 1)
     import torch
+    import torch._inductor.config as inductor_config
 
+    keys = sorted({k for c in chosen for k, _ in c.inductor})
+    out["inductor_defaults"] = {k: _config_value(inductor_config, k) for k in keys}
     out.update(
         torch=torch.__version__,
         gpu=torch.cuda.get_device_name() if torch.cuda.is_available() else "?",
@@ -453,6 +497,9 @@ def table(out: dict[str, Any]) -> str:
             lines.append(f"| {r['candidate']} | {r.get('mode', '')} | | | | | | {why} |")
     for r in out.get("bn", []):
         lines.append(f"bn {r}")
+    if out.get("inductor_defaults"):
+        defaults = ", ".join(f"{k}={v}" for k, v in out["inductor_defaults"].items())
+        lines.append(f"inductor defaults: {defaults}")
     return "\n".join(lines)
 
 

@@ -218,6 +218,27 @@ def test_candidates_table_keeps_failed_and_skipped_candidates() -> None:
     assert pc.parser().parse_args(["--only", "graph,freeze"]).only == ("graph", "freeze")
 
 
+def test_candidates_report_inductor_defaults_of_the_options_they_set() -> None:
+    from benchmarks import peak_candidates as pc
+
+    class Triton:
+        tile_reductions = False
+
+    class Config:
+        triton = Triton
+        coordinate_descent_tuning = False
+
+    assert pc._config_value(Config, "triton.tile_reductions") is False
+    assert pc._config_value(Config, "triton.no_such_option") == "missing"
+    assert pc._config_value(Config, "triton") == repr(Triton)
+    text = pc.table({"rows": [], "inductor_defaults": {"triton.tile_reductions": False}})
+    assert text.endswith("inductor defaults: triton.tile_reductions=False")
+    # Every reduction candidate sets coordinate-descent tuning and one option more.
+    for name in ("cdt-tile", "cdt-nd", "cdt-multi", "cdt-coop", "cdt-nomix"):
+        options = dict(pc.BY_NAME[name].inductor)
+        assert options.pop("coordinate_descent_tuning") is True and len(options) == 1
+
+
 def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
     # On the H200 the budget skipped zbench's inference run; the summary then raised KeyError.
     rows = [
