@@ -177,6 +177,69 @@ def test_gpu_filter_is_a_plain_substring(filled: Path) -> None:
     assert json.loads(CLI.invoke(app, ["results", "--gpu", "h200", "--json"]).output)["results"]
 
 
+def test_export_takes_its_format_from_the_files_name(
+    filled: Path, h200_db: Path, tmp_path: Path
+) -> None:
+    """`-o results.csv` wrote Markdown into a .csv file: -f was md unless given."""
+    empty = CLI.invoke(app, ["export", "--samples", "-o", str(tmp_path / "none.csv")])
+    assert empty.exit_code == 1 and not (tmp_path / "none.csv").exists()  # runs, no samples
+    assert empty.output == "zbench: the 10 selected run(s) hold no samples: nothing to export\n"
+    for name, first in (("r.csv", "workload,"), ("r.json", "{"), ("r.md", "| Run |")):
+        out = CLI.invoke(app, ["export", "--db", str(h200_db), "-o", str(tmp_path / name)])
+        assert out.exit_code == 0, out.output
+        assert (tmp_path / name).read_text().startswith(first), name
+    assert (
+        CLI.invoke(app, ["export", "--db", str(h200_db), "-o", str(tmp_path / "r.txt")]).exit_code
+        == 0
+    )
+    assert (tmp_path / "r.txt").read_text().startswith("| Run |")  # no known suffix: md
+    # -f wins where the name says nothing, and where it contradicts the name it is refused.
+    assert (
+        CLI.invoke(
+            app, ["export", "--db", str(h200_db), "-f", "json", "-o", str(tmp_path / "r.txt")]
+        ).exit_code
+        == 0
+    )
+    assert (tmp_path / "r.txt").read_text().startswith("{")
+    clash = CLI.invoke(
+        app, ["export", "--db", str(h200_db), "-f", "md", "-o", str(tmp_path / "x.CSV")]
+    )
+    assert clash.exit_code == 2 and not (tmp_path / "x.CSV").exists()
+    assert clash.output == "zbench: -f md but x.CSV is named csv: drop -f or name the file .md\n"
+    # Samples: .jsonl and .json are JSON lines, .csv CSV; a Markdown name is no samples format.
+    lines = CLI.invoke(
+        app, ["export", "--db", str(h200_db), "--samples", "-o", str(tmp_path / "s.json")]
+    )
+    assert lines.exit_code == 0, lines.output
+    first = (tmp_path / "s.json").read_text().splitlines()[0]
+    assert json.loads(first)["run_id"] is not None
+    md = CLI.invoke(
+        app, ["export", "--db", str(h200_db), "--samples", "-o", str(tmp_path / "s.md")]
+    )
+    assert md.exit_code == 2
+    assert md.output == "zbench: samples export: unknown format 'md' (choose csv or jsonl)\n"
+
+
+def test_an_empty_selection_writes_nothing_and_exits_1(filled: Path, tmp_path: Path) -> None:
+    """An export of no runs wrote an empty table and exit 0, as if it held the runs asked for."""
+    for args in ([], ["--samples"]):
+        out = tmp_path / "r.csv"
+        got = CLI.invoke(
+            app, ["export", *args, "--workload", "vgg16", "--since", "2099-01-01", "-o", str(out)]
+        )
+        assert got.exit_code == 1 and not out.exists()
+        assert got.output == (
+            "zbench: no runs match (workload vgg16; since 2099-01-01): nothing to export\n"
+        )
+    empty = tmp_path / "empty.db"
+    from zbench.store import Store
+
+    Store(str(empty))
+    got = CLI.invoke(app, ["export", "--db", str(empty), "-f", "json"])
+    assert got.exit_code == 1
+    assert got.output == "zbench: no results to export: run a suite first (`zbench suite quick`)\n"
+
+
 def test_export_to_a_missing_folder_is_one_line_exit_2(filled: Path, tmp_path: Path) -> None:
     result = CLI.invoke(app, ["export", "-o", str(tmp_path / "no" / "such" / "r.md")])
     assert result.exit_code == 2

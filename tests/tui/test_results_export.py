@@ -219,3 +219,19 @@ async def test_rows_that_differ_in_image_size_show_it(zbench_home: Path) -> None
         assert "Image size" in titles
         at = titles.index("Image size")
         assert [str(table.get_row_at(i)[at]) for i in range(2)] == ["32", "48"]
+
+
+async def test_a_filter_that_hides_every_row_exports_nothing(zbench_home: Path) -> None:
+    """An export of no rows wrote a file with an empty table, as if it held runs."""
+    app = make_app()
+    notes: list[str] = []
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r", "slash", *"no such model", "enter")
+        assert isinstance(app.screen, ResultsScreen) and not app.screen.shown
+        app.notify = lambda message, **kw: notes.append(message)  # type: ignore[method-assign]
+        app.screen.notify = app.notify  # type: ignore[method-assign]
+        await press(pilot, "m", "v", "j")
+        await app.workers.wait_for_complete()
+    assert not list(zbench_home.glob("zbench-results*"))
+    assert notes == ["no rows to export"] * 3

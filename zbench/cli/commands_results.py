@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from zbench.cli.filters import with_filters
-from zbench.cli.options import FormatOpt, JsonOpt, ReadDbOpt, WideOpt, _exit, app
+from zbench.cli.options import JsonOpt, ReadDbOpt, WideOpt, _exit, app
 
 if TYPE_CHECKING:  # with_filters leaves it unevaluated: no command's start-up imports the results
     from zbench.results.api import Filters
@@ -32,7 +32,15 @@ def results(
 @with_filters
 def export(
     *,
-    fmt: FormatOpt = "md",
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="md, csv or json (default: what -o's name ends in, else md).",
+            show_default=False,
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option(

@@ -53,16 +53,17 @@ def fleet_jobs(hosts_text: str, *, all_jobs: bool, json_out: bool) -> int:
 
 
 def fleet_export(
-    hosts_text: str, *, fmt: str, output: Path | None, filters: Filters | None = None
+    hosts_text: str, *, fmt: str | None, output: Path | None, filters: Filters | None = None
 ) -> int:
-    """Every host's results (``zbench results --json`` with the same filters) as json or csv."""
+    """Every host's results (``zbench results --json`` with the same filters) as json or csv
+    (``fmt``, else the output's suffix, else json)."""
+    from zbench.results.export import FormatError, pick_format
+
     try:
         hosts = parse_hosts(hosts_text)
-    except HostsError as exc:
+        fmt = pick_format(fmt, output, ("json", "csv"), "json", what="export --hosts: ")
+    except (HostsError, FormatError) as exc:
         err(str(exc))
-        return 2
-    if fmt not in ("json", "csv"):
-        err(f"export --hosts writes json or csv, not {fmt!r}")
         return 2
     got = gather(hosts, ["results", *filter_argv(filters or Filters())])
     text = json.dumps(got.rows, indent=2) + "\n" if fmt == "json" else to_csv(got.rows)

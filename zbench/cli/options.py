@@ -48,9 +48,6 @@ DbOpt = Annotated[Path | None, _db_option()]
 ReadDbOpt = Annotated[Path | None, _db_option(callback=existing_db)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 # The one format flag: -f/--format wherever a command writes a choice of formats.
-FormatOpt = Annotated[
-    str, typer.Option("--format", "-f", help="md, csv or json.", show_default=True)
-]
 WideOpt = Annotated[
     bool, typer.Option("--wide", help="Every column, however wide (default: fit the terminal).")
 ]

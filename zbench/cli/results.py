@@ -29,7 +29,7 @@ from zbench.results.api import (
     review_order,
     rows_from_json,
 )
-from zbench.results.export import FORMATS, FormatError, render
+from zbench.results.export import FORMATS, FormatError, pick_format, render
 from zbench.results.format import (
     NUMERIC,
     cells,
@@ -173,17 +173,26 @@ def _demo(filters: Filters) -> str:
 
 
 def export_results(
-    *, fmt: str, output: Path | None, filters: Filters, db: Db, samples: bool = False
+    *, fmt: str | None, output: Path | None, filters: Filters, db: Db, samples: bool = False
 ) -> int:
-    """The results as md, csv or json; with ``samples``, their raw samples as csv or jsonl."""
+    """The results as md, csv or json (``fmt``, else the output's suffix, else md); with
+    ``samples``, their raw samples as csv or jsonl. 1, with nothing written, when no run is
+    selected: an empty table must not read as an export of runs."""
     if samples:
         return _export_samples(fmt, output, filters, db)
-    if fmt not in FORMATS:
-        err(str(FormatError.unknown(fmt)))
+    try:
+        fmt = pick_format(fmt, output, FORMATS, "md")
+    except FormatError as exc:
+        err(str(exc))
+        return 2
+    if _over_database(output, db):
         return 2
     rows = _query(filters, db)
     if rows is None:
         return 2
+    if not rows:
+        err(filters.nothing_to("export"))
+        return 1
     try:
         text = render(rows, fmt)
     except FormatError as exc:
@@ -192,35 +201,49 @@ def export_results(
     return write_output(text, output, f"{len(rows)} result(s)", db)
 
 
-def _export_samples(fmt: str, output: Path | None, filters: Filters, db: Db) -> int:
+def _export_samples(fmt: str | None, output: Path | None, filters: Filters, db: Db) -> int:
     from zbench.results.samples_export import SAMPLE_FORMATS, render_samples
     from zbench.results.selection import select
 
-    fmt = {"md": "csv", "json": "jsonl"}.get(fmt, fmt)  # md is export's default: not for samples
-    if fmt not in SAMPLE_FORMATS:
-        err(str(FormatError.unknown(fmt, SAMPLE_FORMATS, "samples export: ")))
+    try:  # json asks for the samples as JSON lines
+        fmt = pick_format(fmt, output, SAMPLE_FORMATS, "csv", {"json": "jsonl"}, "samples export: ")
+    except FormatError as exc:
+        err(str(exc))
+        return 2
+    if _over_database(output, db):
         return 2
     try:
         sel = select(db, filters)
     except ValueError as exc:
         err(str(exc))
         return 2
+    if not sel.all:
+        err(filters.nothing_to("export"))
+        return 1
     text = render_samples(sel.all, fmt, db)
     rows = max(text.count("\n") - (fmt == "csv"), 0)
+    if not rows:
+        err(f"the {len(sel.all)} selected run(s) hold no samples: nothing to export")
+        return 1
     return write_output(text, output, f"{rows} sample row(s)", db)
+
+
+def _over_database(output: Path | None, db: Db) -> bool:
+    """Whether ``output`` is a database (said on stderr): ``-o zbench.db`` replaced every stored
+    run with a table of them. Checked before the query, so the answer comes first."""
+    if output is None or str(output) == "-" or not holds_database(output, paths.db_path(db)):
+        return False
+    err(f"{output} is a database: writing the export over it would lose it (-o names a new file)")
+    return True
 
 
 def write_output(text: str, output: Path | None, what: str, db: Db) -> int:
     """``text`` to stdout (no ``output``, or ``-`` as tools take it), or to ``output`` with a line
-    on stderr saying what was written; never over a database (``-o zbench.db`` replaced every
-    stored run with a table of them)."""
+    on stderr saying what was written; never over a database."""
     if output is None or str(output) == "-":
         sys.stdout.write(text)
         return 0
-    if holds_database(output, paths.db_path(db)):
-        err(
-            f"{output} is a database: writing the export over it would lose it (-o names a new file)"
-        )
+    if _over_database(output, db):
         return 2
     try:
         output.write_text(text, encoding="utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from zbench.csvcell import write_rows
@@ -37,7 +38,11 @@ from zbench.results.provenance import (
     window,
 )
 
-FORMATS = ("md", "csv", "json")
+# The export formats and their names in the TUI's export dialog.
+FORMAT_NAMES = {"md": "Markdown", "csv": "CSV", "json": "JSON"}
+FORMATS = tuple(FORMAT_NAMES)
+# What a file's name says it holds, when -f does not (samples add JSON lines).
+SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".csv": "csv", ".json": "json", ".jsonl": "jsonl"}
 
 
 class FormatError(ZbenchError, ValueError):
@@ -48,6 +53,37 @@ class FormatError(ZbenchError, ValueError):
         """The one wording of a format that is not one of ``choices``."""
         names = ", ".join(choices[:-1]) + f" or {choices[-1]}"
         return cls(f"{what}unknown format {fmt!r} (choose {names})")
+
+
+def pick_format(
+    fmt: str | None,
+    output: Path | None,
+    choices: Sequence[str],
+    default: str,
+    same: dict[str, str] | None = None,
+    what: str = "",
+) -> str:
+    """The format to write: ``-f`` when given, else what the output file's suffix names
+    (``-o results.csv`` writes CSV), else ``default``. A ``-f`` that contradicts the suffix
+    (``-f md -o results.csv``) and a format not in ``choices`` raise FormatError. ``same`` maps
+    a format to the one it means here (samples: json is JSON lines)."""
+    same = same or {}
+    named = None
+    if output is not None and str(output) != "-":
+        named = SUFFIX_FORMATS.get(output.suffix.lower())
+    named = same.get(named, named) if named else None
+    if fmt is None:
+        fmt = named or default
+    else:
+        fmt = same.get(fmt, fmt)
+        if named and fmt in choices and named != fmt:
+            raise FormatError(
+                f"-f {fmt} but {output.name if output else ''} is named {named}: "
+                f"drop -f or name the file .{fmt}"
+            )
+    if fmt not in choices:
+        raise FormatError.unknown(fmt, choices, what)
+    return fmt
 
 
 # Stored text (a GPU name, a tag, a runner's message) is data, never Markdown: ``![x](y)`` in a GPU

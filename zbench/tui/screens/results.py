@@ -19,12 +19,11 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select
 
+from zbench.results.export import FORMAT_NAMES
 from zbench.results.format import COLUMNS, NUMERIC, Col, table_columns
 
 from ..widgets.charts import ScalingChart, ThroughputBars
 from .confirm import ConfirmScreen
-
-FORMATS = {"md": "Markdown", "csv": "CSV", "json": "JSON"}
 
 
 def row_cells(row: Any, columns: Sequence[Col] = COLUMNS) -> list[str]:
@@ -225,6 +224,9 @@ class ResultsScreen(Screen[None]):
 
     def action_export(self, fmt: str, path: str | None = None) -> None:
         """m/v/j: to the default name, or the next free one (``zbench-results-2.md``)."""
+        if not self.shown:  # as report: an empty table must not read as an export of runs
+            self.notify("no rows to export", severity="warning")
+            return
         target = Path(path) if path else free_path(default_path(fmt))
         self._export(list(self.shown), fmt, target)
 
@@ -316,7 +318,7 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
         with Vertical(id="dialog"):
             yield Label("Export the shown rows (ctrl+s writes, esc closes)")
             yield Select(
-                [(v, k) for k, v in FORMATS.items()],
+                [(v, k) for k, v in FORMAT_NAMES.items()],
                 value="md",
                 allow_blank=False,
                 id="fmt",
@@ -330,7 +332,7 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
     def on_select_changed(self, event: Select.Changed) -> None:
         path = self.query_one("#path", Input)
         current = Path(path.value)
-        if current.suffix.lstrip(".") in FORMATS:
+        if current.suffix.lstrip(".") in FORMAT_NAMES:
             path.value = str(current.with_suffix(f".{event.value}"))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
