@@ -179,3 +179,22 @@ def test_the_fleet_view_checks_the_config_theme_too(
     result = CLI.invoke(app, ["--hosts", "alpha"])
     assert result.exit_code == 2 and opened == []
     assert "[ui] theme 'nordd' is not a theme" in result.stderr
+
+
+def test_probe_json_after_ctrl_c_names_the_job_that_runs_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`zbench probe --json` and Ctrl-C printed nothing on stdout: a script lost the job's id."""
+    import json
+
+    from zbench.cli import probe
+    from zbench.jobs import probe_submit
+
+    monkeypatch.setattr(probe_submit, "submit_probe", lambda *a: 41)
+    monkeypatch.setattr(probe, "_follow", lambda job_id, quiet: False)  # Ctrl-C while following
+    assert probe.run_probe(json_out=True) == 1
+    out, errors = capsys.readouterr()
+    assert json.loads(out) == {"job_id": 41}
+    assert "job 41 keeps running" in errors
+    assert probe.run_probe(json_out=False) == 1
+    assert capsys.readouterr().out == ""  # the table's view says it on stderr only

@@ -56,6 +56,8 @@ def run_probe(
     try:
         job_id = submit_probe(gpus, quick, p2p_seconds)
         if not _follow(job_id, quiet=json_out):
+            if json_out:  # as `zbench run --json`: a script learns which job runs on
+                print(json.dumps({"job_id": job_id}))
             print(
                 f"zbench: probe detached; job {job_id} keeps running (`zbench jobs`, "
                 f"`zbench cancel {job_id}`)",
