@@ -151,6 +151,8 @@ def test_a_gpu_name_like_markup_prints_as_is_in_compare(home: Path) -> None:
     [
         (["vgg16", "--image-size", "16"], "needs --image-size 32 or more"),
         (["resnet50", "--data", "/no/such/dataset"], "no such file or folder"),
+        (["resnet50", "--data", "/"], "resnet50 --data /: not a known dataset layout: /"),
+        (["fasterrcnn", "--data", "/"], "fasterrcnn --data /: no VOCdevkit/VOC2007 or VOC2012"),
         (["resnet50", "--steps", "1000000000000"], "at most"),
     ],
 )

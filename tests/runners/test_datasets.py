@@ -168,3 +168,42 @@ def test_random_crop_3d_pads_and_crops() -> None:
     np.testing.assert_array_equal(cl, (ci > 100).astype(np.uint8))  # crop of the pair is aligned
     ci2, _ = random_crop_3d(image, label, (4, 5, 6), rng)
     assert ci2.shape == (4, 5, 6)
+
+
+def test_the_layout_check_before_queueing_agrees_with_the_indexers(tmp_path: Path) -> None:
+    """What `zbench run --data` refuses before a job is queued: the layout, not every file."""
+    from zbench.runners.datasets import index_for, layout_problem
+
+    flowers = make_flowers102(tmp_path / "f", n=6)
+    folder = make_imagefolder(tmp_path / "i")
+    voc = make_voc(tmp_path / "v")
+    kits = make_kits19(tmp_path / "k")
+    good = {
+        "classification": (flowers, folder),
+        "detection": (voc,),
+        "segmentation": (kits, kits.parent),  # root/data or root
+    }
+    for task, roots in good.items():
+        for root in roots:
+            assert layout_problem(task, str(root)) is None, (task, root)
+            index_for(task, str(root))  # the runner's indexing takes it too
+    # Each task refuses another's layout, in the indexer's own words.
+    assert layout_problem("classification", str(voc)) == (
+        f"not a known dataset layout: {voc} (expected Flowers-102's imagelabels.mat or an "
+        f"ImageFolder split folder {voc / 'train'})"
+    )
+    assert layout_problem("detection", str(folder)) == (
+        f"no VOCdevkit/VOC2007 or VOC2012 folder under {folder}"
+    )
+    assert layout_problem("segmentation", str(flowers)) == (
+        f"no KiTS19 case_XXXXX folders under {flowers}"
+    )
+    assert layout_problem("classification", str(tmp_path / "nope")) == (
+        f"dataset folder not found: {tmp_path / 'nope'}"
+    )
+    empty = tmp_path / "e"
+    (empty / "train").mkdir(parents=True)
+    assert layout_problem("classification", str(empty)) == f"no class folders in {empty / 'train'}"
+    for root in (voc, empty):
+        with pytest.raises(DatasetError):
+            index_for("classification", str(root))

@@ -105,8 +105,18 @@ class JobNotFound(ZbenchError, LookupError):
 def check_config(config: RunConfig | DemoConfig | ProbeConfig) -> str | None:
     """What the runner would reject at once, found before a job is queued (the runner finds it
     only after a 5-20 s framework import, and leaves a failed job behind): one line, or None.
-    Each kind's config class checks its own options (a demo's parser already did)."""
-    return config.check()
+    Each kind's config class checks its own options (a demo's parser already did); a benchmark's
+    ``--data`` is checked against its workload's dataset layout by the runners' dataset module
+    (numpy only, no framework), which the contract, standard library only, cannot import."""
+    problem = config.check()
+    if problem or not isinstance(config, RunConfig) or config.data is None:
+        return problem
+    from zbench.contract.workloads import WORKLOADS
+    from zbench.runners.datasets import layout_problem
+
+    workload = WORKLOADS.get(config.workload)
+    found = layout_problem(workload.task, config.data) if workload else None
+    return f"{config.workload} --data {config.data}: {found}" if found else None
 
 
 def _store(db: str | os.PathLike[str] | None) -> Store:

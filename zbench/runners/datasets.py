@@ -54,6 +54,56 @@ class DatasetError(Exception):
     """A dataset file is missing or unreadable; the message names it."""
 
 
+def index_for(task: str, data: str, split: str = "train") -> tuple[Any, str]:
+    """(the index, its layout) of the dataset a workload of ``task`` reads from ``data``: a
+    ``ClassificationIndex``, a list of ``VocSample`` or of ``KitsCase``. DatasetError when the
+    layout is not the task's, a file is missing, or the split holds no sample."""
+    if task == "classification":
+        index: Any = index_classification(data, split)
+        layout, empty = index.layout, not index.files
+    elif task == "detection":
+        index, layout = index_voc(data, split), "voc"
+        empty = not index
+    else:
+        index, layout = index_kits19(data), "kits19"
+        empty = not index
+    if empty:
+        raise DatasetError(f"no samples in {data} (split {split})")
+    return index, layout
+
+
+def layout_problem(task: str, data: str, split: str = "train") -> str | None:
+    """Why ``data`` is not a dataset in the layout ``task`` reads, in one line, or None. Run
+    before a job is queued, so it looks at the layout only (the folders and index files that name
+    it, no image listed or decoded: ImageNet's 1.28 million files are the runner's to index)."""
+    root = Path(data)
+    try:
+        if not root.is_dir():
+            raise DatasetError(f"dataset folder not found: {root}")
+        if task == "classification":
+            flowers = any((c / "imagelabels.mat").exists() for c in (root, root / "flowers-102"))
+            split_dir = root / split
+            if not flowers and not split_dir.is_dir():
+                raise DatasetError(
+                    f"not a known dataset layout: {root} (expected Flowers-102's imagelabels.mat "
+                    f"or an ImageFolder split folder {split_dir})"
+                )
+            if not flowers and not any(d.is_dir() for d in split_dir.iterdir()):
+                raise DatasetError(f"no class folders in {split_dir}")
+        elif task == "detection":
+            for year in _voc_year_dirs(root):
+                list_file = year / "ImageSets" / "Main" / f"{split}.txt"
+                if not list_file.is_file():
+                    raise DatasetError(f"missing dataset file: {list_file}")
+        elif not any(root.glob("case_[0-9]*")) and not any((root / "data").glob("case_[0-9]*")):
+            raise DatasetError(f"no KiTS19 case_XXXXX folders under {root}")
+    except DatasetError as exc:
+        return str(exc)
+    except OSError as exc:  # an unreadable folder
+        return f"cannot read {root}: {exc.strerror or exc}"
+    return None
+
+
 @dataclass(frozen=True)
 class ClassificationIndex:
     """A classification dataset's image files and labels (Flowers-102 or ImageNet layout)."""

@@ -23,23 +23,13 @@ def real_dataset(
     assert cfg.data and cfg.image_size
     size = cfg.image_size
     parallel = cfg.workers or None  # None: sequential map
+    index, layout = ds.index_for(workload.kind, cfg.data, "train")
     if workload.kind == "classification":
-        index = ds.index_classification(cfg.data, "train")
-        if not index.files:
-            raise ds.DatasetError(f"no samples in {cfg.data} (split train)")
-        out = _classification(index, size, parallel, cfg.seed)
-        layout, classes = index.layout, index.num_classes
+        out, classes = _classification(index, size, parallel, cfg.seed), index.num_classes
     elif workload.kind == "detection":
-        samples = ds.index_voc(cfg.data, "train")
-        if not samples:
-            raise ds.DatasetError(f"no samples in {cfg.data} (split train)")
-        out, layout, classes = _detection(samples, size, parallel, cfg.seed), "voc", 21
+        out, classes = _detection(index, size, parallel, cfg.seed), 21
     else:
-        cases = ds.index_kits19(cfg.data)
-        if not cases:
-            raise ds.DatasetError(f"no cases in {cfg.data}")
-        out = _volumes(cases, size, workload.spatial_dims, cfg.seed)
-        layout, classes = "kits19", 3
+        out, classes = _volumes(index, size, workload.spatial_dims, cfg.seed), 3
     return out.batch(global_batch, drop_remainder=True), layout, classes
 
 

@@ -148,17 +148,7 @@ class Task:
         self._std = torch.tensor(IMAGENET_STD, device=dev).view(1, 3, 1, 1) * 255
 
     def _index_real(self, data: str, split: str) -> None:
-        if self.kind == "cls":
-            self._index = ds.index_classification(data, split)
-            self.layout = self._index.layout
-        elif self.kind == "det":
-            self._index = ds.index_voc(data, split)
-            self.layout = "voc"
-        else:
-            self._index = ds.index_kits19(data)
-            self.layout = "kits19"
-        if not self._index or (self.kind == "cls" and not self._index.files):
-            raise ds.DatasetError(f"no samples in {data} (split {split})")
+        self._index, self.layout = ds.index_for(self.info.task, data, split)
 
     @property
     def num_classes(self) -> int:
