@@ -340,6 +340,8 @@ async def test_a_dataset_path_under_home_reaches_the_runner(
 ) -> None:
     """ "~/imagenet" as the data path: the dialog found the folder, then gave the runner
     "<current folder>/~/imagenet", which does not exist (the launch failed)."""
+    from tests.datasets_fixtures import make_imagefolder
+
     monkeypatch.setenv("HOME", str(tmp_path))
     (tmp_path / "imagenet").mkdir()
     services = FakeServices()
@@ -350,6 +352,75 @@ async def test_a_dataset_path_under_home_reaches_the_runner(
         app.screen.query_one("#data", Select).value = "dataset"
         app.screen.query_one("#path", Input).value = "~/imagenet"
         await settle(pilot)
+        # An empty folder is no dataset: the dialog says so in the layout check's words, as
+        # `zbench run --data` does, before any job is queued.
+        error = str(app.screen.query_one("#error", Static).render())
+        assert error.startswith(f"resnet50 --data {tmp_path / 'imagenet'}: not a known dataset")
+        make_imagefolder(tmp_path / "imagenet", per_class=1, splits=("train",))
+        app.screen.query_one("#path", Input).value = "~/imagenet "  # typed again: checked again
+        await settle(pilot)
         assert str(app.screen.query_one("#error", Static).render()) == ""
         await press(pilot, "ctrl+s")
     assert services.submitted[0].configs[0].data == str(tmp_path / "imagenet")
+
+
+async def test_a_demos_options_are_fields_shown_while_it_is_picked(tmp_path: Path) -> None:
+    """Demos launched from the dialog took every default: board size, algorithm, tracker,
+    minutes could not be chosen without the CLI."""
+    from textual.widgets import Collapsible, SelectionList
+
+    from zbench.contract.demos import demos
+
+    services = FakeServices()
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        screen = app.screen
+        assert isinstance(screen, LaunchScreen)
+        sections = {name: screen.query_one(f"#demo-{name}", Collapsible) for name in demos()}
+        assert not any(s.display for s in sections.values())  # resnet50 only: no demo's section
+        box = screen.query_one("#workloads", SelectionList)
+        box.deselect("resnet50")
+        box.select("snake")
+        await settle(pilot)
+        assert [n for n, s in sections.items() if s.display] == ["snake"]
+        # Every option of the demo's table is a field, but the device (the form's own).
+        fields = {w.id for w in sections["snake"].query("Input, Select")}
+        assert fields == {f"snake-{o.flag[2:]}" for o in demos()["snake"].options} - {
+            "snake-device"
+        }
+        screen.query_one("#snake-board", Input).value = "3"
+        await settle(pilot)
+        error = str(screen.query_one("#error", Static).render())
+        assert error == "snake: board: must be at least 4 and at most 64, got 3"
+        assert screen.query_one("#launch", Button).disabled
+        screen.query_one("#snake-board", Input).value = "16"
+        screen.query_one("#snake-algo", Select).value = "dqn"
+        screen.query_one("#snake-faithful", Select).value = "on"
+        screen.query_one("#device", Select).value = "cpu"
+        box.select("motion")
+        await settle(pilot)
+        screen.query_one("#motion-mode", Select).value = "animate"
+        screen.query_one("#motion-checkpoint", Input).value = str(tmp_path)
+        await settle(pilot)
+        error = str(screen.query_one("#error", Static).render())
+        assert error.startswith("motion: --animate needs a trained model: no motion.pt in")
+        screen.query_one("#motion-mode", Select).value = "train"
+        screen.query_one("#motion-checkpoint", Input).value = ""
+        screen.query_one("#motion-minutes", Input).value = "0.5"
+        await settle(pilot)
+        remembered = screen.remembered_values()
+        await press(pilot, "ctrl+s")
+        assert isinstance(app.screen, DashboardScreen)
+        # The next launch starts from these values, the demos picked again.
+        app.push_screen(LaunchScreen([], remembered=remembered))
+        await settle(pilot)
+        assert app.screen.query_one("#snake-board", Input).value == "16"
+        assert app.screen.query_one("#snake-algo", Select).value == "dqn"
+        picked = app.screen.query_one("#workloads", SelectionList).selected
+        assert set(picked) == {"snake", "motion"}
+        assert app.screen.query_one("#demo-motion", Collapsible).display
+    snake, motion = services.submitted[0].configs
+    assert (snake.algo, snake.faithful, snake.board, snake.device) == ("dqn", True, 16, "cpu")
+    assert (motion.mode, motion.minutes, motion.device) == ("train", 0.5, "cpu")

@@ -28,9 +28,7 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
         return 2
     if bad_timeout(timeout):
         return 2
-    from zbench.contract.demos import check  # the entry's own check, framework-free
-
-    reason = check(config.entry, config.as_options())
+    reason = config.check()  # the entry's own check, framework-free
     if reason:
         err(reason)
         return 2

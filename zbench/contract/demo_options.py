@@ -44,8 +44,10 @@ class DemoConfig:
         return cls(demo, tuple(values.items()))
 
     def check(self) -> str | None:
-        """Nothing more to find: ``of`` and the parser validated every option."""
-        return None
+        """What the demo would refuse at once, in one line (None: nothing found): ``of`` and the
+        parser validated each option; the entry module's own check sees its inputs (a model to
+        animate, a video to track), so every way of submitting refuses them before queueing."""
+        return registry.check(self.entry, self.as_options())
 
     def __getattr__(self, name: str) -> Any:
         for key, value in object.__getattribute__(self, "options"):

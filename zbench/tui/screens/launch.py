@@ -3,6 +3,8 @@
 Its fields are rows of the runner's option table (``zbench.contract.config.RUN_OPTIONS``: label,
 choices, default, help as the tooltip), and validation runs the runner's own option parser
 (``parse_args``, standard library only), so the dialog accepts exactly what a runner accepts.
+Each demo's options are rows of the demo table (``zbench.contract.demos``), in a section of their
+own shown while the demo is picked, checked by the demos' parser and the demo's own check.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from zbench.contract.config import (
 )
 from zbench.contract.demo_options import DemoConfig
 from zbench.contract.demo_options import parse_args as parse_demo_args
+from zbench.contract.demos import Demo
 from zbench.contract.demos import demos as registered_demos
 
 from ..format import escape
@@ -74,6 +77,40 @@ def parse_gpu_ids(text: str) -> tuple[int, ...] | None:
     if any(i < 0 for i in ids) or len(set(ids)) != len(ids):
         raise ValueError(f"GPUs: indices must be distinct and 0 or more, got {text!r}")
     return ids
+
+
+def demo_fields(demo: Demo) -> tuple[Opt, ...]:
+    """The demo's options the dialog offers: its table's rows but the device (the form's)."""
+    return tuple(o for o in demo.options if o.name != "device")
+
+
+def demo_widget(demo: str, opt: Opt) -> str:
+    """The id of a demo option's field: the demo's name, then the flag (``snake-board``)."""
+    return f"{demo}-{opt.flag[2:]}"
+
+
+def demo_argv(demo: Demo, form: dict[str, str]) -> list[str]:
+    """The demo's argv from the form (a blank field leaves the table's default)."""
+    argv = [demo.name, *(["--device", "cpu"] if form.get("device") == "cpu" else [])]
+    for opt in demo_fields(demo):
+        value = form.get(demo_widget(demo.name, opt), "")
+        if value and opt.kind == "bool":
+            argv.append(opt.flag if value == "on" else f"--no-{opt.flag[2:]}")
+        elif value and opt.kind == "switch":
+            argv.append(f"--{value}")
+        elif value:  # one word: a value such as "-x" is the field's, not an option
+            argv.append(f"{opt.flag}={value}")
+    return argv
+
+
+def _demo_config(demo: Demo, form: dict[str, str]) -> tuple[DemoConfig | None, str]:
+    """(the demo's config, "") or (None, a one-line reason naming the demo and the field)."""
+    try:
+        config, _ = parse_demo_args(demo_argv(demo, form))
+    except UsageError as exc:
+        return None, f"{demo.name}: {exc.naming(lambda names: names[0].lstrip('-'))}"
+    problem = config.check()  # the demo's own check: a model to animate, a video to read
+    return (None, f"{demo.name}: {problem}") if problem else (config, "")
 
 
 def runner_argv(workload: str, form: dict[str, str], gpu_ids: tuple[int, ...] | None) -> list[str]:
@@ -137,17 +174,21 @@ def build_request(
         return None, problem
     if form["data"] == DATASET and not form["path"].strip():
         return None, "data: give the dataset's path"  # a missing one: the config's check says
+    from zbench.jobs.api import check_config  # after the first frame, as every jobs import
+
     configs: list[RunConfig | DemoConfig] = []
     demos = registered_demos()
-    for demo in [w for w in workloads if w in demos]:  # demos take their defaults
-        device = ["--device", "cpu"] if form.get("device") == "cpu" else []
-        configs.append(parse_demo_args([demo, *device])[0])
+    for name in [w for w in workloads if w in demos]:
+        demo_config, problem = _demo_config(demos[name], form)
+        if demo_config is None:
+            return None, problem
+        configs.append(demo_config)
     for workload in [w for w in workloads if w not in demos]:
         try:
             config, _ = parse_args(runner_argv(workload, form, gpu_ids))
         except UsageError as exc:
             return None, f"{workload}: {exc.naming(field_label)}"
-        problem = config.check()  # what the runner would refuse at once (submitting checks it too)
+        problem = check_config(config)  # what the runner would refuse at once, as submit does
         if problem:
             return None, problem if problem.startswith(workload) else f"{workload}: {problem}"
         configs.append(config)
@@ -182,6 +223,16 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         self.gpus = None if gpus is None else tuple(gpus)
         self.has_gpus = gpus is None or bool(gpus)
         self.remembered = {k: str(v) for k, v in (remembered or {}).items()}
+        self.demos = registered_demos()
+        fields = [(demo_widget(d.name, o), o) for d in self.demos.values() for o in demo_fields(d)]
+        # A demo's Selects and the values each offers; its other options are Inputs.
+        self.demo_choices = {
+            w: SWITCH if o.kind == "bool" else o.choices
+            for w, o in fields
+            if o.kind in ("choice", "switch", "bool")
+        }
+        self.demo_selects = list(self.demo_choices)
+        self.demo_inputs = [w for w, _ in fields if w not in self.demo_choices]
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -200,10 +251,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                         (f"{w.name}  {w.title}", w.name, w.name == "resnet50")
                         for w in WORKLOADS.values()
                     ],
-                    *[
-                        (f"{d.name}  demo: {d.title}", d.name, False)
-                        for d in registered_demos().values()
-                    ],
+                    *[(f"{d.name}  demo: {d.title}", d.name, False) for d in self.demos.values()],
                     id="workloads",
                     compact=True,
                 )
@@ -215,6 +263,15 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             with Collapsible(title="more options", collapsed=True, id="more"), Grid(id="more-form"):
                 for name in MORE:
                     yield from self._field(name)
+            for demo in self.demos.values():  # shown while the demo is picked
+                with (
+                    Collapsible(
+                        title=f"{demo.name} options", id=f"demo-{demo.name}", classes="demo"
+                    ),
+                    Grid(classes="demo-form"),
+                ):
+                    for opt in demo_fields(demo):
+                        yield from self._demo_field(demo, opt)
             yield Static(id="suite-info")
             yield Static(id="error")
             with Horizontal(id="buttons"):
@@ -248,6 +305,33 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             yield Input(placeholder=_placeholder(opt), id=widget, compact=True, tooltip=opt.help)
 
     @staticmethod
+    def _demo_field(demo: Demo, opt: Opt) -> ComposeResult:
+        """One of a demo's options: a Select for choices and on/off, else an Input (blank: the
+        table's default, which its placeholder names)."""
+        yield Label(opt.name.replace("_", " "))
+        widget = demo_widget(demo.name, opt)
+        if opt.kind in ("choice", "switch", "bool"):
+            choices = SWITCH if opt.kind == "bool" else opt.choices
+            value = ("on" if opt.default else "off") if opt.kind == "bool" else opt.default
+            yield Select(
+                [(c, c) for c in choices],
+                value=value,
+                allow_blank=False,
+                id=widget,
+                compact=True,
+                tooltip=opt.help,
+            )
+        else:
+            unset = "none" if opt.path else "automatic"  # no file; a number chosen by the demo
+            shown = unset if opt.default is None else str(opt.default)
+            yield Input(placeholder=f"{shown} (default)", id=widget, compact=True, tooltip=opt.help)
+
+    def _show_demo_options(self) -> None:
+        picked = set(self.query_one("#workloads", SelectionList).selected)
+        for name in self.demos:
+            self.query_one(f"#demo-{name}", Collapsible).display = name in picked
+
+    @staticmethod
     def _select(name: str, options: tuple[str, ...], value: str) -> ComposeResult:
         yield Label(name)
         yield Select(
@@ -256,28 +340,33 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
 
     def on_mount(self) -> None:
         self._restore(self.remembered)
+        self._show_demo_options()
         self.query_one("#workloads").focus()
         self.validate()
 
     def _restore(self, values: dict[str, str]) -> None:
         """Put remembered values back; one that no longer fits (a renamed option) is skipped."""
-        for name in SELECTS:
+        for name in (*SELECTS, *self.demo_selects):
             value = values.get(name)
             if name == "device" and not self.has_gpus:
                 continue  # no GPU here: cpu, whatever was used last time
-            if value and value in self._options(name):
+            if value and value in self._choices(name):
                 self.query_one(f"#{name}", Select).value = value
-        for name in INPUTS:
+        for name in (*INPUTS, *self.demo_inputs):
             if name in values:
                 self.query_one(f"#{name}", Input).value = values[name]
         workloads = values.get("workloads")
         if workloads:
-            chosen = [w for w in workloads.split(",") if w in WORKLOADS]
+            chosen = [w for w in workloads.split(",") if w in WORKLOADS or w in self.demos]
             if chosen:
                 box = self.query_one("#workloads", SelectionList)
                 box.deselect_all()
                 for w in chosen:
                     box.select(w)
+
+    def _choices(self, name: str) -> tuple[str, ...]:
+        """What the Select ``name`` offers: a demo option's values, or the form's."""
+        return self.demo_choices.get(name) or self._options(name)
 
     @staticmethod
     def _options(name: str) -> tuple[str, ...]:
@@ -288,10 +377,10 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
 
     def form(self) -> dict[str, str]:
         values = {}
-        for name in SELECTS:
+        for name in (*SELECTS, *self.demo_selects):
             value = self.query_one(f"#{name}", Select).value
             values[name] = "" if value is Select.NULL else str(value)
-        for name in INPUTS:
+        for name in (*INPUTS, *self.demo_inputs):
             values[name] = self.query_one(f"#{name}", Input).value.strip()
         return values
 
@@ -342,6 +431,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
             self.query_one("#suite-info", Static).update(escape(text))
 
     def on_selection_list_selected_changed(self) -> None:
+        self._show_demo_options()
         self.validate()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
