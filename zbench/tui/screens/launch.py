@@ -200,6 +200,21 @@ def _placeholder(opt: Opt) -> str:
     return f"{opt.shown_default} (default)"
 
 
+def _option_field(
+    widget: str, opt: Opt, choices: Sequence[str] | None, value: str | None
+) -> Select[str] | Input:
+    """An option's field, its help as the tooltip: an Input when there are no ``choices``
+    (``value``: its placeholder), else a Select of them at ``value`` (None: blank, "default")."""
+    if choices is None:
+        return Input(placeholder=value or "", id=widget, compact=True, tooltip=opt.help)
+    options = [(c, c) for c in choices]
+    if value is None:
+        return Select(options, prompt="default", id=widget, compact=True, tooltip=opt.help)
+    return Select(
+        options, value=value, allow_blank=False, id=widget, compact=True, tooltip=opt.help
+    )
+
+
 class LaunchScreen(ModalScreen[LaunchRequest | None]):
     """The launch dialog: a workload and its options, or a suite; dismissed with the request."""
 
@@ -289,20 +304,9 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         widget = opt.flag[2:]
         if opt.kind in ("choice", "bool"):
             default = "cpu" if name == "device" and not self.has_gpus else opt.default
-            choices = [(c, c) for c in self._options(widget)]
-            if default is None:
-                yield Select(choices, prompt="default", id=widget, compact=True, tooltip=opt.help)
-            else:
-                yield Select(
-                    choices,
-                    value=default,
-                    allow_blank=False,
-                    id=widget,
-                    compact=True,
-                    tooltip=opt.help,
-                )
+            yield _option_field(widget, opt, self._options(widget), default)
         else:
-            yield Input(placeholder=_placeholder(opt), id=widget, compact=True, tooltip=opt.help)
+            yield _option_field(widget, opt, None, _placeholder(opt))
 
     @staticmethod
     def _demo_field(demo: Demo, opt: Opt) -> ComposeResult:
@@ -313,18 +317,11 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
         if opt.kind in ("choice", "switch", "bool"):
             choices = SWITCH if opt.kind == "bool" else opt.choices
             value = ("on" if opt.default else "off") if opt.kind == "bool" else opt.default
-            yield Select(
-                [(c, c) for c in choices],
-                value=value,
-                allow_blank=False,
-                id=widget,
-                compact=True,
-                tooltip=opt.help,
-            )
+            yield _option_field(widget, opt, choices, value)
         else:
             unset = "none" if opt.path else "automatic"  # no file; a number chosen by the demo
             shown = unset if opt.default is None else str(opt.default)
-            yield Input(placeholder=f"{shown} (default)", id=widget, compact=True, tooltip=opt.help)
+            yield _option_field(widget, opt, None, f"{shown} (default)")
 
     def _show_demo_options(self) -> None:
         picked = set(self.query_one("#workloads", SelectionList).selected)
