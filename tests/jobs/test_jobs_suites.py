@@ -95,6 +95,15 @@ def test_user_suite_matrix_and_options(tmp_path: Path) -> None:
         ('[[job]]\nworkload = "resnet50"\ntimeout_s = inf\n', "timeout_s must be a positive"),
         ('[[job]]\nworkload = "resnet50"\ntimeout_s = 0\n', "timeout_s must be a positive"),
         ('[[job]]\nworkload = "resnet50"\ntimeout_s = true\n', "timeout_s must be a positive"),
+        # A value of the wrong kind: read as a bare flag, argparse's words leaked out.
+        (
+            '[[job]]\nworkload = "resnet50"\nsteps = true\n',
+            "steps must be a whole number, got true",
+        ),
+        ('[[job]]\nworkload = "resnet50"\ncompile = "yes"\n', "compile must be true or false"),
+        ('[[job]]\nworkload = "resnet50"\ncompile = 1\n', "compile must be true or false, got 1"),
+        ('[[job]]\nworkload = "resnet50"\nmode = false\n', "mode must be one of 'train'"),
+        ('[[job]]\nworkload = "resnet50"\ndata = true\n', "data must be a string, got true"),
         ('[[job]]\nmode = "train"\n', "job 1: no workload"),
         ('name = "x"\n', "no [[job]] entries"),
         ("[[job]\n", "mine.toml: "),

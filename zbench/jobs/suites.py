@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zbench.contract.config import RunConfig, UsageError, parse_args
+from zbench.contract.config import RUN_OPTION, Opt, RunConfig, UsageError, parse_args
 from zbench.errors import ZbenchError
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
@@ -186,6 +186,9 @@ def _config(options: dict[str, Any], where: str) -> RunConfig:
         if key == "workload":
             continue
         flag = "--" + key.replace("_", "-")
+        wrong = _wrong_type(RUN_OPTION.get(key), value)
+        if wrong:
+            raise SuiteError(f"{where}: {key} must be {wrong}, got {_toml(value)}")
         if isinstance(value, bool):
             argv.append(flag if value else "--no-" + key.replace("_", "-"))
         elif isinstance(value, int | float | str):
@@ -201,6 +204,24 @@ def _config(options: dict[str, Any], where: str) -> RunConfig:
     except UsageError as exc:
         raise SuiteError(f"{where}: {exc.naming(lambda names: _key(names, options))}") from None
     return config
+
+
+def _wrong_type(opt: Opt | None, value: Any) -> str | None:
+    """What an option's key takes, when ``value`` is of the other kind: true or false for an on/off
+    option, a value for the others (``steps = true`` read as a bare ``--steps`` and said "expected
+    one argument"; ``compile = "yes"``, "ignored explicit argument")."""
+    if opt is None or (opt.kind == "bool") == isinstance(value, bool):
+        return None
+    if opt.kind == "bool":
+        return "true or false"
+    if opt.kind == "choice":
+        return "one of " + ", ".join(repr(c) for c in opt.choices)
+    return {"int": "a whole number", "float": "a number"}.get(opt.kind, "a string")
+
+
+def _toml(value: Any) -> str:
+    """A value as the suite file writes it (``true``, not Python's ``True``)."""
+    return str(value).lower() if isinstance(value, bool) else repr(value)
 
 
 def _key(names: list[str], options: dict[str, Any]) -> str:
