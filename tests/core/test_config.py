@@ -43,6 +43,9 @@ def test_to_argv_round_trips() -> None:
         # NumPy refused a negative seed and torch a 64-bit overflow, each once the job ran
         (["resnet50", "--seed", "-1"], "at least 0 and at most 4294967295, got -1"),
         (["resnet50", "--seed", "18446744073709551616"], "at most 4294967295"),
+        # A blank path named the folder the job ran in ('--data ""' said "--data : no such ...")
+        (["resnet50", "--data", ""], "argument --data: needs a file or folder name, got ''"),
+        (["resnet50", "--data", " "], "needs a file or folder name, got ' '"),
     ],
 )
 def test_bad_options_raise_one_line_usage_error(argv: list[str], fragment: str) -> None:

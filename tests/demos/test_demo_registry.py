@@ -160,3 +160,14 @@ def test_demo_paths_are_made_absolute_where_they_are_given(
     assert parse_args(["motion", "--drive", "webcam:0"])[0].as_options()["drive"] == "webcam:0"
     snake, _ = parse_args(["snake", "--checkpoint", "s.pt"])
     assert snake.as_options()["checkpoint"] == str(tmp_path / "s.pt")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["tracking", "--out", ""], ["tracking", "--checkpoint", " "], ["motion", "--checkpoint", ""]],
+)
+def test_a_blank_demo_path_is_refused(argv: list[str]) -> None:
+    """A blank --out passed every check and the demo wrote its results in whatever folder the
+    job ran in; a blank --checkpoint made a folder named ' ' there."""
+    with pytest.raises(UsageError, match="needs a file or folder name"):
+        parse_args(argv)

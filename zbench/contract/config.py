@@ -377,10 +377,13 @@ def number_type(opt: Opt) -> Callable[[str], float | int]:
 
 def path_type(opt: Opt) -> Callable[[str], str]:
     """The parser of a ``path`` option: the value made absolute against this process's folder,
-    ``~`` expanded (no shell expands it in a suite file, a launch dialog or ``--data=~/x``)."""
+    ``~`` expanded (no shell expands it in a suite file, a launch dialog or ``--data=~/x``). A
+    blank one (``--out "$UNSET"``) is refused: it named the folder the job happened to run in."""
 
     def parse(text: str) -> str:
-        if not text or text == opt.default or text.startswith("webcam:"):
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"needs a file or folder name, got {text!r}")
+        if text == opt.default or text.startswith("webcam:"):
             return text
         return os.path.abspath(os.path.expanduser(text))
 
