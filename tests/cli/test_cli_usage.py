@@ -87,6 +87,34 @@ def test_usage_errors_are_one_line_on_stderr_exit_2(args: list[str], line: str) 
     assert result.stderr.splitlines() == [line]
 
 
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["report", "-o", "", "-q"], "'--output' / '-o'"),
+        (["plot", "-o", " "], "'--output' / '-o'"),
+        (["export", "-o", ""], "'--output' / '-o'"),
+        (["results", "--db", ""], "'--db' (env var: 'ZBENCH_DB')"),
+        (["run", "resnet50", "--device", "cpu", "--db", ""], "'--db' (env var: 'ZBENCH_DB')"),
+        (["monitor", "--record", "", "--count", "1"], "'--record'"),
+        (["monitor", "--replay", ""], "'--replay'"),
+        (["--replay", ""], "'--replay'"),
+        (["demo", "snake", "--play", ""], "'--play'"),
+    ],
+)
+def test_a_blank_path_is_refused_not_read_as_this_folder(
+    args: list[str], option: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Path("")`` is the current folder: ``report -o "$OUT"`` with OUT unset wrote report.md
+    and report.html there, and ``--db ""`` named a folder."""
+    monkeypatch.chdir(tmp_path)
+    before = set(tmp_path.iterdir())
+    result = CLI.invoke(app, args)
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert f"Invalid value for {option}: needs a file or folder name, got " in line
+    assert set(tmp_path.iterdir()) == before
+
+
 @pytest.mark.parametrize("command", [[], ["run"], ["suite"], ["results"], ["jobs"], ["demo"]])
 def test_help_has_no_bool_labels(command: list[str]) -> None:
     result = CLI.invoke(app, [*command, "-h"])

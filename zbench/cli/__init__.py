@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from zbench.cli.options import DbOpt, _exit, app, err
+from zbench.cli.options import DbOpt, _exit, app, err, path_option
 from zbench.settings import MAX_INTERVAL, MIN_INTERVAL
 
 
@@ -28,7 +28,7 @@ def _root(
     *,
     replay: Annotated[
         Path | None,
-        typer.Option(help="Run the dashboard from a recorded trace (JSONL).", show_default=False),
+        path_option(help="Run the dashboard from a recorded trace (JSONL).", show_default=False),
     ] = None,
     interval: Annotated[
         float | None,

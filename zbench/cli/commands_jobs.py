@@ -18,6 +18,7 @@ from zbench.cli.options import (
     app,
     err,
     existing_db,
+    path_option,
 )
 from zbench.cli.table_options import (
     DemoCommand,
@@ -49,11 +50,11 @@ def monitor(
     ] = None,
     record: Annotated[
         Path | None,
-        typer.Option(help="Also write every sample to this trace file.", show_default=False),
+        path_option(help="Also write every sample to this trace file.", show_default=False),
     ] = None,
     replay: Annotated[
         Path | None,
-        typer.Option(help="Play a recorded trace instead of the hardware.", show_default=False),
+        path_option(help="Play a recorded trace instead of the hardware.", show_default=False),
     ] = None,
     json_out: Annotated[
         bool, typer.Option("--json", help="One JSON object per sample on stdout.")
@@ -201,7 +202,7 @@ def demo(
     *,
     play: Annotated[
         Path | None,
-        typer.Option(help="snake: replay a trained checkpoint here.", show_default=False),
+        path_option(help="snake: replay a trained checkpoint here.", show_default=False),
     ] = None,
     human: Annotated[bool, typer.Option(help="snake: play it yourself (arrow keys).")] = False,
     timeout: Annotated[

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from zbench.cli.filters import with_filters
-from zbench.cli.options import JsonOpt, ReadDbOpt, WideOpt, _exit, app
+from zbench.cli.options import JsonOpt, ReadDbOpt, WideOpt, _exit, app, path_option
 
 if TYPE_CHECKING:  # with_filters leaves it unevaluated: no command's start-up imports the results
     from zbench.results.api import Filters
@@ -43,7 +43,7 @@ def export(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option(
+        path_option(
             "--output", "-o", help="File to write (default, or -: stdout).", show_default=False
         ),
     ] = None,
@@ -78,7 +78,7 @@ def export(
 def report(
     *,
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Folder for report.md, report.html, figures/.")
+        Path, path_option("--output", "-o", help="Folder for report.md, report.html, figures/.")
     ] = Path("zbench-report"),
     filters: Filters,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
@@ -116,7 +116,7 @@ def compare(
 def plot(
     *,
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Folder for the PNG charts.")
+        Path, path_option("--output", "-o", help="Folder for the PNG charts.")
     ] = Path("zbench-charts"),
     filters: Filters,
     db: ReadDbOpt = None,

@@ -23,6 +23,22 @@ app = typer.Typer(
 )
 
 
+def path_value(value: str | Path) -> Path:
+    """A file or folder named on the command line. A blank one (``-o "$OUT"`` with OUT unset) is
+    refused: ``Path("")`` is the current folder, where ``report -o ""`` and ``plot -o ""`` wrote
+    their files and ``--db ""`` named a folder."""
+    if isinstance(value, Path):  # a default, not typed
+        return value
+    if not value.strip():
+        raise typer.BadParameter(f"needs a file or folder name, got {value!r}")
+    return Path(value)
+
+
+def path_option(*decls: str, **extra: Any) -> Any:
+    """A ``Path`` option of any command (its help shows ``<path>``), read by :func:`path_value`."""
+    return typer.Option(*decls, parser=path_value, metavar="<path>", **extra)
+
+
 def existing_db(value: Path | None) -> Path | None:
     """A database named to be read (--db or $ZBENCH_DB) must exist: reading a mistyped path made
     an empty database there, folders included, and said "No results yet" as if all were lost."""
@@ -34,7 +50,7 @@ def existing_db(value: Path | None) -> Path | None:
 
 
 def _db_option(**extra: Any) -> Any:
-    return typer.Option(
+    return path_option(
         "--db",
         help="Results database (default: $ZBENCH_DB or the data directory).",
         envvar="ZBENCH_DB",
