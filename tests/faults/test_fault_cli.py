@@ -58,6 +58,28 @@ def test_a_read_only_home_with_a_writable_db_queues_nothing(
     assert not db.exists() or Store(db).jobs() == []
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("ZBENCH_SUPERVISOR_IDLE_S", "abc", "'abc' is not a number of seconds"),
+        ("ZBENCH_SAMPLE_INTERVAL_S", "0", "'0' must be a finite number of seconds, >= 0.05"),
+        ("ZBENCH_STALL_TIMEOUT_S", "nan", "'nan' must be a finite number of seconds, >= 0"),
+        ("ZBENCH_STORE_GIVE_UP_S", "-1", "'-1' must be a finite number of seconds, >= 0"),
+        ("ZBENCH_QUIET_WARN_S", "1 min", "'1 min' is not a number of seconds"),
+    ],
+)
+def test_a_bad_timing_in_the_environment_is_refused_before_queueing(
+    home: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str, says: str
+) -> None:
+    """The supervisor read these as it started: a bad one ended it in a traceback in its log,
+    after `zbench run --detach` had said the job was queued, and the job waited for ever."""
+    monkeypatch.setenv(name, value)
+    code, _, err = zbench("run", "resnet50", "--device", "cpu", "--detach")
+    assert code == 2 and one_line_error(err) == f"zbench: ${name}: {says}"
+    db = home / "zbench.db"
+    assert not db.exists() or Store(db).jobs() == []
+
+
 @pytest.mark.parametrize("command", [["jobs"], ["results"], ["export"], ["jobs", "--json"]])
 def test_stdout_on_a_full_device_is_one_line(home: Path, command: list[str]) -> None:
     _add_run(home / "zbench.db")

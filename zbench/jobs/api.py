@@ -23,6 +23,7 @@ from zbench.contract.probe_options import ProbeConfig
 from zbench.errors import ZbenchError
 from zbench.jobs import liveness
 from zbench.jobs.states import ACTIVE, REFUSED_PREFIX, JobState
+from zbench.settings import check_env_seconds, env_seconds
 from zbench.store import JobRow, Store
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 STATES = tuple(JobState)
 # `zbench jobs` flags a running job whose runner wrote no event for this long (a hang on I/O?)
-QUIET_WARN_S = float(os.environ.get("ZBENCH_QUIET_WARN_S", "600"))
+QUIET_WARN_S = env_seconds("ZBENCH_QUIET_WARN_S")
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,7 @@ def submit(
             raise JobSpecError(problem)
     db_path = paths.db_path(db)
     paths.check_writable(paths.home())
+    check_env_seconds()  # the supervisor's settings, before a job waits on a supervisor
     store = Store(db_path)
     now = time.time()
     rows = [

@@ -13,19 +13,19 @@ found in each events file, as for any dead supervisor's jobs.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from typing import Any
 
 from zbench.jobs.runjob import RunningJob
+from zbench.settings import env_seconds
 from zbench.store import Store, StoreBroken, StoreError
 
 log = logging.getLogger("zbench.supervisor")
 
 # A database that keeps failing this long: with nothing running, the supervisor ends (one line);
 # a damaged file (not busy, full or I/O) stops its writes even while jobs run.
-STORE_GIVE_UP_S = float(os.environ.get("ZBENCH_STORE_GIVE_UP_S", "120"))
+STORE_GIVE_UP_S = env_seconds("ZBENCH_STORE_GIVE_UP_S")
 
 
 class StoreGuard:

@@ -22,6 +22,7 @@ from typing import IO
 
 from zbench import paths
 from zbench.jobs.states import JobState
+from zbench.settings import check_env_seconds
 from zbench.store import Store
 
 STALE_S = 30.0
@@ -224,6 +225,7 @@ def ensure_supervisor(db_path: Path) -> int | None:
     The lock is taken here and handed to the new supervisor (an inherited descriptor shares the
     lock), so from now on it is held without a gap: a second look while the supervisor is still
     starting sees it alive and starts no other."""
+    check_env_seconds()  # what the supervisor reads as it starts: a bad one is said here
     lock = try_lock(db_path)
     if lock is None:
         return None

@@ -32,6 +32,7 @@ from zbench.jobs.runjob import RunningJob
 from zbench.jobs.sampling import JobSampler, open_sampler
 from zbench.jobs.states import JobState
 from zbench.results.aggregate import aggregate
+from zbench.settings import env_seconds
 from zbench.store import Store, StoreBroken, StoreError, abandoned_connections
 from zbench.telemetry.snapshot import Snapshot
 
@@ -41,10 +42,10 @@ TICK_S = 0.2
 HEARTBEAT_S = 1.0
 FLUSH_S = 5.0
 TIMEOUT_GRACE_S = 10.0
-IDLE_EXIT_S = float(os.environ.get("ZBENCH_SUPERVISOR_IDLE_S", "3"))
-SAMPLE_INTERVAL_S = float(os.environ.get("ZBENCH_SAMPLE_INTERVAL_S", "0.5"))
+IDLE_EXIT_S = env_seconds("ZBENCH_SUPERVISOR_IDLE_S")
+SAMPLE_INTERVAL_S = env_seconds("ZBENCH_SAMPLE_INTERVAL_S")
 # A runner that writes no event for this long is stopped as stalled (0: never); --timeout is apart.
-STALL_S = float(os.environ.get("ZBENCH_STALL_TIMEOUT_S", "3600"))
+STALL_S = env_seconds("ZBENCH_STALL_TIMEOUT_S")
 STORE_RETRY_S = 1.0  # the tick while the database fails
 STORE_BUSY_S = 0.5  # how long one write of the supervisor waits for another writer
 
