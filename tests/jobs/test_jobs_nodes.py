@@ -174,6 +174,16 @@ def test_bad_nodes_are_one_line_errors(text: str, message: str) -> None:
         nodes.parse_nodes(text, RunConfig("resnet50"), environ={})
 
 
+@pytest.mark.parametrize("port", ["abc", "0", "65536", "-1", "29400.5"])
+def test_a_bad_rendezvous_port_is_refused_before_queueing(port: str) -> None:
+    """$ZBENCH_RDZV_PORT was read with int() as the job started: the job was queued, then
+    crashed with a ValueError traceback in its log."""
+    with pytest.raises(UsageError, match=re.escape(f"$ZBENCH_RDZV_PORT: {port!r} is not a port")):
+        nodes.parse_nodes("localhost,gpu2", RunConfig("resnet50"), {"ZBENCH_RDZV_PORT": port})
+    cfg = nodes.parse_nodes("localhost,gpu2", RunConfig("resnet50"), {})
+    assert nodes.rendezvous(cfg, {"ZBENCH_RDZV_PORT": " 29999 "})[1] == 29999
+
+
 def test_repeated_hosts_get_their_own_gpus_and_named_ids_must_match_gpus() -> None:
     cfg = nodes.parse_nodes("localhost,localhost,gpu2:4+5", RunConfig("resnet50", gpus=2), {})
     assert [n.gpu_ids for n in cfg.nodes] == [(0, 1), (2, 3), (4, 5)]

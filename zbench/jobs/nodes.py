@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,7 @@ def parse_nodes(text: str, run: RunConfig, environ: dict[str, str] | None = None
     env = os.environ if environ is None else environ
     if run.extra:
         raise UsageError("--nodes sets the launcher's rendezvous options: drop those after --")
+    rdzv_port(env)  # read when the job starts: a bad one is said now, before it is queued
     if text.strip() == SLURM:
         nodelist = env.get("SLURM_JOB_NODELIST")
         if not nodelist:
@@ -184,14 +186,26 @@ class Launch:
     via: str  # "local" | "ssh" | "srun"
 
 
+def rdzv_port(environ: Mapping[str, str]) -> int | None:
+    """``ZBENCH_RDZV_PORT`` as a port number (None: unset); a :class:`UsageError` when it is not
+    one (``int()`` of it crashed the job as it started, after it had been queued)."""
+    text = environ.get(ENV_RDZV_PORT, "").strip()
+    if not text:
+        return None
+    if not (text.isdigit() and 1 <= int(text) <= 65535):
+        raise UsageError(f"${ENV_RDZV_PORT}: {text!r} is not a port number (1 to 65535)")
+    return int(text)
+
+
 def rendezvous(cfg: NodesConfig, environ: dict[str, str] | None = None) -> tuple[str, int]:
     """(address, port) of the first node's rendezvous: a free port when it is this machine, else
     ``ZBENCH_RDZV_PORT`` (29400), which every node must reach through its firewall."""
     env = os.environ if environ is None else environ
     first = cfg.nodes[0].host
     address = remote.address_of(first)
-    if env.get(ENV_RDZV_PORT):
-        return address, int(env[ENV_RDZV_PORT])
+    port = rdzv_port(env)
+    if port is not None:
+        return address, port
     if cfg.launcher != "srun" and (remote.is_local(first) or remote.is_loopback(address)):
         return address, remote.free_port()
     return address, DEFAULT_RDZV_PORT
