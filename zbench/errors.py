@@ -28,9 +28,15 @@ class ZbenchError(Exception):
 _BAD_PATH = {errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.EACCES, errno.EROFS, errno.ENOENT}
 
 
+def bad_path(exc: OSError) -> bool:
+    """Whether ``exc`` says the path given is wrong (bad input, exit 2), not that the work
+    failed."""
+    return exc.errno in _BAD_PATH
+
+
 def os_error_exit(exc: OSError) -> tuple[str, int]:
     """One line and an exit status for an ``OSError`` that reached the top: 2 when the path given
     is wrong (not a folder, read-only, missing), 1 when the work failed (disk full, I/O error)."""
     what = exc.strerror or str(exc)
     message = f"{exc.filename}: {what}" if exc.filename is not None else f"cannot write: {what}"
-    return message, 2 if exc.errno in _BAD_PATH else 1
+    return message, 2 if bad_path(exc) else 1

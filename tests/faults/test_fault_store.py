@@ -154,6 +154,23 @@ def test_a_damaged_file_is_named_as_such(home: Path) -> None:
     assert code == 2 and "the file is damaged" in one_line_error(err)
 
 
+@pytest.mark.parametrize(
+    "command", [["run", "resnet50", "--device", "cpu", "--detach"], ["suite", "quick", "--detach"]]
+)
+def test_a_database_under_a_file_is_bad_input_in_one_line(
+    home: Path, tmp_path: Path, command: list[str]
+) -> None:
+    """--db where no folder can hold it said "I/O error (Not a directory)", exit 1, as if the
+    disk had failed: the path given is wrong, exit 2."""
+    (tmp_path / "a_file").write_text("x")
+    db = tmp_path / "a_file" / "zbench.db"
+    code, _, err = zbench(*command, "--db", str(db))
+    assert code == 2
+    assert (
+        one_line_error(err) == f"zbench: {db}: cannot create the database there (Not a directory)"
+    )
+
+
 def test_a_database_on_a_read_only_mount_can_be_read(home: Path, read_only_dir: Path) -> None:
     db = read_only_dir / "zbench.db"
     writer = Store(db)

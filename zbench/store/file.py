@@ -9,7 +9,7 @@ import sqlite3
 import uuid
 from pathlib import Path
 
-from zbench.errors import ZbenchError
+from zbench.errors import ZbenchError, bad_path
 
 
 def is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -47,6 +47,9 @@ def store_error(path: Path, exc: BaseException) -> StoreError:
         return StoreError(f"{path}: the disk is full", exit_code=1)
     if "readonly" in text or "read-only" in text:
         return StoreError(f"{path}: the database is read-only (this command needs to write it)")
+    if isinstance(exc, OSError) and bad_path(exc):  # --db under a file, in /proc, no access
+        what = "open" if path.exists() else "create"
+        return StoreError(f"{path}: cannot {what} the database there ({exc.strerror or exc})")
     if "disk i/o" in text or isinstance(exc, OSError):
         detail = getattr(exc, "strerror", None) or exc
         return StoreError(f"{path}: I/O error ({detail})", exit_code=1)
