@@ -92,6 +92,16 @@ def test_an_output_place_that_can_be_made_is_accepted(tmp_path: Path) -> None:
     assert inputs.output_problem(new / "s.pt", "--checkpoint", folder=False) is None
     assert inputs.output_problem(new, "--out", folder=True) is None
     assert inputs.output_problem(tmp_path, "--out", folder=True) is None
+    assert list(tmp_path.iterdir()) == []  # the look at whether it can be made leaves nothing
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_place_where_nothing_can_be_made_is_refused_whoever_asks() -> None:
+    """os.access says root may write /proc: a snake trained as root for its whole budget, then
+    failed to save its --checkpoint /proc/x/s.pt and lost the run."""
+    problem = inputs.output_problem("/proc/zbench-x/s.pt", "--checkpoint", folder=False)
+    assert problem == "--checkpoint /proc/zbench-x/s.pt: /proc is not writable"
+    assert inputs.output_problem("/proc/zbench-x", "--out", folder=True)
 
 
 def test_a_bad_motion_checkpoint_is_refused_before_queueing(home: Path) -> None:

@@ -8,8 +8,10 @@ checkpoint's contents (the runner does, with ``torch.load(weights_only=True)``).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import tempfile
 import zipfile
 
 OPENCV_HINT = "pip install 'zbench[demos]'"
@@ -74,6 +76,19 @@ def output_problem(path: str | os.PathLike[str], what: str, *, folder: bool) -> 
             where = os.path.dirname(where)
         if not os.path.isdir(where):
             return f"{what} {path}: {where} is a file, not a folder"
-    if not os.access(where, os.W_OK | os.X_OK):
+    if not os.access(where, os.W_OK | os.X_OK) or not _can_create_in(where):
         return f"{what} {path}: {where} is not writable"
     return None
+
+
+def _can_create_in(folder: str) -> bool:
+    """Whether something can be made in ``folder``, tried (a folder made and removed at once):
+    ``os.access`` says yes to root everywhere, and a snake trained as root for its whole budget
+    before its ``--checkpoint /proc/x/s.pt`` failed to save."""
+    try:
+        probe = tempfile.mkdtemp(prefix=".zbench-", dir=folder)
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        os.rmdir(probe)
+    return True
