@@ -49,6 +49,21 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             "zbench: cancel: Invalid value for '--grace': must be at most 3600 "
             "(see zbench cancel -h)",
         ),
+        (  # NaN fails every bound: it was told "must be at most 3600"
+            ["cancel", "1", "--grace", "nan"],
+            "zbench: cancel: Invalid value for '--grace': must be a number, got 'nan' "
+            "(see zbench cancel -h)",
+        ),
+        (
+            ["monitor", "--interval", "-NaN", "--count", "1"],
+            "zbench: monitor: Invalid value for '--interval': must be a number, got '-NaN' "
+            "(see zbench monitor -h)",
+        ),
+        (
+            ["results", "--gpus", "nan"],
+            "zbench: results: Invalid value for '--gpus': must be a whole number "
+            "(see zbench results -h)",
+        ),
         (
             ["--interval", "inf"],
             "zbench: Invalid value for '--interval': must be at most 3600 (see zbench -h)",

@@ -7,6 +7,7 @@ as a boxed panel of five or six lines. zbench's errors are one line on stderr an
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Iterator, Sequence
@@ -47,8 +48,27 @@ def plain_message(message: str) -> str:
     return message
 
 
+def _nan_input(exc: Any) -> str | None:
+    """The value, when a number option was given NaN (``--grace nan``): NaN fails every bound, so
+    Typer's check named whichever it tried ("must be at most 3600"), not what is wrong."""
+    errors = getattr(exc.__cause__, "errors", None)
+    for error in errors() if callable(errors) else ():
+        if not str(error.get("type")).startswith(("less_than", "greater_than")):
+            continue  # an int option's "must be a whole number" says it already
+        text = error.get("input")
+        try:
+            if isinstance(text, str) and math.isnan(float(text)):
+                return text
+        except ValueError:
+            continue
+    return None
+
+
 def usage_line(exc: Any) -> str:
     """One line for a Click usage error: ``zbench: cancel: <what is wrong> (zbench cancel -h)``."""
+    nan = _nan_input(exc)
+    if nan is not None:
+        exc.message = f"must be a number, got {nan!r}"
     message = plain_message(" ".join(str(exc.format_message()).split()))
     ctx = getattr(exc, "ctx", None)
     if ctx is None:
