@@ -424,3 +424,44 @@ async def test_a_demos_options_are_fields_shown_while_it_is_picked(tmp_path: Pat
     snake, motion = services.submitted[0].configs
     assert (snake.algo, snake.faithful, snake.board, snake.device) == ("dqn", True, 16, "cpu")
     assert (motion.mode, motion.minutes, motion.device) == ("train", 0.5, "cpu")
+
+
+async def test_the_error_and_buttons_stay_in_sight_at_80x24_with_every_section_open() -> None:
+    """At 80x24 the dialog scrolled as one: a bad value typed in a demo's field turned the launch
+    off while the line saying why, and the buttons, were scrolled out of sight below. Only the
+    fields scroll now; every field tabbed to is in sight above the error and the buttons."""
+    from textual.widgets import Collapsible, SelectionList
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        screen = app.screen
+        dialog = screen.query_one("#dialog")
+        error, buttons = screen.query_one("#error"), screen.query_one("#buttons")
+        await press(pilot, *["down"] * 5, "space")  # snake, from the workloads list
+        snake = screen.query_one("#demo-snake", Collapsible)
+        while app.focused is None or app.focused.parent is not snake:
+            await press(pilot, "tab")  # on to the section's title
+        await press(pilot, "enter", "tab", "tab", "tab")  # open it; algo, faithful, board
+        assert app.focused is screen.query_one("#snake-board")
+        await press(pilot, "3")
+        assert "snake: board: must be at least 4" in str(error.render())
+        for widget in (error, buttons, app.focused):
+            assert widget.region.height and dialog.content_region.contains_region(widget.region)
+
+        box = screen.query_one("#workloads", SelectionList)
+        for name in ("motion", "tracking"):
+            box.select(name)
+        await settle(pilot)
+        for section in screen.query(Collapsible):
+            section.collapsed = False
+        await settle(pilot)
+        for _ in screen.query("Input, Select, SelectionList"):
+            await press(pilot, "tab")
+            focused = app.focused
+            if focused is not None and focused.id not in ("launch", "close"):
+                region = focused.region
+                assert region.height and dialog.content_region.contains_region(region), focused.id
+                assert not region.overlaps(error.region), focused.id
+                assert not region.overlaps(buttons.region), focused.id

@@ -15,7 +15,7 @@ from typing import ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Grid, Horizontal, Vertical
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Collapsible, Input, Label, Select, SelectionList, Static
 
@@ -252,46 +252,50 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label("Launch: tab moves, space/enter picks, ctrl+s launches", id="title")
-            with Grid(id="form"):
-                yield Label("suite")
-                yield Select(
-                    [(s, s) for s in self.suites],
-                    prompt="none: the runs below",
-                    id="suite",
-                    compact=True,
-                )
-                yield Label("workloads")
-                yield SelectionList[str](
-                    *[
-                        (f"{w.name}  {w.title}", w.name, w.name == "resnet50")
-                        for w in WORKLOADS.values()
-                    ],
-                    *[(f"{d.name}  demo: {d.title}", d.name, False) for d in self.demos.values()],
-                    id="workloads",
-                    compact=True,
-                )
-                for name in FORM:
-                    yield from self._field(name)
-                yield from self._select("data", (*DATA_SOURCES, DATASET), DATA_SOURCES[0])
-                yield Label("data path")
-                yield Input(placeholder="for data = dataset", id="path", compact=True)
-            with Collapsible(title="more options", collapsed=True, id="more"), Grid(id="more-form"):
-                for name in MORE:
-                    yield from self._field(name)
-            for demo in self.demos.values():  # shown while the demo is picked
-                with (
-                    Collapsible(
-                        title=f"{demo.name} options", id=f"demo-{demo.name}", classes="demo"
-                    ),
-                    Grid(classes="demo-form"),
-                ):
-                    for opt in demo_fields(demo):
-                        yield from self._demo_field(demo, opt)
-            yield Static(id="suite-info")
-            yield Static(id="error")
-            with Horizontal(id="buttons"):
-                yield Button("Launch (ctrl+s)", variant="success", id="launch", compact=True)
-                yield Button("Close (esc)", id="close", compact=True)
+            with VerticalScroll(id="fields", can_focus=False):
+                yield from self._fields()
+            with Vertical(id="foot"):  # docked: in sight however far the fields are scrolled
+                yield Static(id="error")
+                with Horizontal(id="buttons"):
+                    yield Button("Launch (ctrl+s)", variant="success", id="launch", compact=True)
+                    yield Button("Close (esc)", id="close", compact=True)
+
+    def _fields(self) -> ComposeResult:
+        """The form, more options and the demos' sections: what scrolls when the dialog is short."""
+        with Grid(id="form"):
+            yield Label("suite")
+            yield Select(
+                [(s, s) for s in self.suites],
+                prompt="none: the runs below",
+                id="suite",
+                compact=True,
+            )
+            yield Label("workloads")
+            yield SelectionList[str](
+                *[
+                    (f"{w.name}  {w.title}", w.name, w.name == "resnet50")
+                    for w in WORKLOADS.values()
+                ],
+                *[(f"{d.name}  demo: {d.title}", d.name, False) for d in self.demos.values()],
+                id="workloads",
+                compact=True,
+            )
+            for name in FORM:
+                yield from self._field(name)
+            yield from self._select("data", (*DATA_SOURCES, DATASET), DATA_SOURCES[0])
+            yield Label("data path")
+            yield Input(placeholder="for data = dataset", id="path", compact=True)
+        with Collapsible(title="more options", collapsed=True, id="more"), Grid(id="more-form"):
+            for name in MORE:
+                yield from self._field(name)
+        for demo in self.demos.values():  # shown while the demo is picked
+            with (
+                Collapsible(title=f"{demo.name} options", id=f"demo-{demo.name}", classes="demo"),
+                Grid(classes="demo-form"),
+            ):
+                for opt in demo_fields(demo):
+                    yield from self._demo_field(demo, opt)
+        yield Static(id="suite-info")
 
     def _field(self, name: str) -> ComposeResult:
         """One field of the form: a row of the option table, or the GPU indices."""
