@@ -235,3 +235,21 @@ async def test_a_filter_that_hides_every_row_exports_nothing(zbench_home: Path) 
         await app.workers.wait_for_complete()
     assert not list(zbench_home.glob("zbench-results*"))
     assert notes == ["no rows to export"] * 3
+
+
+async def test_the_export_format_follows_the_name_typed(zbench_home: Path) -> None:
+    """A path typed as r.csv with the format left at Markdown wrote Markdown into r.csv (the CLI's
+    -o r.csv writes CSV). The format follows the name, and the picker shows it."""
+    from textual.widgets import Select
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r", "slash", *"tf", "enter", "e")
+        path = app.screen.query_one("#path", Input)
+        path.focus()
+        await press(pilot, "ctrl+u", *"r.csv")  # the field cleared, then the name typed
+        assert app.screen.query_one("#fmt", Select).value == "csv"
+        await press(pilot, "ctrl+s")
+        assert isinstance(app.screen, ResultsScreen)
+    assert (zbench_home / "r.csv").read_text().splitlines()[0] == "csv|resnet50|tf|1|1890.0"

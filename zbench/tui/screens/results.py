@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select
 
-from zbench.results.export import FORMAT_NAMES
+from zbench.results.export import FORMAT_NAMES, SUFFIX_FORMATS
 from zbench.results.format import COLUMNS, NUMERIC, Col, table_columns
 
 from ..widgets.charts import ScalingChart, ThroughputBars
@@ -334,6 +334,12 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
         current = Path(path.value)
         if current.suffix.lstrip(".") in FORMAT_NAMES:
             path.value = str(current.with_suffix(f".{event.value}"))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """The format follows the name typed (``r.csv``: CSV), as ``zbench export -o`` does."""
+        named = SUFFIX_FORMATS.get(Path(event.value.strip()).suffix.lower())
+        if named in FORMAT_NAMES:
+            self.query_one("#fmt", Select).value = named
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":
