@@ -253,3 +253,27 @@ async def test_the_export_format_follows_the_name_typed(zbench_home: Path) -> No
         await press(pilot, "ctrl+s")
         assert isinstance(app.screen, ResultsScreen)
     assert (zbench_home / "r.csv").read_text().splitlines()[0] == "csv|resnet50|tf|1|1890.0"
+
+
+async def test_an_export_path_that_cannot_be_looked_at_is_refused_in_a_line(
+    zbench_home: Path,
+) -> None:
+    """~nosuchuser/r.md (a typo for ~/) or a name longer than the file system allows ended the
+    whole app with a traceback when the dialog's path was checked; each is one error line now."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r")
+        for path, reason in (
+            ("~nosuchuser/r.md", "Could not determine home directory"),
+            ("r" * 300 + ".md", "File name too long"),
+        ):
+            await press(pilot, "e")
+            app.screen.query_one("#path", Input).value = path
+            await press(pilot, "ctrl+s")
+            assert isinstance(app.screen, ResultsScreen)
+            note = list(app._notifications)[-1]
+            assert note.severity == "error" and note.message.startswith("export failed: ")
+            assert reason in note.message
+        assert app.is_running
+    assert not list(zbench_home.glob("*.md"))

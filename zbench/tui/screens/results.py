@@ -235,16 +235,23 @@ class ResultsScreen(Screen[None]):
             if choice is None:
                 return
             fmt, path = choice
-            target = Path(path).expanduser()
-            if target.is_dir():  # a folder: the export goes in it, under a name not taken
-                target = free_path(target / default_path(fmt).name)
-            if self.app.services.is_database(target):  # type: ignore[attr-defined]
+            try:
+                target = Path(path).expanduser()
+                if target.is_dir():  # a folder: the export goes in it, under a name not taken
+                    target = free_path(target / default_path(fmt).name)
+                database = self.app.services.is_database(target)  # type: ignore[attr-defined]
+                exists = target.exists()
+            except (OSError, RuntimeError, ValueError) as exc:  # ~nobody/r.md, a name too long
+                reason = getattr(exc, "strerror", None) or exc
+                self.notify(f"export failed: {path}: {reason}", severity="error")
+                return
+            if database:
                 self.notify(
                     f"{target} is a database: writing the export over it would lose it",
                     severity="error",
                 )
                 return
-            if not target.exists():
+            if not exists:
                 self.action_export(fmt, str(target))
                 return
 
