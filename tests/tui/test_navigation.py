@@ -54,6 +54,24 @@ async def test_help_lists_every_binding_with_an_id() -> None:
     assert all(b.id for b in bindings if b.action != "command_palette")
 
 
+async def test_help_wraps_what_each_figure_means_at_any_width() -> None:
+    """The figures' meanings are sentences: one line each, they ran off the dialog at 160x50 and
+    at 80x24, readable only by scrolling sideways ("end" showed an empty table)."""
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "question_mark")
+        for size in ((160, 50), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            table = app.screen.query_one(DataTable)
+            assert table.max_scroll_x == 0, size  # nothing out of sight sideways
+            hint = next(
+                row for row in table.ordered_rows if table.get_row(row.key)[1] == "util hint"
+            )
+            assert hint.height > 1, size  # wrapped, not cut
+
+
 async def test_dashboard_shows_each_gpu_and_the_sm_hint() -> None:
     app = make_app(eight_gpu())
     async with app.run_test(size=(160, 50)) as pilot:

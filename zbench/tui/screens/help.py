@@ -59,6 +59,33 @@ FIGURES: tuple[tuple[str, str], ...] = (
 )
 
 
+class KeysTable(DataTable[str]):
+    """Where, key, does: "does" wrapped to the table's width (a figure's meaning is a sentence,
+    and one line wide it was cut off at any screen size), filled again when the width changes."""
+
+    filled_width = 0
+
+    def on_resize(self) -> None:
+        if self.size.width == self.filled_width:
+            return  # only taller or shorter: the rows stand, and the cursor where it is
+        self.filled_width = self.size.width
+        rows = [
+            (where, b.key_display or b.key.replace("question_mark", "?"), b.description)
+            for where, bindings in sections()
+            for b in bindings
+            if isinstance(b, Binding)
+        ]
+        rows += [("figures", name, meaning) for name, meaning in FIGURES]
+        widths = [max(len(row[i]) for row in [("where", "key", "does"), *rows]) for i in (0, 1)]
+        room = self.size.width - self.styles.scrollbar_size_vertical - 2 * 3 * self.cell_padding
+        self.clear(columns=True)
+        self.add_column("where", width=widths[0])
+        self.add_column("key", width=widths[1])
+        self.add_column("does", width=max(20, room - sum(widths)))
+        for row in rows:
+            self.add_row(*row, height=None)
+
+
 class HelpScreen(ModalScreen[None]):
     """Every key per screen and what it does, and what the figures on screen mean."""
 
@@ -69,19 +96,10 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label("Keys (ctrl+p opens the command palette; tab moves between fields)")
-            yield DataTable(id="keys", cursor_type="row", zebra_stripes=True)
+            yield KeysTable(id="keys", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("where", "key", "does")
-        for where, bindings in sections():
-            for b in bindings:
-                if isinstance(b, Binding):
-                    key = b.key_display or b.key.replace("question_mark", "?")
-                    table.add_row(where, key, b.description)
-        for name, meaning in FIGURES:
-            table.add_row("figures", name, meaning)
-        table.focus()
+        self.query_one(DataTable).focus()
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)
