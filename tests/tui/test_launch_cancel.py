@@ -465,3 +465,29 @@ async def test_the_error_and_buttons_stay_in_sight_at_80x24_with_every_section_o
                 assert region.height and dialog.content_region.contains_region(region), focused.id
                 assert not region.overlaps(error.region), focused.id
                 assert not region.overlaps(buttons.region), focused.id
+
+
+async def test_a_long_reason_is_shown_whole_at_80x24(tmp_path: Path) -> None:
+    """The reason line was one row: at 80x24 "motion: --animate needs a trained model: no
+    motion.pt in <folder> (train first)" lost the folder and what to do. It wraps now."""
+    from textual.widgets import SelectionList
+
+    folder = tmp_path / "checkpoints" / "motion-run-of-the-fifth"
+    folder.mkdir(parents=True)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        screen = app.screen
+        box = screen.query_one("#workloads", SelectionList)
+        box.deselect("resnet50")
+        box.select("motion")
+        screen.query_one("#motion-mode", Select).value = "animate"
+        screen.query_one("#motion-checkpoint", Input).value = str(folder)
+        await settle(pilot)
+        error = screen.query_one("#error", Static)
+        reason = str(error.render())
+        assert reason.startswith("motion: --animate needs a trained model")
+        assert reason.endswith("(train first)") and len(reason) > error.region.width
+        assert error.region.height > 1  # every row the reason needs, in the dialog
+        assert screen.query_one("#dialog").content_region.contains_region(error.region)
