@@ -491,3 +491,20 @@ async def test_a_long_reason_is_shown_whole_at_80x24(tmp_path: Path) -> None:
         assert reason.endswith("(train first)") and len(reason) > error.region.width
         assert error.region.height > 1  # every row the reason needs, in the dialog
         assert screen.query_one("#dialog").content_region.contains_region(error.region)
+
+
+async def test_the_suite_row_is_one_row_high_with_or_without_a_suite() -> None:
+    """The suite's row stood three rows high (two blank) while no suite was picked, then shrank
+    to one when one was, moving every field below it; at 80x24 those rows are dear."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "l")
+        suite, workloads = (
+            app.screen.query_one("#suite", Select),
+            app.screen.query_one("#workloads"),
+        )
+        assert workloads.region.y == suite.region.y + 1
+        suite.value = "quick"
+        await settle(pilot)
+        assert workloads.region.y == suite.region.y + 1
