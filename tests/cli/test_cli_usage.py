@@ -241,3 +241,13 @@ def test_probe_json_after_ctrl_c_names_the_job_that_runs_on(
     assert "job 41 keeps running" in errors
     assert probe.run_probe(json_out=False) == 1
     assert capsys.readouterr().out == ""  # the table's view says it on stderr only
+
+
+def test_a_mistyped_option_is_never_told_of_a_hidden_one(tmp_path: Path) -> None:
+    """`results --bogus` said "Possible options: --gpu, --gpus"; --gpu, an old name kept working,
+    is in no -h."""
+    cli = CliRunner(env={"COLUMNS": "200", "ZBENCH_HOME": str(tmp_path)})
+    out = cli.invoke(app, ["results", "--bogus"])
+    assert out.exit_code == 2 and "--gpu," not in out.output and "--gpus" in out.output
+    assert "--gpu " not in cli.invoke(app, ["results", "-h"]).output  # hidden indeed
+    assert cli.invoke(app, ["results", "--gpu", "h200"]).exit_code == 0  # and still taken

@@ -217,7 +217,13 @@ def test_export_takes_its_format_from_the_files_name(
         app, ["export", "--db", str(h200_db), "--samples", "-o", str(tmp_path / "s.md")]
     )
     assert md.exit_code == 2
-    assert md.output == "zbench: samples export: unknown format 'md' (choose csv or jsonl)\n"
+    assert md.output == (
+        "zbench: samples export: s.md: unknown format 'md' (choose csv or jsonl)\n"
+    )
+    upper = CLI.invoke(
+        app, ["export", "--db", str(h200_db), "-f", "CSV", "-o", str(tmp_path / "u.CSV")]
+    )
+    assert upper.exit_code == 0 and (tmp_path / "u.CSV").read_text().startswith("workload,")
 
 
 def test_an_empty_selection_writes_nothing_and_exits_1(filled: Path, tmp_path: Path) -> None:

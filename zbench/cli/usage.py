@@ -69,6 +69,7 @@ def usage_line(exc: Any) -> str:
     nan = _nan_input(exc)
     if nan is not None:
         exc.message = f"must be a number, got {nan!r}"
+    _visible_possibilities(exc)
     message = plain_message(" ".join(str(exc.format_message()).split()))
     ctx = getattr(exc, "ctx", None)
     if ctx is None:
@@ -76,6 +77,22 @@ def usage_line(exc: Any) -> str:
     path = command_path(ctx)
     where = path.removeprefix("zbench").strip()
     return f"zbench: {where + ': ' if where else ''}{message} (see {path} -h){_did_you_mean(exc)}"
+
+
+def _visible_possibilities(exc: Any) -> None:
+    """Click suggests any option near a mistyped one, hidden ones too: ``results --bogus`` said
+    "Possible options: --gpu, --gpus", and ``--gpu`` (an old name) is in no ``-h``. Only what
+    ``-h`` lists is suggested."""
+    possible, ctx = getattr(exc, "possibilities", None), getattr(exc, "ctx", None)
+    if not possible or ctx is None:
+        return
+    hidden = {
+        name
+        for param in ctx.command.params
+        if getattr(param, "hidden", False)
+        for name in (*param.opts, *param.secondary_opts)
+    }
+    exc.possibilities = [p for p in possible if p not in hidden]
 
 
 def _did_you_mean(exc: Any) -> str:

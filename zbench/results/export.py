@@ -73,9 +73,11 @@ def pick_format(
         named = SUFFIX_FORMATS.get(output.suffix.lower())
     named = same.get(named, named) if named else None
     if fmt is None:
+        if named and named not in choices:  # -o s.md for samples: say where md came from
+            raise FormatError.unknown(named, choices, f"{what}{output.name if output else ''}: ")
         fmt = named or default
     else:
-        fmt = same.get(fmt, fmt)
+        fmt = same.get(fmt.lower(), fmt.lower())  # -f CSV as -o r.CSV
         if named and fmt in choices and named != fmt:
             raise FormatError(
                 f"-f {fmt} but {output.name if output else ''} is named {named}: "
