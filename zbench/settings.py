@@ -14,7 +14,6 @@ configured here: the supervisor samples at 0.5 s whatever the dashboard does.
 from __future__ import annotations
 
 import json
-import math
 import os
 import stat
 import sys
@@ -42,40 +41,6 @@ MAX_INTERVAL = 3600.0
 
 class SettingsError(ZbenchError, ValueError):
     """A config file or an override that cannot be used; the message says which and why."""
-
-
-# The jobs' timings an environment variable may set (docs/results.md): name -> (default, least).
-ENV_SECONDS: dict[str, tuple[float, float]] = {
-    "ZBENCH_SUPERVISOR_IDLE_S": (3.0, 0.0),  # an idle supervisor waits this long, then exits
-    "ZBENCH_SAMPLE_INTERVAL_S": (0.5, MIN_INTERVAL),  # the supervisor's telemetry
-    "ZBENCH_STALL_TIMEOUT_S": (3600.0, 0.0),  # a runner silent this long is stopped (0: never)
-    "ZBENCH_QUIET_WARN_S": (600.0, 0.0),  # `zbench jobs` flags a runner silent this long
-    "ZBENCH_STORE_GIVE_UP_S": (120.0, 0.0),  # a supervisor whose database keeps failing exits
-}
-
-
-def env_seconds(name: str) -> float:
-    """The seconds ``$name`` (a key of :data:`ENV_SECONDS`) sets, else its default; a
-    SettingsError when it is not a finite number of at least the least value."""
-    default, least = ENV_SECONDS[name]
-    text = os.environ.get(name, "")
-    if not text.strip():
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        raise SettingsError(f"${name}: {text!r} is not a number of seconds") from None
-    if not (math.isfinite(value) and value >= least):
-        raise SettingsError(f"${name}: {text!r} must be a finite number of seconds, >= {least:g}")
-    return value
-
-
-def check_env_seconds() -> None:
-    """Every one of :data:`ENV_SECONDS` read, as a job's supervisor will read them: a bad one,
-    found by the supervisor as it started, ended it in a traceback in its log while the job it
-    was to run stayed queued for ever."""
-    for name in ENV_SECONDS:
-        env_seconds(name)
 
 
 def _platform_dir(kind: str) -> Path:
@@ -146,8 +111,7 @@ def parse_hosts_table(table: object, where: str) -> tuple[HostEntry, ...]:
         ssh, options = value.get("ssh"), value.get("options", "")
         if (ssh is not None and not isinstance(ssh, str)) or not isinstance(options, str):
             raise SettingsError(f"{where}: [hosts] {name}: ssh and options must be strings")
-        # Imported here: the TUI's first frame reads this file but needs no ssh code.
-        from zbench.jobs.remote import HostError, split_host
+        from zbench.hostnames import HostError, split_host
 
         for text in (name, ssh) if ssh else (name,):  # checked as --hosts checks its names
             try:

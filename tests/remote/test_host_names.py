@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from zbench import hostnames
 from zbench.cli import app
 from zbench.contract.config import RunConfig, UsageError
 from zbench.jobs import nodes, remote
@@ -46,22 +47,24 @@ def test_hosts_all_with_a_bad_table_exits_2_before_any_ssh(
 
 @pytest.mark.parametrize("bad", [EVIL, "-p", "gpu1:0", "gpu1:99999", "a b"])
 def test_the_one_check_refuses_what_ssh_would_misread(bad: str) -> None:
-    with pytest.raises(remote.HostError):
-        remote.split_host(bad)
+    with pytest.raises(hostnames.HostError):
+        hostnames.split_host(bad)
 
 
 def test_a_port_without_a_host_is_said_as_such() -> None:
-    with pytest.raises(remote.HostError, match="':22' has no host name before its port"):
-        remote.split_host(":22")
-    with pytest.raises(remote.HostError, match="'gpu1:x': HOST:PORT wants a port from 1 to 65535"):
-        remote.split_host("gpu1:x")
+    with pytest.raises(hostnames.HostError, match="':22' has no host name before its port"):
+        hostnames.split_host(":22")
+    with pytest.raises(
+        hostnames.HostError, match="'gpu1:x': HOST:PORT wants a port from 1 to 65535"
+    ):
+        hostnames.split_host("gpu1:x")
 
 
 def test_host_port_becomes_ssh_p() -> None:
     argv = remote.ssh_base("me@gpu1:2222")
     assert argv[-3:] == ["-p", "2222", "me@gpu1"]
     assert remote.ssh_base("gpu1")[-1] == "gpu1" and "-p" not in remote.ssh_base("gpu1")
-    assert remote.split_host("::1") == ("::1", None)  # an IPv6 address is not HOST:PORT
+    assert hostnames.split_host("::1") == ("::1", None)  # an IPv6 address is not HOST:PORT
 
 
 def test_nodes_take_host_port_gpus() -> None:

@@ -13,7 +13,8 @@ from typing import Any
 
 from zbench.csvcell import write_rows
 from zbench.errors import ZbenchError
-from zbench.jobs.remote import HostError, split_host, zbench_remote
+from zbench.hostnames import HostError, split_host
+from zbench.jobs.remote import zbench_remote
 
 TIMEOUT_S = 60.0
 
@@ -23,7 +24,7 @@ class HostsError(ZbenchError, ValueError):
 
 
 def parse_hosts(text: str) -> list[str]:
-    """``--hosts HOST[:PORT],...`` as names, each checked by ``remote.split_host`` (the check the
+    """``--hosts HOST[:PORT],...`` as names, each checked by ``hostnames.split_host`` (the check the
     config file's ``[hosts]`` gets too). Raises :class:`HostsError`."""
     hosts = [h.strip() for h in text.split(",")]
     for host in hosts:

@@ -23,7 +23,7 @@ from zbench.contract.probe_options import ProbeConfig
 from zbench.errors import ZbenchError
 from zbench.jobs import liveness
 from zbench.jobs.states import ACTIVE, REFUSED_PREFIX, JobState
-from zbench.settings import check_env_seconds, env_seconds
+from zbench.jobs.timings import check_env_seconds, env_seconds
 from zbench.store import JobRow, Store
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zbench.jobs.runjob import RunningJob
-from zbench.settings import env_seconds
+from zbench.jobs.timings import env_seconds
 from zbench.store import Store, StoreBroken, StoreError
 
 log = logging.getLogger("zbench.supervisor")

@@ -22,7 +22,7 @@ from typing import IO
 
 from zbench import paths
 from zbench.jobs.states import JobState
-from zbench.settings import check_env_seconds
+from zbench.jobs.timings import check_env_seconds
 from zbench.store import Store
 
 STALE_S = 30.0

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from zbench.contract.config import RunConfig, UsageError
+from zbench.hostnames import HostError, split_host
 from zbench.jobs import remote
 
 ENV_RDZV_PORT = "ZBENCH_RDZV_PORT"
@@ -122,14 +123,14 @@ def _gpu_ids(text: str, host: str) -> tuple[int, ...]:
 def _node_part(part: str, text: str) -> tuple[str, str]:
     """One ``--nodes`` entry: ``HOST``, ``HOST:GPUS`` or ``HOST:PORT:GPUS`` (an ssh port; GPUS may
     be empty, ``HOST:PORT:``, for the first ``--gpus`` GPUs) as (``HOST`` or ``HOST:PORT``, GPUS).
-    The host gets the one host check (``remote.split_host``)."""
+    The host gets the one host check (``hostnames.split_host``)."""
     fields = part.split(":")
     host = ":".join(fields[:2]) if len(fields) == 3 else fields[0]
     try:
         if len(fields) > 3:
-            raise remote.HostError(f"{part!r} has more than HOST:PORT:GPUS")
-        remote.split_host(host)
-    except remote.HostError as exc:
+            raise HostError(f"{part!r} has more than HOST:PORT:GPUS")
+        split_host(host)
+    except HostError as exc:
         raise UsageError(
             f"--nodes wants HOST[:GPUS] or HOST:PORT:[GPUS],..., got {text!r}: {exc}"
         ) from None

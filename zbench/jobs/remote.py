@@ -21,37 +21,19 @@ import socket
 import subprocess
 from collections.abc import Sequence
 
+# Host names are checked where the config file is read too (zbench.settings), which must not
+# import the jobs package: the one check lives in a module of its own.
+from zbench.hostnames import LOCAL_NAMES, split_host
+
 ENV_SSH_CONFIG = "ZBENCH_SSH_CONFIG"
 ENV_SSH_OPTS = "ZBENCH_SSH_OPTS"
 ENV_REMOTE_PYTHON = "ZBENCH_REMOTE_PYTHON"
-LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "local"})
 
 
 def is_local(host: str) -> bool:
     """Hosts run as local processes, not over ssh (an ssh-config alias of this machine is remote;
     so is ``localhost:PORT``, which names an sshd)."""
     return host in LOCAL_NAMES
-
-
-class HostError(ValueError):
-    """A host that must not reach ssh; the message says why (callers add where it came from)."""
-
-
-def split_host(text: str) -> tuple[str, int | None]:
-    """``[USER@]HOST`` or ``[USER@]HOST:PORT`` as (destination, port or None). The one check of a
-    host name wherever it comes from (``--hosts``, ``--nodes``, the config file's ``[hosts]``):
-    a name starting with ``-`` would reach ssh as an option, so it is refused, as are blanks and
-    control characters. Raises :class:`HostError`."""
-    if not text or text.startswith("-") or any(c.isspace() or not c.isprintable() for c in text):
-        raise HostError(f"{text!r} is not a host name (HOST, USER@HOST or HOST:PORT)")
-    if text in LOCAL_NAMES or text.count(":") != 1:  # an IPv6 address has several colons
-        return text, None
-    name, _, port = text.partition(":")
-    if not name or name.startswith("-"):
-        raise HostError(f"{text!r} has no host name before its port (HOST:PORT)")
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise HostError(f"{text!r}: HOST:PORT wants a port from 1 to 65535")
-    return name, int(port)
 
 
 def ssh_base(host: str, *, connect_timeout: int = 10) -> list[str]:

@@ -31,8 +31,8 @@ from zbench.jobs.guard import StoreGuard
 from zbench.jobs.runjob import RunningJob
 from zbench.jobs.sampling import JobSampler, open_sampler
 from zbench.jobs.states import JobState
+from zbench.jobs.timings import env_seconds
 from zbench.results.aggregate import aggregate
-from zbench.settings import env_seconds
 from zbench.store import Store, StoreBroken, StoreError, abandoned_connections
 from zbench.telemetry.snapshot import Snapshot
 
