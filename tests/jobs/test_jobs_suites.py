@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from zbench.jobs.suites import SUITES, SuiteError, load_suite
+from zbench.jobs.suites import MAX_JOBS, SUITES, SuiteError, load_suite
 
 
 def test_builtin_suites_exist() -> None:
@@ -88,7 +89,7 @@ def test_user_suite_matrix_and_options(tmp_path: Path) -> None:
             '[[job]]\nworkload = "resnet50"\nbatch_size = 0\n',
             "job 1: batch_size: must be at least 1",
         ),
-        ('[[job]]\nworkload = "resnet50"\nsteps = "ten"\n', "job 1: steps: expected a whole"),
+        ('[[job]]\nworkload = "resnet50"\nsteps = "ten"\n', "job 1: steps must be a whole"),
         ('[[job]]\nworkload = "resnet50"\nrepeat = 0\n', "job 1: repeat: must be at least 1"),
         ('[[job]]\nworkload = "resnet50"\ntimeout_s = -1\n', "timeout_s must be a positive"),
         ('[[job]]\nworkload = "resnet50"\ntimeout_s = nan\n', "timeout_s must be a positive"),
@@ -104,8 +105,56 @@ def test_user_suite_matrix_and_options(tmp_path: Path) -> None:
         ('[[job]]\nworkload = "resnet50"\ncompile = 1\n', "compile must be true or false, got 1"),
         ('[[job]]\nworkload = "resnet50"\nmode = false\n', "mode must be one of 'train'"),
         ('[[job]]\nworkload = "resnet50"\ndata = true\n', "data must be a string, got true"),
+        # A number in quotes was read as the number; a string a choice was read as the string.
+        (
+            '[[job]]\nworkload = "resnet50"\nsteps = "10"\n',
+            "job 1: steps must be a whole number, got '10' (a TOML number is written without quotes)",
+        ),
+        (
+            '[[job]]\nworkload = "resnet50"\nsteps = 10.0\n',
+            "steps must be a whole number, got 10.0",
+        ),
+        ('[[job]]\nworkload = "resnet50"\ngpus = "2"\n', "gpus must be a whole number or 'all'"),
+        (
+            '[[job]]\nworkload = "resnet50"\nmode = 1\n',
+            "mode must be one of 'train', 'infer', got 1",
+        ),
+        ('[[job]]\nworkload = "resnet50"\nsteps = 2024-01-02\n', "got 2024-01-02"),
+        (
+            '[[job]]\nworkload = "resnet50"\nsteps = {a = 1}\n',
+            "steps must be a whole number, got a table",
+        ),
+        ("[[job]]\nworkload = 5\n", "job 1: workload must be a workload's name, got 5"),
         ('[[job]]\nmode = "train"\n', "job 1: no workload"),
         ('name = "x"\n', "no [[job]] entries"),
+        ("job = []\n", "no [[job]] entries"),
+        # job of another kind said "no [[job]] entries", as if the file had none
+        ("job = 5\n", "job must be [[job]] tables (an array of tables), got 5"),
+        (
+            '[job]\nworkload = "resnet50"\n',
+            "job must be [[job]] tables (an array of tables), not one [job]",
+        ),
+        (
+            "defaults = 5\n[[job]]\nworkload = 'resnet50'\n",
+            "[defaults] must be a table, got 5",
+        ),
+        # a key of [defaults] was blamed on job 1
+        (
+            "[defaults]\nbogus = 1\n[[job]]\nworkload = 'resnet50'\n",
+            "[defaults]: unknown key 'bogus'",
+        ),
+        # name and description were made strings of whatever they were
+        ('name = 5\n[[job]]\nworkload = "resnet50"\n', "mine.toml: name must be a string, got 5"),
+        ('name = ""\n[[job]]\nworkload = "resnet50"\n', "name must be one line of printable text"),
+        ('name = "a\\nb"\n[[job]]\nworkload = "resnet50"\n', "name must be one line of printable"),
+        (
+            'description = [1]\n[[job]]\nworkload = "resnet50"\n',
+            "description must be a string, got [1]",
+        ),
+        (
+            '[[job]]\nworkload = "resnet50"\nworkload = "vgg16"\n',
+            "mine.toml: Cannot overwrite a value",
+        ),
         ("[[job]\n", "mine.toml: "),
         # A value that looks like a flag: the runner's help was printed and the suite exited 0
         ('[[job]]\nworkload = "-h"\n', "job 1: the following arguments are required"),
@@ -122,3 +171,55 @@ def test_bad_suite_files_give_one_line(tmp_path: Path, text: str, message: str) 
 def test_unknown_suite_name() -> None:
     with pytest.raises(SuiteError, match="no suite 'nope'"):
         load_suite("nope")
+
+
+def test_a_folder_or_a_fifo_is_no_suite_file(tmp_path: Path) -> None:
+    """A folder was "no suite", as if it were not there."""
+    folder = tmp_path / "mine.toml"
+    folder.mkdir()
+    with pytest.raises(SuiteError, match=r"mine\.toml is a folder; a suite file is a \.toml file"):
+        load_suite(folder)
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(SuiteError, match=r"fifo\.toml is not a regular file"):  # nor a blocked read
+        load_suite(fifo)
+
+
+def test_byte_order_mark_and_crlf_are_read(tmp_path: Path) -> None:
+    """A BOM (some Windows editors write one) was "Invalid statement (at line 1, column 1)"."""
+    path = tmp_path / "mine.toml"
+    path.write_bytes(
+        b'\xef\xbb\xbfname = "mine"\r\n[[job]]\r\nworkload = "resnet50"\r\ndevice = "cpu"\r\n'
+    )
+    suite = load_suite(path, gpu_count=0, frameworks={"torch"})
+    assert suite.name == "mine" and len(suite.specs) == 1
+
+
+def test_a_file_that_is_not_utf8_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_bytes(b'[[job]]\nworkload = "resnet50"\n# caf\xe9\n')
+    with pytest.raises(SuiteError) as err:
+        load_suite(path, gpu_count=0, frameworks={"torch"})
+    assert str(err.value) == (
+        f"{path}: not UTF-8 text (byte 0xe9 on line 3); a suite file is TOML, which is UTF-8"
+    )
+
+
+def test_too_many_jobs_are_refused_before_they_are_made(tmp_path: Path) -> None:
+    """A matrix of a million jobs was expanded (minutes, gigabytes) and would have been queued."""
+    lists = "\n".join(f"{k} = {list(range(1, 101))}" for k in ("steps", "warmup", "seed"))
+    path = _write(tmp_path, f'[[job]]\nworkload = "resnet50"\n{lists}\n')
+    with pytest.raises(
+        SuiteError, match=r"job 1: the suite would run 1,000,000 or more jobs; at most 1,000"
+    ):
+        load_suite(path, gpu_count=0, frameworks={"torch"})
+    many = "".join(f'[[job]]\nworkload = "resnet50"\nseed = {n}\n' for n in range(MAX_JOBS + 1))
+    with pytest.raises(SuiteError, match=f"job {MAX_JOBS + 1}: the suite would run"):
+        load_suite(_write(tmp_path, many), gpu_count=0, frameworks={"torch"})
+    at_most = '[defaults]\ndevice = "cpu"\n' + "".join(
+        f'[[job]]\nworkload = "resnet50"\nseed = {n}\n' for n in range(MAX_JOBS)
+    )
+    assert (
+        len(load_suite(_write(tmp_path, at_most), gpu_count=0, frameworks={"torch"}).specs)
+        == MAX_JOBS
+    )

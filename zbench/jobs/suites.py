@@ -27,6 +27,7 @@ import math
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import date, time
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,11 @@ JOB_KEYS = {f for f in RunConfig.__dataclass_fields__ if f != "workload"} | {
 }
 FRAMEWORK_MODULES = {"torch": "torch", "tf": "tensorflow"}
 NOT_EXPANDED = {"extra", "gpu_ids"}  # list-valued keys that are one value, not a matrix
+# More is a typo (a list too many in a matrix: it would run for weeks, and a million took minutes of
+# memory to refuse), not a suite; the count is the file's, skipped jobs too, so a suite is valid on
+# every machine or on none.
+MAX_JOBS = 1_000
+ALL_GPUS = "all"  # gpus = "all": every GPU (a scaling run)
 
 
 class SuiteError(ZbenchError, ValueError):
@@ -80,12 +86,27 @@ def load_suite(
     """A built-in suite by name, or a suite file. ``gpu_count`` and ``frameworks`` default to what
     this machine has."""
     path = SUITES.get(str(name_or_path)) or Path(name_or_path)
-    if not path.is_file():
+    try:  # stat raises, not answers False, under a folder that cannot be looked in
+        exists, is_file = path.exists(), path.is_file()
+    except OSError as exc:
+        raise SuiteError(f"{path}: {exc.strerror}") from None
+    if exists and not is_file:  # a FIFO would block the read
+        what = "a folder" if path.is_dir() else "not a regular file"
+        raise SuiteError(f"{path} is {what}; a suite file is a .toml file")
+    if not exists:
         known = ", ".join(SUITES)
         raise SuiteError(f"no suite {str(name_or_path)!r} (built in: {known}; or a .toml file)")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raw = path.read_bytes()
+        # utf-8-sig: a byte-order mark (written by some Windows editors) is not part of the TOML.
+        data = tomllib.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SuiteError(
+            f"{path}: not UTF-8 text (byte {raw[exc.start]:#04x} on line {line}); "
+            "a suite file is TOML, which is UTF-8"
+        ) from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SuiteError(f"{path}: {exc}") from None
     n_gpus = len(visible_gpus()) if gpu_count is None else gpu_count
     have = installed_frameworks() if frameworks is None else set(frameworks)
@@ -100,11 +121,24 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
     defaults = data.get("defaults", {})
     jobs = data.get("job", [])
     if not isinstance(defaults, dict):
-        raise SuiteError(f"{where}: [defaults] must be a table")
-    if not isinstance(jobs, list) or not jobs:
+        raise SuiteError(f"{where}: [defaults] must be a table, got {_toml(defaults)}")
+    bad = sorted(set(defaults) - JOB_KEYS)
+    if bad:
+        raise SuiteError(f"{where}: [defaults]: unknown key {bad[0]!r}")
+    if isinstance(jobs, dict):
+        raise SuiteError(f"{where}: job must be [[job]] tables (an array of tables), not one [job]")
+    if not isinstance(jobs, list):
+        raise SuiteError(
+            f"{where}: job must be [[job]] tables (an array of tables), got {_toml(jobs)}"
+        )
+    if not jobs:
         raise SuiteError(f"{where}: no [[job]] entries")
+    name = _text(data, "name", where)
+    if name is not None and not (name.strip() and name.isprintable()):
+        raise SuiteError(f"{where}: name must be one line of printable text, got {name!r}")
     specs: list[JobSpec] = []
     skipped: list[tuple[JobSpec, str]] = []
+    total = 0
     for n, job in enumerate(jobs, 1):
         if not isinstance(job, dict):
             raise SuiteError(f"{where}: job {n}: must be a table")
@@ -114,14 +148,30 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
             raise SuiteError(f"{where}: job {n}: unknown key {bad[0]!r}")
         if "workload" not in merged:
             raise SuiteError(f"{where}: job {n}: no workload")
+        total += math.prod(
+            len(v) for k, v in merged.items() if isinstance(v, list) and k not in NOT_EXPANDED
+        )
+        if total > MAX_JOBS:
+            raise SuiteError(
+                f"{where}: job {n}: the suite would run {total:,} or more jobs; at most "
+                f"{MAX_JOBS:,} (each list in a job multiplies its jobs)"
+            )
         for combo in _expand(merged, f"{where}: job {n}"):
             spec, reason = _spec(combo, f"{where}: job {n}", n_gpus, have)
             if reason is None:
                 specs.append(spec)
             else:
                 skipped.append((spec, reason))
-    name = str(data.get("name") or Path(where).stem)
-    return Suite(name, str(data.get("description", "")), tuple(specs), tuple(skipped))
+    description = _text(data, "description", where) or ""
+    return Suite(name or Path(where).stem, description, tuple(specs), tuple(skipped))
+
+
+def _text(data: dict[str, Any], key: str, where: str) -> str | None:
+    """A top-level string (``name``, ``description``), None when the file has none."""
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise SuiteError(f"{where}: {key} must be a string, got {_toml(value)}")
+    return value
 
 
 def _expand(job: dict[str, Any], where: str = "suite") -> list[dict[str, Any]]:
@@ -157,7 +207,7 @@ def _spec(
         raise SuiteError(f"{where}: gpu_ids must be a list of GPU numbers")
     if not isinstance(share, bool):
         raise SuiteError(f"{where}: share_gpus must be true or false")
-    scaling = options.get("gpus") == "all"
+    scaling = options.get("gpus") == ALL_GPUS
     if scaling:
         options["gpus"] = max(n_gpus, 1)
     if options.get("device") == "auto":
@@ -180,7 +230,11 @@ def _spec(
 def _config(options: dict[str, Any], where: str) -> RunConfig:
     """Build the options through the runner's own parser, so a suite cannot say what `zbench run`
     would reject."""
-    argv = [str(options["workload"])]
+    if not isinstance(options["workload"], str):
+        raise SuiteError(
+            f"{where}: workload must be a workload's name, got {_toml(options['workload'])}"
+        )
+    argv = [options["workload"]]
     extra = options.pop("extra", [])
     for key, value in options.items():
         if key == "workload":
@@ -188,13 +242,15 @@ def _config(options: dict[str, Any], where: str) -> RunConfig:
         flag = "--" + key.replace("_", "-")
         wrong = _wrong_type(RUN_OPTION.get(key), value)
         if wrong:
-            raise SuiteError(f"{where}: {key} must be {wrong}, got {_toml(value)}")
+            wrong += f" or {ALL_GPUS!r}" if key == "gpus" else ""
+            said = " (a TOML number is written without quotes)" if _quoted_number(value) else ""
+            raise SuiteError(f"{where}: {key} must be {wrong}, got {_toml(value)}{said}")
         if isinstance(value, bool):
             argv.append(flag if value else "--no-" + key.replace("_", "-"))
         elif isinstance(value, int | float | str):
             argv.append(f"{flag}={value}")  # a value starting with - is a value, not a flag
         else:
-            raise SuiteError(f"{where}: {key} must be a single value, got {value!r}")
+            raise SuiteError(f"{where}: {key} must be a single value, got {_toml(value)}")
     if extra:
         if not isinstance(extra, list) or not all(isinstance(e, str) for e in extra):
             raise SuiteError(f"{where}: extra must be a list of strings")
@@ -207,10 +263,16 @@ def _config(options: dict[str, Any], where: str) -> RunConfig:
 
 
 def _wrong_type(opt: Opt | None, value: Any) -> str | None:
-    """What an option's key takes, when ``value`` is of the other kind: true or false for an on/off
-    option, a value for the others (``steps = true`` read as a bare ``--steps`` and said "expected
-    one argument"; ``compile = "yes"``, "ignored explicit argument")."""
-    if opt is None or (opt.kind == "bool") == isinstance(value, bool):
+    """What an option's key takes, when ``value`` is a TOML value of another kind: true or false
+    for an on/off option, a number for a number (``steps = "10"`` was read as 10, ``steps = true``
+    as a bare ``--steps``: "expected one argument"), a string for the others (``compile = "yes"``
+    said "ignored explicit argument", ``mode = 1`` "invalid choice: '1'")."""
+    if opt is None:
+        return None
+    takes: tuple[type, ...] = {"bool": (bool,), "int": (int,), "float": (int, float)}.get(
+        opt.kind, (str,)
+    )
+    if isinstance(value, takes) and (opt.kind == "bool") == isinstance(value, bool):
         return None
     if opt.kind == "bool":
         return "true or false"
@@ -219,9 +281,26 @@ def _wrong_type(opt: Opt | None, value: Any) -> str | None:
     return {"int": "a whole number", "float": "a number"}.get(opt.kind, "a string")
 
 
+def _quoted_number(value: Any) -> bool:
+    """A number written in quotes (``steps = "10"``)."""
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, str)
+
+
 def _toml(value: Any) -> str:
-    """A value as the suite file writes it (``true``, not Python's ``True``)."""
-    return str(value).lower() if isinstance(value, bool) else repr(value)
+    """A value as the suite file writes it (``true``, not Python's ``True``; a date as a date)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, date | time):
+        return value.isoformat()
+    return repr(value)
 
 
 def _key(names: list[str], options: dict[str, Any]) -> str:
