@@ -71,6 +71,19 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         (["run"], "zbench: run: Missing argument 'workload'. (see zbench run -h)"),
         (["nosuch"], "zbench: No such command 'nosuch'. (see zbench -h)"),
         (["jobs", "--bogus"], "zbench: jobs: No such option: --bogus (see zbench jobs -h)"),
+        # Click read a negative number as an option: "No such option: -1", as if mistyped.
+        (
+            ["cancel", "-1"],
+            "zbench: cancel: an id is a positive number, got -1 (see zbench cancel -h)",
+        ),
+        (
+            ["compare", "2", "-1"],
+            "zbench: compare: an id is a positive number, got -1 (see zbench compare -h)",
+        ),
+        (
+            ["results", "--job", "1", "-1"],
+            "zbench: results: Got unexpected extra argument(s) (-1) (see zbench results -h)",
+        ),
         (
             ["jobs", "cancel", "3"],
             "zbench: jobs: Got unexpected extra argument(s) (cancel 3) (see zbench jobs -h); "

@@ -16,7 +16,7 @@ from typing import Any
 import typer
 
 # Typer ships its own copy of Click: its exceptions are the ones raised here.
-from typer.core import TyperGroup, TyperOption, _click
+from typer.core import TyperArgument, TyperGroup, TyperOption, _click
 from typer.exceptions import Abort
 
 
@@ -69,6 +69,7 @@ def usage_line(exc: Any) -> str:
     nan = _nan_input(exc)
     if nan is not None:
         exc.message = f"must be a number, got {nan!r}"
+    _negative_number(exc)
     _visible_possibilities(exc)
     message = plain_message(" ".join(str(exc.format_message()).split()))
     ctx = getattr(exc, "ctx", None)
@@ -77,6 +78,28 @@ def usage_line(exc: Any) -> str:
     path = command_path(ctx)
     where = path.removeprefix("zbench").strip()
     return f"zbench: {where + ': ' if where else ''}{message} (see {path} -h){_did_you_mean(exc)}"
+
+
+_NEGATIVE = re.compile(r"-\d+(\.\d*)?")
+_ID = re.compile(r"\bid\b")
+
+
+def _negative_number(exc: Any) -> None:
+    """Click reads a negative number as an option: ``cancel -1`` and ``compare -1 2`` said "No
+    such option: -1", as if a flag were mistyped. No zbench option is a number. Where the command
+    takes an id (an argument whose help says so), an id is what was meant; where it takes no
+    argument, the number is an extra one (as ``jobs 5`` is told)."""
+    name, ctx = getattr(exc, "option_name", None), getattr(exc, "ctx", None)
+    if not isinstance(exc, _click.exceptions.NoSuchOption) or ctx is None:
+        return
+    if not _NEGATIVE.fullmatch(name or ""):
+        return
+    arguments = [p for p in ctx.command.params if isinstance(p, TyperArgument)]
+    if any(_ID.search(p.help or "") for p in arguments):
+        exc.message = f"an id is a positive number, got {name}"
+    elif not arguments:
+        exc.message = f"Got unexpected extra argument(s) ({name})"
+    exc.possibilities = None
 
 
 def _visible_possibilities(exc: Any) -> None:
