@@ -26,7 +26,12 @@ ENTRIES: tuple[tuple[str, str, str, str | None], ...] = (
     ),
     ("view: help", "Every key", "app.help", None),
     ("job: launch", "Launch benchmarks or a suite", "app.launch", None),
-    ("job: open detail", "Log, phase and throughput of the selected job", "app.job_detail", None),
+    (  # the dashboard's: a job's detail or demo view is already that job's (Enter is there too)
+        "job: open detail",
+        "Log, phase and throughput of the selected job",
+        "app.job_detail",
+        "DashboardScreen",
+    ),
     ("job: cancel", "Cancel the selected job (asks first)", "app.cancel_job", None),
     ("job: refresh", "Poll jobs and telemetry now", "app.refresh", None),
     (
