@@ -277,3 +277,35 @@ async def test_an_export_path_that_cannot_be_looked_at_is_refused_in_a_line(
             assert reason in note.message
         assert app.is_running
     assert not list(zbench_home.glob("*.md"))
+
+
+async def test_an_empty_results_table_says_why(zbench_home: Path) -> None:
+    """With no results the screen showed only the column headers; a filter that hides every row
+    looked the same."""
+    from textual.widgets import Static
+
+    from .fakes import FakeServices
+
+    services = FakeServices(results=[])
+    app = make_app(services=services)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        empty = app.screen.query_one("#results-empty", Static)
+        assert empty.display and "No results yet: l launches" in str(empty.render())
+        await press(pilot, "l")  # the key it names does what it says
+        assert type(app.screen).__name__ == "LaunchScreen"
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "r")
+        screen = app.screen
+        empty = screen.query_one("#results-empty", Static)
+        assert not empty.display
+        await press(pilot, "slash", *"[nomatch]", "enter")
+        assert empty.display
+        assert str(empty.render()) == "No row matches the filter '[nomatch]': / edits it."
+        await press(pilot, "slash", *["backspace"] * 9, "enter")
+        assert not empty.display and len(screen.shown) == 8

@@ -17,7 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select
+from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select, Static
 
 from zbench.results.export import FORMAT_NAMES, SUFFIX_FORMATS
 from zbench.results.format import COLUMNS, NUMERIC, Col, table_columns
@@ -121,6 +121,7 @@ class ResultsScreen(Screen[None]):
             compact=True,
         )
         yield DataTable(id="results", zebra_stripes=True, cursor_type="column")
+        yield Static(id="results-empty", markup=False)  # why the table has no row, when it has none
         with Horizontal(id="charts"):
             yield ThroughputBars(id="throughput")
             yield ScalingChart(id="scaling")
@@ -156,6 +157,8 @@ class ResultsScreen(Screen[None]):
             return  # nothing new: keep the table (and the cursor) as it is
         self.all_rows = message.rows
         self.apply()
+        if message.error:  # the store could not be read: not "no results yet"
+            self.query_one("#results-empty", Static).display = False
 
     def apply(self) -> None:
         """Filter, sort, and show; ``self.shown`` is exactly what the table shows (and exports)."""
@@ -186,6 +189,15 @@ class ResultsScreen(Screen[None]):
         table.move_cursor(column=column)
         self.query_one(ThroughputBars).show(rows)
         self.query_one(ScalingChart).show(rows)
+        empty = self.query_one("#results-empty", Static)
+        empty.display = not rows
+        if not self.all_rows:
+            empty.update(
+                "No results yet: l launches a benchmark (or run `zbench suite quick`); "
+                "finished jobs show up here."
+            )
+        elif not rows:
+            empty.update(f"No row matches the filter {words.strip()!r}: / edits it.")
         arrow = ""
         if sorted_by is not None:
             arrow = f", sorted by {sorted_by[0]} {'↓' if self.reverse else '↑'}"
