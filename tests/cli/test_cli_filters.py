@@ -328,3 +328,25 @@ def test_run_of_another_table_says_which_command_shows_it(tmp_path: Path) -> Non
     )
     shown = CLI.invoke(app, ["demo", "results", "--run", "2", "-f", "json", "--db", db])
     assert shown.exit_code == 0 and '"demo": "snake"' in shown.output
+
+
+def test_a_probe_run_is_no_row_of_results_export_plot_or_compare(tmp_path: Path) -> None:
+    """`results --workload probe` printed the probe as a row of n/a (Precision DEFAULT), export
+    wrote it without its figures, plot said it was no FP32 run, and `compare 2 1` said "no run
+    2": the probe's figures are in `zbench report`."""
+    db = str(tmp_path / "zbench.db")
+    store = Store(db)
+    store.add_run(run_row(workload="resnet50"))  # run 1: a benchmark
+    probe = run_row(workload="probe", mode="probe", precision=None, batch_size=None, kind="probe")
+    store.add_run({**probe, "samples_per_s": None, "result": {"rows": []}})  # run 2
+    table = CLI.invoke(app, ["results", "--workload", "probe", "--db", db])
+    assert table.exit_code == 0
+    assert table.output == "No runs match (workload probe). Probe runs are in `zbench report`.\n"
+    for cmd in (["export", "-f", "csv"], ["plot", "-o", str(tmp_path / "charts")]):
+        out = CLI.invoke(app, [*cmd, "--workload", "probe", "--db", db])
+        assert out.exit_code == 1 and out.output.startswith("zbench: no runs match"), out.output
+    assert not (tmp_path / "charts").exists()
+    for a, b in (("2", "1"), ("1", "2")):
+        out = CLI.invoke(app, ["compare", a, b, "--db", db])
+        assert out.exit_code == 2
+        assert out.output == "zbench: run 2 is a probe run: `zbench report` shows it\n"

@@ -20,6 +20,7 @@ from zbench import paths
 from zbench.cli.filters import nothing_found
 from zbench.cli.options import err, folder_problem
 from zbench.cli.tableview import print_table
+from zbench.contract.kinds import KINDS
 from zbench.errors import ZbenchError
 from zbench.results.anchors import published_for
 from zbench.results.api import (
@@ -28,6 +29,7 @@ from zbench.results.api import (
     query_results,
     review_order,
     rows_from_json,
+    shown_elsewhere,
 )
 from zbench.results.export import FORMATS, FormatError, pick_format, render
 from zbench.results.format import (
@@ -156,20 +158,12 @@ def show_results(*, filters: Filters, db: Db, json_out: bool, wide: bool = False
         return 0
     if not rows:
         hint = "No results yet. Run `zbench suite quick` or `zbench run resnet50`."
-        Console(highlight=False).print(nothing_found(filters, hint) + _demo(filters))
+        where = filters.elsewhere()  # a probe's or a demo's runs: this table has none
+        said = nothing_found(filters, hint) + (f" {where}" if where else "")
+        Console(highlight=False).print(said)
         return 0
     print_results(Console(highlight=False, markup=False), rows, wide=wide)
     return 0
-
-
-def _demo(filters: Filters) -> str:
-    """Where a demo's runs are, when the workload asked for is a demo's name: this table has none."""
-    from zbench.contract.demos import demos
-
-    name = filters.workload
-    if name not in demos():
-        return ""
-    return f" {name} is a demo: its runs are in `zbench demo results --workload {name}`."
 
 
 def export_results(
@@ -280,9 +274,12 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
     id N, or the one result left after ``filters`` (tag, job ids, since)."""
     run_id = _run_id(ref)
     if run_id is not None:
-        rows = query_results(db, run_ids=[run_id])
+        rows = query_results(db, run_ids=[run_id], kinds=tuple(KINDS))
         if not rows:
             raise CompareError(f"no run {ref}")
+        shown = shown_elsewhere(ref, rows[0].kind)  # a probe's run: "no run 11" said it
+        if shown:
+            raise CompareError(shown)
         if not filters.keeps(rows[0]):
             raise CompareError(f"run {ref} is not one the filters select ({filters.describe()})")
         return rows[0]

@@ -13,7 +13,15 @@ from typing import Any
 from zbench import paths
 from zbench.contract import demos as demo_table
 from zbench.contract.config import FRAMEWORKS, MODES, PRECISIONS
-from zbench.contract.kinds import DEMO, KINDS, PROBE, SHOWN_BY, result_kinds
+from zbench.contract.kinds import (
+    BENCHMARK,
+    DEMO,
+    KINDS,
+    PROBE,
+    SHOWN_BY,
+    in_section,
+    result_kinds,
+)
 from zbench.contract.workloads import WORKLOADS
 from zbench.store import RunFilter, RunRow, Store
 
@@ -167,6 +175,15 @@ def _job_filter(
 DEVICE_KINDS = ("cpu", "cuda")
 
 
+def shown_elsewhere(run_id: Any, kind_name: Any, section: str | None = "rows") -> str | None:
+    """The line for a run that another table than ``section`` shows ("run 11 is a probe run:
+    `zbench report` shows it"); None where ``section`` shows it, or is None (every section)."""
+    kind = KINDS.get(str(kind_name or BENCHMARK))
+    if kind is None or section is None or kind.section == section:
+        return None
+    return f"run {run_id} is a {kind.title} run: `{SHOWN_BY[kind.section]}` shows it"
+
+
 @dataclass(frozen=True)
 class Filters:
     """Which runs a command reads: the one filter of ``results``, ``export``, ``report``,
@@ -187,9 +204,12 @@ class Filters:
     run_ids: list[int] | None = None
 
     def query(self, db: str | os.PathLike[str] | None) -> list[ResultRow]:
-        """The stored runs these filters keep, oldest first; none, because a filter names a value
-        that no table knows and no stored run has (a typo), is a ValueError that says so."""
-        return self.checked(query_results(db, **self.__dict__), db)
+        """The stored runs of the results table these filters keep, oldest first; none, because a
+        filter names a value that no table knows and no stored run has (a typo), is a ValueError
+        that says so. Only the table's own kinds: ``--workload probe`` gave probe runs as rows
+        without a figure, and an export of them without the probe's figures."""
+        rows = query_results(db, **self.__dict__, kinds=tuple(in_section("rows")))
+        return self.checked(rows, db)
 
     def query_demos(self, db: str | os.PathLike[str] | None) -> list[ResultRow]:
         """The stored demo runs these filters keep, oldest first (``workload``: a demo's name)."""
@@ -227,11 +247,24 @@ class Filters:
                 f"no run {', '.join(map(str, gone))} (--run takes a number from the Run column)"
             )
         for run_id, run in runs.items():  # a run of another table: say which shows it
-            kind = KINDS.get(str((run or {}).get("kind")))
-            if kind is not None and section is not None and kind.section != section:
-                where = SHOWN_BY[kind.section]
-                raise ValueError(f"run {run_id} is a {kind.title} run: `{where}` shows it")
+            shown = shown_elsewhere(run_id, (run or {}).get("kind"), section)
+            if shown:
+                raise ValueError(shown)
         return rows
+
+    def elsewhere(self) -> str:
+        """Where the runs a filter names are, when another table shows them (``--workload probe``,
+        ``--framework demo``, a demo's name): the sentence an empty results table adds, or ""."""
+        for k in KINDS.values():
+            if k.section != "rows" and (
+                (k.workload and self.workload == k.workload)
+                or (k.framework and self.framework == k.framework)
+            ):
+                return f"{k.title.capitalize()} runs are in `{SHOWN_BY[k.section]}`."
+        name = self.workload
+        if name in demo_table.demos():
+            return f"{name} is a demo: its runs are in `zbench demo results --workload {name}`."
+        return ""
 
     def keeps(self, row: Any) -> bool:
         """Whether a row (e.g. read from an exported file) passes the row-level filters; ``suite``
