@@ -139,9 +139,20 @@ def test_plot_of_runs_no_chart_draws_says_which_runs_charts_draw(
     result = CLI.invoke(app, ["plot", "--precision", "bf16", "-o", str(tmp_path / "c")])
     assert result.exit_code == 1
     assert result.output == (
-        "zbench: none of the 1 selected run(s) fits a chart: the charts draw FP32 runs, and each "
-        "other precision beside an FP32 run of the same setup\n"
+        "zbench: none of the 1 selected run(s) fits a chart: the charts draw FP32 runs on one GPU "
+        "(or the CPU), ResNet-50 training on one GPU beside the same on more, and each other "
+        "precision beside an FP32 run of the same setup\n"
     )
+
+
+def test_plot_of_multi_gpu_runs_alone_names_the_gpu_count_charts_draw(
+    filled: Path, tmp_path: Path
+) -> None:
+    # Two FP32 runs on 2 GPUs: "the charts draw FP32 runs" was all it said, of FP32 runs.
+    result = CLI.invoke(app, ["plot", "--gpus", "2", "-o", str(tmp_path / "c")])
+    assert result.exit_code == 1
+    assert result.output.startswith("zbench: none of the 2 selected run(s) fits a chart")
+    assert "FP32 runs on one GPU" in result.output
 
 
 def test_plot_and_report_into_a_file_are_one_line_and_exit_2(filled: Path, tmp_path: Path) -> None:

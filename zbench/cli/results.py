@@ -379,14 +379,11 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
     if not rows:
         err(filters.nothing_to("plot"))
         return 1
-    from zbench.results.charts import write_charts
+    from zbench.results.charts import DRAWN, write_charts
 
     charts = write_charts(rows, output)
     if not charts:
-        err(
-            f"none of the {len(rows)} selected run(s) fits a chart: the charts draw FP32 runs, "
-            "and each other precision beside an FP32 run of the same setup"
-        )
+        err(f"none of the {len(rows)} selected run(s) fits a chart: {DRAWN}")
         return 1
     for chart in charts:
         print(f"{chart.path}: {chart.description}")

@@ -22,6 +22,11 @@ from zbench.results.format import FRAMEWORK_NAMES, GIB, model_name
 from zbench.results.identity import gpu_model, identity, latest_per_identity, scaling_groups
 
 FP32_LIKE = (None, "fp32")
+# What the charts draw, in words (a selection none of whose runs fits one is told this).
+DRAWN = (
+    "the charts draw FP32 runs on one GPU (or the CPU), ResNet-50 training on one GPU beside the "
+    "same on more, and each other precision beside an FP32 run of the same setup"
+)
 MODEL_ORDER = tuple(WORKLOADS)  # the workload table is in the review's order
 
 
