@@ -34,3 +34,17 @@ def test_piped_without_columns_is_whole(fake: FakeNvml) -> None:
     res = CliRunner(env={"COLUMNS": ""}).invoke(app, ["monitor", "--once", "--interval", "0.1"])
     assert res.exit_code == 0
     assert "NVLink TX GB/s" in res.stdout and "throttle" in res.stdout
+
+
+def test_a_wide_header_names_the_unit_its_short_one_does(fake: FakeNvml) -> None:
+    """Wide (a pipe, --wide), the columns read "memory", "power", "temp", "GPU mem" and "host
+    mem" over bare numbers: only the narrow headers said GiB, W and C."""
+    from zbench.telemetry.tables import GPU_COLUMNS, PROCESS_COLUMNS
+
+    units = {"GiB", "W", "C", "GB/s", "MHz"}
+    for col in (*GPU_COLUMNS, *PROCESS_COLUMNS):
+        named = units & set((col.short or "").split())
+        assert named <= set(col.header.split()), col
+    res = CliRunner(env={"COLUMNS": ""}).invoke(app, ["monitor", "--once", "--interval", "0.1"])
+    assert res.exit_code == 0, res.output
+    assert "memory GiB" in res.stdout and "power W" in res.stdout and "temp C" in res.stdout

@@ -2,7 +2,8 @@
 by ``zbench.textfit`` (stdlib), so ``zbench monitor`` and the TUI's processes screen show the same columns.
 
 At 80 columns the least important columns are left out whole instead of every cell being cut to
-"Re…"; with no width (a pipe, ``--wide``) all are shown.
+"Re…"; with no width (a pipe, ``--wide``) all are shown. A header names the unit of its cells
+(they hold bare numbers), the long one as the short one does.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ GPU_COLUMNS = (
     Column("GPU", priority=0),
     Column("util", priority=0, right=True),
     Column("mem ctl", "ctl", priority=3, right=True),
-    Column("memory", "mem GiB", priority=0, right=True),
-    Column("power", "W", priority=1, right=True),
-    Column("temp", "C", priority=2, right=True),
+    Column("memory GiB", "mem GiB", priority=0, right=True),
+    Column("power W", "W", priority=1, right=True),
+    Column("temp C", "C", priority=2, right=True),
     Column("SM/mem MHz", "MHz", priority=5, right=True),
     Column("PCIe TX/RX GB/s", "PCIe", priority=6, right=True),
     Column("NVLink TX GB/s", "NVL TX", priority=4, right=True),
@@ -35,10 +36,10 @@ PROCESS_COLUMNS = (
     Column("GPU", priority=0, right=True),
     Column("PID", priority=0, right=True),
     Column("user", priority=2),
-    Column("GPU mem", "GPU GiB", priority=0, right=True),
+    Column("GPU mem GiB", "GPU GiB", priority=0, right=True),
     Column("SM", priority=3, right=True),
     Column("CPU", priority=1, right=True),
-    Column("host mem", "RSS GiB", priority=4, right=True),
+    Column("host mem GiB", "RSS GiB", priority=4, right=True),
     Column("elapsed", "time", priority=3, right=True),
     Column("job", priority=1),
     Column("container", "ctr", priority=5),
