@@ -88,6 +88,9 @@ def test_a_folder_or_a_device_is_no_trace_file(tmp_path: Path) -> None:
         ("gpus.lost", 1),
         ("gpus.processes", [{"pid": "x", "name": "p"}]),
         ("host.per_core_pct", "abc"),  # was read as 3 cores
+        # its GiB in the monitor was an OverflowError traceback
+        pytest.param("gpus.mem_total_bytes", 10**400, id="gpus.mem_total_bytes-10**400"),
+        ("t", float("inf")),  # the one field with no n/a
     ],
 )
 def test_a_line_whose_values_have_the_wrong_types_is_skipped(
@@ -129,6 +132,21 @@ def test_nan_written_as_null(tmp_path: Path) -> None:
     with TraceWriter(path) as w:
         w.write(Snapshot(t=1.0, gpus=(GpuSnapshot(index=0, power_w=float("nan")),)))
     assert next(read_trace(path)).gpus[0].power_w is NA
+
+
+def test_nan_or_infinity_in_a_trace_line_reads_as_na_like_the_null_written_for_it(
+    tmp_path: Path,
+) -> None:
+    """A trace edited by hand with NaN (which JSON lacks) showed "nan/700" as the power."""
+    path = tmp_path / "t.jsonl"
+    with TraceWriter(path) as w:
+        w.write(Snapshot(t=1.0, gpus=(GpuSnapshot(index=0, power_w=300.0, sm_clock_mhz=1.0),)))
+    header, line = path.read_text().splitlines()
+    data = json.loads(line)
+    data["gpus"][0].update(power_w=float("nan"), sm_clock_mhz=float("inf"))
+    path.write_text(header + "\n" + json.dumps(data) + "\n")
+    [snap] = read_trace(path)
+    assert snap.gpus[0].power_w is NA and snap.gpus[0].sm_clock_mhz is NA
 
 
 class Clock:

@@ -8,6 +8,7 @@ written to JSON as ``null``; :func:`from_dict` reads ``null`` back as ``NA``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -176,6 +177,13 @@ _SCALARS: dict[Any, tuple[type, ...]] = {
 }
 
 
+def _finite(value: Any) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _convert(tp: Any, value: Any) -> Any:
     """``value`` read as ``tp``; a TypeError where it cannot be one (a trace line written by hand or
     damaged), so readers skip that line instead of drawing a string as a percentage."""
@@ -186,6 +194,8 @@ def _convert(tp: Any, value: Any) -> Any:
             if _NotAvailable in args or type(None) in args:
                 return NA if _NotAvailable in args else None
             raise TypeError(f"null where {tp} is expected")
+        if isinstance(value, float) and not math.isfinite(value) and _NotAvailable in args:
+            return NA  # NaN or Infinity: what a trace writes as null (JSON has neither)
         non_na = [a for a in args if a not in (_NotAvailable, type(None))]
         # tuple[...] | NA, or a dataclass | None: convert with the first structured member.
         for a in non_na:
@@ -194,6 +204,10 @@ def _convert(tp: Any, value: Any) -> Any:
         return _convert(non_na[0], value) if len(non_na) == 1 else value
     if tp in _SCALARS:
         if isinstance(value, _SCALARS[tp]) and (tp is bool or not isinstance(value, bool)):
+            if tp in (int, float) and not _finite(value):
+                # NaN or Infinity where NA cannot stand, or an integer no float holds (10**400
+                # made the monitor's GiB an OverflowError)
+                raise TypeError(f"{value!r} where a finite {tp.__name__} is expected")
             return value
         raise TypeError(f"{value!r} where {tp.__name__} is expected")
     if origin is tuple:
