@@ -65,3 +65,13 @@ def test_an_inference_only_selection_is_not_captioned_training_vs_inference(
     assert charts["gpu_util.png"] == "GPU utilization per model, inference (measured window)"
     every = {c.path.name: c.description for c in write_charts(query_results(filled), tmp_path)}
     assert "training vs inference" in every["gpu_util.png"]
+
+
+def test_the_precision_chart_names_the_precisions_it_draws(filled: Path, tmp_path: Path) -> None:
+    """FP16 and BF16 bars beside FP32 were captioned "TF32/FP16/BF16 throughput over FP32", and
+    the hatched published bar went unsaid."""
+    charts = {c.path.name: c.description for c in write_charts(query_results(filled), tmp_path)}
+    assert charts["precision_speedup.png"] == (
+        "FP16/BF16 throughput over FP32 per model, framework and mode; "
+        "hatched: FP16 published, over TF32"
+    )

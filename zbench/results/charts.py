@@ -374,6 +374,9 @@ def _speedup(
         for k, v in series.items()
         if any(x is not None for x in v)
     ]
+    # The precisions drawn, not every one there is ("TF32/FP16/BF16" over FP16 and BF16 bars).
+    drawn = "/".join(name for name, _, published in plotted if not published)
+    hatched = [name for name, _, published in plotted if published]
     fig, ax = plt.subplots(figsize=(9, 4.5))
     _bars(ax, groups, plotted, "speedup over FP32 (x)", "{:.2f}")
     ax.axhline(1.0, color="grey", linewidth=0.8)
@@ -381,7 +384,8 @@ def _speedup(
     _save(
         fig,
         output / f"precision_speedup{tag}.png",
-        "TF32/FP16/BF16 throughput over FP32 per model, framework and mode",
+        f"{drawn} throughput over FP32 per model, framework and mode"
+        + (f"; hatched: {hatched[0]}" if hatched else ""),
         charts,
     )
 
