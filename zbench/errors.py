@@ -26,6 +26,7 @@ class ZbenchError(Exception):
 
 # errno values that mean the path given is wrong (bad input), not that the work failed
 _BAD_PATH = {errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.EACCES, errno.EROFS, errno.ENOENT}
+_BAD_PATH |= {errno.EPERM}  # a place no one may write (/sys): as a read-only folder is
 
 
 def bad_path(exc: OSError) -> bool:

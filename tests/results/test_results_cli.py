@@ -165,6 +165,42 @@ def test_plot_and_report_into_a_file_are_one_line_and_exit_2(filled: Path, tmp_p
     assert taken.read_text() == "mine"
 
 
+def test_a_place_in_the_folder_that_cannot_be_written_is_one_plain_line_exit_2(
+    filled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file named figures in the report's folder read "cannot write the report to out: [Errno
+    17] File exists: 'out/figures'"; plot said nothing of charts; a folder no one may write
+    (EPERM, as /sys is to root) was exit 1, as if the disk had failed."""
+    import errno
+
+    report, charts = tmp_path / "report", tmp_path / "charts"
+    report.mkdir()
+    (report / "figures").write_text("mine")
+    (charts / "throughput_train.png").mkdir(parents=True)
+    said = {
+        "report": CLI.invoke(app, ["report", "-o", str(report)]),
+        "plot": CLI.invoke(app, ["plot", "-o", str(charts)]),
+    }
+    assert said["report"].exit_code == said["plot"].exit_code == 2
+    assert said["report"].output.splitlines()[-1] == (
+        f"zbench: cannot write the report: {report / 'figures'}: File exists"
+    )
+    assert said["plot"].output == (
+        f"zbench: cannot write the charts: {charts / 'throughput_train.png'}: Is a directory\n"
+    )
+
+    def refused(rows: Any, output: Path) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted", str(output))
+
+    monkeypatch.setattr("zbench.results.charts.write_charts", refused)
+    out = CLI.invoke(app, ["plot", "-o", str(tmp_path / "sys")])
+    assert out.exit_code == 2
+    assert (
+        out.output
+        == f"zbench: cannot write the charts: {tmp_path / 'sys'}: Operation not permitted\n"
+    )
+
+
 def test_plot_and_report_into_a_file_name_make_no_folder_of_it(
     filled: Path, tmp_path: Path
 ) -> None:

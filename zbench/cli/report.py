@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from zbench.cli.options import err, folder_problem
+from zbench.errors import os_error_exit
 from zbench.results.api import Filters
 from zbench.results.selection import Db
 
@@ -34,9 +35,13 @@ def report_command(out_dir: Path, filters: Filters, db: Db, quiet: bool = False)
     except ValueError as exc:  # a filter that cannot apply (--since, --suite-run, --suite)
         err(str(exc))
         return 2
-    except (ReportImageError, OSError) as exc:
+    except ReportImageError as exc:
         err(f"cannot write the report to {out_dir}: {exc}")
         return 2
+    except OSError as exc:  # "[Errno 17] File exists: 'out/figures'" was the line
+        message, code = os_error_exit(exc)
+        err(f"cannot write the report: {message}")
+        return code
     print(f"{report.markdown}\n{report.html}")
     print(f"{report.runs} run(s), {len(report.figures)} figure(s)", file=sys.stderr)
     return 0

@@ -21,7 +21,7 @@ from zbench.cli.filters import nothing_found
 from zbench.cli.options import err, folder_problem
 from zbench.cli.tableview import print_table
 from zbench.contract.kinds import KINDS
-from zbench.errors import ZbenchError
+from zbench.errors import ZbenchError, os_error_exit
 from zbench.results.anchors import published_for
 from zbench.results.api import (
     Filters,
@@ -381,7 +381,12 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
         return 1
     from zbench.results.charts import DRAWN, write_charts
 
-    charts = write_charts(rows, output)
+    try:
+        charts = write_charts(rows, output)
+    except OSError as exc:  # a folder where a chart goes, a place no one may write
+        message, code = os_error_exit(exc)
+        err(f"cannot write the charts: {message}")
+        return code
     if not charts:
         err(f"none of the {len(rows)} selected run(s) fits a chart: {DRAWN}")
         return 1
