@@ -71,6 +71,13 @@ def test_compare_run_ids_and_exported_files(filled: Path, tmp_path: Path) -> Non
     table = CLI.invoke(app, ["compare", f"{exported}:6", "1", "--unlike"])
     assert table.exit_code == 0
     assert "0.53x" in table.output and "Not alike: precision fp16 vs fp32" in table.output
+    # Memory in GiB, as the results table shows it (it printed 14,066,017,894.40 bytes); the
+    # JSON keeps the bytes.
+    side = CLI.invoke(app, ["compare", "1", "4", "--unlike"]).output
+    gib = [line for line in side.splitlines() if "GPU memory" in line]
+    assert gib and "GPU memory GiB" in gib[0] and "bytes" not in side
+    a_gib = metrics["gpu_mem_bytes"]["a"] / 2**30
+    assert f"{a_gib:,.2f}" in gib[0]
     assert CLI.invoke(app, ["compare", "1", "99"]).exit_code == 2
     same = CLI.invoke(app, ["compare", "1", "01"])  # one run twice compares nothing
     assert same.exit_code == 2 and "same run" in same.output
@@ -342,6 +349,9 @@ def test_compare_rejects_json_that_is_not_an_export(filled: Path, tmp_path: Path
         ({"created": "yesterday"}, "created should be a number, got 'yesterday'"),
         ({"workload": None}, "workload should be text, got None"),
         ({"workload": ...}, "result 1: no workload"),
+        # Edited by hand: a GPU count of -1 was compared as "x-1", a negative rate as a ratio.
+        ({"gpus": -1}, "gpus should be 0 or more, got -1"),
+        ({"samples_per_s": -5.0}, "samples_per_s should be 0 or more, got -5.0"),
     ],
 )
 def test_compare_checks_every_field_of_an_exported_file(

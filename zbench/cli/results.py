@@ -260,6 +260,10 @@ COMPARED = (
 )
 
 
+# The table shows memory in GiB, as the results table does (JSON keeps the bytes).
+IN_GIB = {"gpu_mem_bytes": "GPU memory GiB", "cpu_mem_bytes": "CPU memory GiB"}
+
+
 class CompareError(ZbenchError, ValueError):
     """Two runs that cannot be compared, or a FILE:RUN that cannot be read (exit 2)."""
 
@@ -357,12 +361,13 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
     for col in ("Metric", "A", "B", "B / A"):
         table.add_column(col, justify="left" if col == "Metric" else "right")
     for v in values:
+        scale = 2**30 if v["metric"] in IN_GIB else 1
 
-        def num(x: float | None) -> str:
-            return "n/a" if x is None else f"{x:,.2f}"
+        def num(x: float | None, scale: int = scale) -> str:
+            return "n/a" if x is None else f"{x / scale:,.2f}"
 
         ratio = "n/a" if v["ratio_b_over_a"] is None else f"{v['ratio_b_over_a']:.2f}x"
-        table.add_row(v["title"], num(v["a"]), num(v["b"]), ratio)
+        table.add_row(IN_GIB.get(v["metric"], v["title"]), num(v["a"]), num(v["b"]), ratio)
     Console(highlight=False, markup=False).print(table)  # GPU names are data, not markup
     return 0
 
