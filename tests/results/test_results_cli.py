@@ -415,6 +415,9 @@ def test_another_programs_sqlite_database_is_refused_and_left_as_it_was(tmp_path
     other = tmp_path / "inventory.db"
     with sqlite3.connect(other) as conn:
         conn.execute("CREATE TABLE parts (name TEXT)")
+        # A table named as one of zbench's: it was taken for an old zbench database, switched to
+        # write-ahead logging, then refused with "table runs already exists".
+        conn.execute("CREATE TABLE runs (id INTEGER)")
     for cmd in (["results"], ["jobs"], ["run", "resnet50", "--device", "cpu", "--detach"]):
         out = subprocess.run(
             [sys.executable, "-m", "zbench", *cmd, "--db", str(other)],
@@ -424,12 +427,13 @@ def test_another_programs_sqlite_database_is_refused_and_left_as_it_was(tmp_path
         )
         assert out.returncode == 2, (cmd, out.stderr)
         assert out.stderr == (
-            f"zbench: {other}: not a zbench database (it holds another program's tables: parts); "
-            "--db takes zbench's own file or a new one\n"
+            f"zbench: {other}: not a zbench database (it holds another program's tables: parts, "
+            "runs); --db takes zbench's own file or a new one\n"
         )
     with sqlite3.connect(other) as conn:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-    assert tables == ["parts"]
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    assert tables == ["parts", "runs"] and mode == "delete"  # untouched, its journal mode too
 
 
 def test_the_new_filters_select_by_mode_precision_gpu_count_and_device(filled: Path) -> None:

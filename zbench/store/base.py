@@ -91,6 +91,8 @@ class StoreBase:
         self.readonly = read_only(self.path)
         try:
             self._refuse_empty()
+            if self.path.exists():
+                self._refuse_foreign()
             if not self.readonly and not self.path.exists():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 create_database(self.path)
@@ -122,6 +124,29 @@ class StoreBase:
                 return
             time.sleep(0.1)
         raise StoreError(f"{self.path}: {problem}")
+
+    def _refuse_foreign(self) -> None:
+        """Another program's database (tables, and no ``schema_version``, which zbench writes
+        with its first tables in one transaction) is refused before zbench's connection opens
+        it: that connection turns on write-ahead logging, a lasting change to the file, and the
+        first migration then failed on a table of the same name ("table runs already exists")."""
+        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=self.busy_s, isolation_level=None)
+        try:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
+        finally:
+            conn.close()
+        if tables and "schema_version" not in tables:
+            shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+            raise StoreError(
+                f"{self.path}: not a zbench database (it holds another program's tables: "
+                f"{shown}); --db takes zbench's own file or a new one"
+            )
 
     def _file_problem(self) -> str | None:
         try:
@@ -303,19 +328,6 @@ class StoreBase:
             if row is not None and row[0] > len(MIGRATIONS):
                 raise StoreError(
                     f"{self.path}: written by a newer zbench (schema {row[0]}); upgrade zbench"
-                )
-        else:
-            tables = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-                )
-            ]
-            if tables and not {"jobs", "runs"} & set(tables):  # another program's database
-                shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-                raise StoreError(
-                    f"{self.path}: not a zbench database (it holds another program's tables: "
-                    f"{shown}); --db takes zbench's own file or a new one"
                 )
         if self.readonly:
             raise StoreError(f"{self.path}: read-only and not a current zbench database")
