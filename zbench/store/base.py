@@ -91,8 +91,6 @@ class StoreBase:
         self.readonly = read_only(self.path)
         try:
             self._refuse_empty()
-            if self.path.exists():
-                self._refuse_foreign()
             if not self.readonly and not self.path.exists():
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 create_database(self.path)
@@ -125,23 +123,19 @@ class StoreBase:
             time.sleep(0.1)
         raise StoreError(f"{self.path}: {problem}")
 
-    def _refuse_foreign(self) -> None:
+    def _refuse_foreign(self, conn: sqlite3.Connection) -> None:
         """Another program's database (tables, and no ``schema_version``, which zbench writes
-        with its first tables in one transaction) is refused before zbench's connection opens
-        it: that connection turns on write-ahead logging, a lasting change to the file, and the
-        first migration then failed on a table of the same name ("table runs already exists")."""
-        uri = f"{self.path.resolve().as_uri()}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=self.busy_s, isolation_level=None)
-        try:
-            tables = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-                )
-            ]
-        finally:
-            conn.close()
+        with its first tables in one transaction) is refused on the connection's first read,
+        before it turns on write-ahead logging, a lasting change to the file; the first
+        migration then failed on a table of the same name ("table runs already exists")."""
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        ]
         if tables and "schema_version" not in tables:
+            conn.close()
             shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
             raise StoreError(
                 f"{self.path}: not a zbench database (it holds another program's tables: "
@@ -180,6 +174,7 @@ class StoreBase:
                 conn = sqlite3.connect(self.path, timeout=self.busy_s, isolation_level=None)
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_s * 1000)}")
+            self._refuse_foreign(conn)
             if not self.readonly:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
