@@ -408,7 +408,7 @@ def _row_from_item(item: dict[str, Any], n: int) -> ResultRow:
             or (isinstance(value, float) and not math.isfinite(value))
         ):
             raise ValueError(f"result {n}: {name} should be {_TYPE_WORDS[kind]}, got {value!r}")
-        elif kind in ("int", "float") and value < 0:  # a count, a rate, a load: none is negative
+        elif isinstance(value, int | float) and value < 0:  # a count, a rate, a load: never < 0
             raise ValueError(f"result {n}: {name} should be 0 or more, got {value!r}")
         else:
             values[name] = value
