@@ -405,7 +405,8 @@ async def test_a_demos_options_are_fields_shown_while_it_is_picked(tmp_path: Pat
         screen.query_one("#motion-checkpoint", Input).value = str(tmp_path)
         await settle(pilot)
         error = str(screen.query_one("#error", Static).render())
-        assert error.startswith("motion: --animate needs a trained model: no motion.pt in")
+        # In the form's words: "mode animate" is the field and value, --animate the CLI's.
+        assert error.startswith("motion: mode animate needs a trained model: no motion.pt in")
         screen.query_one("#motion-mode", Select).value = "train"
         screen.query_one("#motion-checkpoint", Input).value = ""
         screen.query_one("#motion-minutes", Input).value = "0.5"
@@ -487,7 +488,7 @@ async def test_a_long_reason_is_shown_whole_at_80x24(tmp_path: Path) -> None:
         await settle(pilot)
         error = screen.query_one("#error", Static)
         reason = str(error.render())
-        assert reason.startswith("motion: --animate needs a trained model")
+        assert reason.startswith("motion: mode animate needs a trained model")
         assert reason.endswith("(train first)") and len(reason) > error.region.width
         assert error.region.height > 1  # every row the reason needs, in the dialog
         assert screen.query_one("#dialog").content_region.contains_region(error.region)

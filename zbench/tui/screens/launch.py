@@ -9,6 +9,7 @@ own shown while the demo is picked, checked by the demos' parser and the demo's 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -110,7 +111,18 @@ def _demo_config(demo: Demo, form: dict[str, str]) -> tuple[DemoConfig | None, s
     except UsageError as exc:
         return None, f"{demo.name}: {exc.naming(lambda names: names[0].lstrip('-'))}"
     problem = config.check()  # the demo's own check: a model to animate, a video to read
-    return (None, f"{demo.name}: {problem}") if problem else (config, "")
+    return (None, f"{demo.name}: {_in_form_words(demo, problem)}") if problem else (config, "")
+
+
+def _in_form_words(demo: Demo, text: str) -> str:
+    """A demo's message as the form shows its fields: a switch's flag (``--animate``) is its
+    field and value there (``mode animate``). Other flags (``--drive``) match their fields'
+    labels already."""
+    for opt in demo.options:
+        if opt.kind == "switch":
+            for choice in opt.choices:
+                text = re.sub(rf"--{re.escape(choice)}\b", f"{opt.name} {choice}", text)
+    return text
 
 
 def runner_argv(workload: str, form: dict[str, str], gpu_ids: tuple[int, ...] | None) -> list[str]:
