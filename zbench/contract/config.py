@@ -390,7 +390,9 @@ def path_type(opt: Opt) -> Callable[[str], str]:
     return parse
 
 
-def _argparse_kwargs(opt: Opt) -> dict[str, Any]:
+def argparse_kwargs(opt: Opt) -> dict[str, Any]:
+    """How argparse takes an option of this kind (the runner's and the demos' parsers alike):
+    on/off, a choice, a checked number, a path made absolute, else text."""
     if opt.kind == "bool":
         return {"action": argparse.BooleanOptionalAction}
     if opt.kind == "choice":
@@ -417,7 +419,7 @@ def build_parser(
             dest=opt.name,
             default=opt.default,
             help=opt.help,
-            **_argparse_kwargs(opt),
+            **argparse_kwargs(opt),
         )
     p.add_argument("--events", default=None, help="events file path or fd:N (default: stderr)")
     p.epilog = "Arguments after a lone -- are passed to the launcher (torchrun rendezvous, ...)."

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zbench.contract import demos as registry
-from zbench.contract.config import UsageError, number_type, path_type
+from zbench.contract.config import UsageError, argparse_kwargs
 from zbench.contract.demos import Demo, Opt
 
 
@@ -105,11 +105,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add(p: argparse.ArgumentParser, opt: Opt) -> None:
-    if opt.kind == "bool":
-        p.add_argument(
-            opt.flag, action=argparse.BooleanOptionalAction, default=opt.default, help=opt.help
-        )
-    elif opt.kind == "switch":
+    if opt.kind == "switch":  # --train|--animate: the one kind only demos have
         group = p.add_mutually_exclusive_group()
         for choice in opt.choices:
             group.add_argument(
@@ -120,14 +116,8 @@ def _add(p: argparse.ArgumentParser, opt: Opt) -> None:
                 help=f"{opt.help} ({choice})",
             )
         p.set_defaults(**{opt.name: opt.default})
-    elif opt.kind == "choice":
-        p.add_argument(opt.flag, choices=opt.choices, default=opt.default, help=opt.help)
-    elif opt.kind in ("int", "float"):
-        p.add_argument(opt.flag, type=number_type(opt), default=opt.default, help=opt.help)
-    elif opt.path:
-        p.add_argument(opt.flag, type=path_type(opt), default=opt.default, help=opt.help)
     else:
-        p.add_argument(opt.flag, default=opt.default, help=opt.help)
+        p.add_argument(opt.flag, default=opt.default, help=opt.help, **argparse_kwargs(opt))
 
 
 def build_parser(
