@@ -66,24 +66,36 @@ def cache_usage(base: Path | None = None) -> dict[str, int]:
     if not base.is_dir():
         return out
     for entry in sorted(base.iterdir()):
-        out[entry.name] = _bytes_here(entry)
+        size = _bytes_here(entry)
+        if os.path.lexists(entry):  # not one a running compiler removed meanwhile
+            out[entry.name] = size
     return out
 
 
 def _bytes_here(path: Path) -> int:
     """Bytes that deleting ``path`` frees: a link is its own few bytes (clear removes the link,
-    never what it points at), a folder its files and links, walked without following links."""
+    never what it points at), a folder its files and links, walked without following links.
+    A file removed while it is walked (a running job's compiler replaces its temporary files)
+    counts nothing."""
     if path.is_symlink() or not path.is_dir():
-        return path.lstat().st_size
+        return _own_bytes(str(path))
     total = 0
     for folder, _dirs, files in os.walk(path):  # os.walk does not follow links to folders
-        total += sum(os.lstat(os.path.join(folder, name)).st_size for name in files)
+        total += sum(_own_bytes(os.path.join(folder, name)) for name in files)
         total += sum(
-            os.lstat(os.path.join(folder, d)).st_size
+            _own_bytes(os.path.join(folder, d))
             for d in _dirs
             if os.path.islink(os.path.join(folder, d))
         )
     return total
+
+
+def _own_bytes(path: str) -> int:
+    """The size of ``path`` itself (a link's own bytes); 0 for one that is gone."""
+    try:
+        return os.lstat(path).st_size
+    except FileNotFoundError:
+        return 0
 
 
 def clear_cache() -> int:

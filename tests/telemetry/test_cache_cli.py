@@ -134,3 +134,27 @@ def test_doctor_offers_clear_only_for_a_cache_that_holds_something(
     paths.clear_cache()
     empty = runner.invoke(app, ["doctor"], env=wide).stdout
     assert f"compile cache {home}: 0 B\n" in empty
+
+
+def test_a_file_removed_while_the_cache_is_measured_is_not_an_error(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A running job's compiler writes temporary files and renames them: one listed by the walk
+    and gone before its size was read made `zbench cache` fail (exit 2, 'No such file or
+    directory'), and the doctor report no size."""
+    from zbench.telemetry import doctor
+
+    (home / "triton" / "abc" / "kernel.tmp").write_bytes(b"x" * 500)
+    (home / "gone.lock").write_bytes(b"x")
+    real = os.lstat
+
+    def racing(path: str) -> os.stat_result:
+        if str(path).endswith((".tmp", ".lock")):
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "lstat", racing)
+    res = runner.invoke(app, ["cache", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["entries"] == {"batch_search.json": 2, "triton": 3000}
+    assert doctor.cache_report() == {"path": str(home), "bytes": 3002}
