@@ -104,6 +104,18 @@ def test_hang_reaches_its_timeout(jobenv: Path) -> None:
     assert info.ended - info.started < 10
 
 
+def test_a_timeout_after_the_result_says_the_result_is_stored(jobenv: Path) -> None:
+    """A runner that wrote its result and then hung on its way out reaches its --timeout: the
+    run is stored, and the reason said only "timed out", as if nothing had been measured."""
+    [jid] = api.submit([fake_spec("resulthang", steps=5, timeout_s=2.0)], db=jobenv)
+    info = wait_for(jid, jobenv, ("timeout", "crashed", "done"), timeout=30)
+    assert info.state == "timeout" and info.run_id is not None
+    assert info.reason == "timed out after 2 s; its result was already written and is stored"
+    [hung] = api.submit([fake_spec("hang", timeout_s=1.0)], db=jobenv)
+    info = wait_for(hung, jobenv, ("timeout", "crashed", "done"), timeout=30)
+    assert info.reason == "timed out after 1 s" and info.run_id is None
+
+
 def test_cancel_running_and_queued(jobenv: Path) -> None:
     first, second = api.submit([fake_spec("hang"), fake_spec("ok")], db=jobenv)
     _wait_running(first, jobenv)

@@ -131,11 +131,11 @@ def detect_lost(store: Store, *, ignore_lock: bool = False) -> list[int]:
             )
         # The runner may have reported its result before the supervisor died: keep it, and the
         # job counts as done.
-        from zbench.jobs.records import stored_result  # aggregation: only for a lost job
+        from zbench.jobs.records import RESULT_STORED, stored_result  # only for a lost job
 
         run_id = stored_result(store, job)
         if run_id is not None:
-            reason += "; its result was already written and is stored"
+            reason += f"; {RESULT_STORED}"
         changed = store.update_job(
             job["id"],
             only_if_state=(JobState.RUNNING,),

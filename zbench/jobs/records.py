@@ -35,6 +35,10 @@ def retag(samples: list[Sample], marks: list[tuple[float, str]]) -> list[Sample]
     return samples
 
 
+# A job stopped (or lost) after its runner wrote its result: the reason says the result is kept.
+RESULT_STORED = "its result was already written and is stored"
+
+
 def stored_result(store: Store, row: dict[str, Any]) -> int | None:
     """For a job whose supervisor died: store the result its runner already wrote to its events
     file, as the supervisor would have (run, then phase aggregates of the samples saved so far,

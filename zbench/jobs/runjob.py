@@ -88,6 +88,7 @@ class RunningJob:
     result_events: list[Event] = field(default_factory=list)  # a probe writes several
     error_event: Error | None = None
     stop_kind: str | None = None  # "cancelled" | "timeout" | "stalled" | "shutdown"
+    result_before_stop: bool = False  # its result was read before it was stopped
     # Every duration here (the timeout, the stall watchdog, the grace before SIGKILL) is measured
     # on the monotonic clock: a step of the wall clock (NTP, a user's `date -s`) must neither
     # kill a job nor let a hung one run on.
@@ -267,6 +268,7 @@ class RunningJob:
         seconds."""
         if self.stop_kind is None:
             self.stop_kind = kind
+            self.result_before_stop = self.result_event is not None
         self.kill_at = time.monotonic() + grace
         self._signal(signal.SIGTERM)
 
@@ -299,7 +301,8 @@ class RunningJob:
 
     def outcome(self, rc: int) -> Outcome:
         """How the job ended; a stopped job that had measured whole windows says they are kept
-        (the runner's result holds them, flagged "stopped")."""
+        (the runner's result holds them, flagged "stopped"), and one stopped after it wrote its
+        result (a runner hung on its way out) says that result is stored."""
         out = self._outcome(rc)
         planned = self.result_event.get("repeats_planned") if self.result_event else None
         if self.stop_kind is not None and planned:
@@ -307,6 +310,8 @@ class RunningJob:
             return Outcome(
                 out.state, f"{out.reason}; {kept} of its {planned} measured windows kept"
             )
+        if self.stop_kind is not None and self.result_before_stop:
+            return Outcome(out.state, f"{out.reason}; {records.RESULT_STORED}")
         return out
 
     def _outcome(self, rc: int) -> Outcome:
