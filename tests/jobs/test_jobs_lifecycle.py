@@ -129,6 +129,29 @@ def test_cancel_running_and_queued(jobenv: Path) -> None:
     assert api.get_job(second, jobenv).started is None
 
 
+def test_cancel_of_a_job_started_as_it_was_cancelled_stops_it(
+    jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The supervisor starts a queued job between cancel's read and its write: the write for a
+    queued job changed nothing, `zbench cancel` said "stopping", and the job ran to its end."""
+    import dataclasses
+
+    [jid] = api.submit([fake_spec("hang")], db=jobenv)
+    _wait_running(jid, jobenv)
+    real = api._row
+    reads = []
+
+    def stale_then_real(store: Store, job_id: int) -> object:
+        row = real(store, job_id)
+        reads.append(row)
+        return dataclasses.replace(row, state="queued") if len(reads) == 1 else row
+
+    monkeypatch.setattr(api, "_row", stale_then_real)
+    api.cancel(jid, jobenv, grace=1.0)
+    info = wait_for(jid, jobenv, ("cancelled", "timeout", "crashed", "done"), timeout=10)
+    assert info.state == "cancelled" and info.reason == "cancelled by the user"
+
+
 def test_killed_supervisor_is_detected_and_its_jobs_marked_lost(jobenv: Path) -> None:
     [jid] = api.submit([fake_spec("slow", steps=200)], db=jobenv)
     _wait_running(jid, jobenv)

@@ -243,15 +243,15 @@ def cancel(job_id: int, db: str | os.PathLike[str] | None = None, grace: float =
     store = _store(db)
     liveness.detect_lost(store)
     row = _row(store, job_id)
-    if row.state == JobState.QUEUED:
-        store.update_job(
-            job_id,
-            only_if_state=(JobState.QUEUED,),
-            state=JobState.CANCELLED,
-            reason="cancelled before it started",
-            ended=time.time(),
-        )
-    elif row.state == JobState.RUNNING:
+    if row.state == JobState.QUEUED and not store.update_job(
+        job_id,
+        only_if_state=(JobState.QUEUED,),
+        state=JobState.CANCELLED,
+        reason="cancelled before it started",
+        ended=time.time(),
+    ):
+        row = _row(store, job_id)  # the supervisor started it meanwhile: stop it as running
+    if row.state == JobState.RUNNING:
         store.update_job(job_id, only_if_state=(JobState.RUNNING,), cancel_grace=grace)
         if not liveness.supervisor_alive(store) and row.pid:
             liveness.stop_tree(int(row.pid), grace)
