@@ -129,6 +129,25 @@ def test_cancel_running_and_queued(jobenv: Path) -> None:
     assert api.get_job(second, jobenv).started is None
 
 
+def test_a_second_cancel_with_a_shorter_grace_kills_sooner(jobenv: Path) -> None:
+    """A runner that ignores SIGTERM, cancelled with a long --grace, then again with --grace 0.5:
+    the second was printed as "SIGKILL after 0.5 s" and ignored, the job ran out the first."""
+    [jid] = api.submit([fake_spec("ignoreterm")], db=jobenv)
+    wait_for(jid, jobenv, ("running",))
+    deadline = time.monotonic() + 20
+    while "ignoring SIGTERM" not in api.log_tail(jid, jobenv):
+        assert time.monotonic() < deadline, "the runner never started"
+        time.sleep(0.05)
+    api.cancel(jid, jobenv, grace=120.0)
+    log = jobenv.parent / "supervisor.log"
+    while f"job {jid}: cancel requested" not in log.read_text():
+        assert time.monotonic() < deadline, "the supervisor never saw the cancel"
+        time.sleep(0.05)
+    api.cancel(jid, jobenv, grace=0.5)
+    info = wait_for(jid, jobenv, ("cancelled", "crashed", "done"), timeout=15)
+    assert info.state == "cancelled" and info.reason == "cancelled by the user"
+
+
 def test_cancel_of_a_job_started_as_it_was_cancelled_stops_it(
     jobenv: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

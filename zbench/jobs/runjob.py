@@ -105,6 +105,7 @@ class RunningJob:
     reap_deadline: float | None = None  # monotonic
     last_event: float = 0.0  # monotonic: when the runner last wrote an event (the stall watchdog)
     stalled_after: float | None = None  # the idle time after which the watchdog stopped it
+    cancel_grace: float | None = None  # the --grace of the last `zbench cancel` acted on
     recorded: bool = False  # its pid and paths are in the store
     dirty: bool = False  # progress not yet written to the store
     run_id: int | None = None  # once its run is stored (finishing is retried if the store fails)
@@ -271,6 +272,13 @@ class RunningJob:
             self.result_before_stop = self.result_event is not None
         self.kill_at = time.monotonic() + grace
         self._signal(signal.SIGTERM)
+
+    def hurry(self, grace: float) -> None:
+        """A stopping job's SIGKILL comes no later than ``grace`` seconds from now (a second
+        `zbench cancel` with a shorter ``--grace``)."""
+        deadline = time.monotonic() + grace
+        if self.kill_at is not None and deadline < self.kill_at:
+            self.kill_at = deadline
 
     def escalate(self) -> None:
         if self.kill_at is not None and time.monotonic() >= self.kill_at:

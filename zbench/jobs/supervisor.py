@@ -146,9 +146,13 @@ class Supervisor(StoreGuard):
             if known and row is None and job.stop_kind is None and job.recorded:
                 # Marked finished by someone else (a `zbench` that thought we were dead).
                 job.stop("cancelled", 2.0)
-            elif row is not None and row["cancel_grace"] is not None and job.stop_kind is None:
-                log.info("job %d: cancel requested", job.id)
-                job.stop("cancelled", float(row["cancel_grace"]))
+            elif row is not None and row["cancel_grace"] not in (None, job.cancel_grace):
+                job.cancel_grace = float(row["cancel_grace"])
+                if job.stop_kind is None:
+                    log.info("job %d: cancel requested", job.id)
+                    job.stop("cancelled", job.cancel_grace)
+                else:  # cancelled again while it stops: a shorter --grace counts
+                    job.hurry(job.cancel_grace)
             timeout = job.row["timeout_s"]
             if timeout and job.stop_kind is None and now - job.started > timeout:
                 log.info("job %d: timeout after %s s", job.id, timeout)
