@@ -86,3 +86,32 @@ def test_demo_screen_snapshot(snap_compare, size) -> None:
         await settle(pilot)
 
     assert snap_compare(demo_app(), terminal_size=size, run_before=run_before)
+
+
+async def test_a_demo_stopped_mid_run_shows_no_time_left(tmp_path: Path) -> None:
+    """An interrupted (or failed) demo writes nothing after its error: the view names the error
+    and no longer estimates a time left from the last progress event."""
+    events = tmp_path / "ev.jsonl"
+    rows = [
+        {"type": "start", "t": 100.0, "demo": "snake", "title": "Snake", "config": {}},
+        {"type": "phase", "t": 101.0, "phase": "measure"},
+        {
+            "type": "progress",
+            "t": 111.0,
+            "phase": "measure",
+            "step": 10,
+            "total": 100,
+            "elapsed_s": 10.0,
+        },
+        {"type": "error", "t": 112.0, "kind": "interrupted", "message": "cancelled"},
+    ]
+    events.write_text("".join(json.dumps({"v": 1, **row}) + "\n" for row in rows))
+    app = make_app(services=FakeServices(jobs=[]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(DemoScreen(None, events, "snake"))
+        await pilot.pause(0.5)
+        await settle(pilot)
+        text = str(app.screen.query_one("#demo-figures").render())
+        assert "phase measure 10/100  elapsed 0:00:12" in text
+        assert "interrupted: cancelled" in text and "left" not in text

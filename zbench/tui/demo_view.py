@@ -86,10 +86,12 @@ class DemoView:
         return self._pixel_figures()
 
     def progress_line(self) -> str:
-        """Phase, steps done of the total, time since the start and the phase's time left."""
+        """Phase, steps done of the total, time since the start and the phase's time left (none once
+        the demo has ended: a result, or an error, after which a runner writes nothing more)."""
         p = self.progress
         step, total = p.get("step"), p.get("total")
         done = self.result is not None
+        ended = done or self.error is not None
         if done and isinstance(total, int | float):
             step = total  # a finished demo reads done of total
         steps = f"{num(step)}/{num(total)}" if total else num(step) if step is not None else ""
@@ -97,7 +99,7 @@ class DemoView:
         line = f"phase [b]{escape(self.phase)}[/b] {steps}  elapsed {clock(since)}"
         spent = p.get("elapsed_s")
         if (
-            not done
+            not ended
             and total
             and step
             and isinstance(spent, int | float)
