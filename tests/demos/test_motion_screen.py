@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from textual.widgets import Footer
 
 from tests.tui.conftest import make_app
 from tests.tui.fakes import FakeJob, FakeServices
@@ -70,6 +71,21 @@ async def test_a_motion_job_opens_its_panels_and_curve() -> None:
         await settle(pilot)
         views = list(app.screen.query(PixelView))
         assert len(views) == 3 and all(v.size == (48, 24) for v in views)
+
+
+async def test_an_80x24_terminal_shows_every_figure_under_the_panels() -> None:
+    """Three 48x24 panels are taller than an 80x24 screen's body: they are cut, never the
+    figures (progress, loss, frames/s, the result's summary) below them."""
+    app = motion_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "enter")
+        await pilot.pause(0.5)
+        await settle(pilot)
+        figures = app.screen.query_one("#demo-figures")
+        assert "Training steps: 6" in str(figures.render())
+        assert figures.region.height >= figures.virtual_size.height  # nothing scrolled out
+        assert figures.region.bottom <= app.screen.query_one(Footer).region.y
 
 
 async def test_tracking_view_draws_the_image_with_boxes(tmp_path: Path) -> None:

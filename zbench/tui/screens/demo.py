@@ -44,8 +44,8 @@ class DemoScreen(Screen[None]):
     DemoScreen #demo-side { width: 1fr; }
     DemoScreen #demo-figures { height: auto; padding: 0 1; }
     DemoScreen LearningCurve, DemoScreen LossCurve { height: 1fr; min-height: 8; }
-    DemoScreen #demo-panels { width: 1fr; height: auto; padding: 0 1; }
-    DemoScreen #demo-figures.-pixels { width: 46; height: 1fr; }
+    DemoScreen #demo-panels { width: 1fr; height: auto; max-height: 53%; padding: 0 1; }
+    DemoScreen #demo-figures.-pixels { width: 46; height: 1fr; overflow-y: auto; }
     DemoScreen .demo-panel { width: auto; height: auto; margin-right: 1; }
     DemoScreen .demo-panel Label { color: $text-muted; }
     """
