@@ -115,3 +115,26 @@ async def test_a_demo_stopped_mid_run_shows_no_time_left(tmp_path: Path) -> None
         text = str(app.screen.query_one("#demo-figures").render())
         assert "phase measure 10/100  elapsed 0:00:12" in text
         assert "interrupted: cancelled" in text and "left" not in text
+
+
+async def test_a_damaged_board_draws_as_an_empty_one(tmp_path: Path) -> None:
+    """A frame whose board has the wrong types (size, rows, head, length) neither stops the
+    app nor the view: the board draws empty and the next good frame draws as usual."""
+    good = json.loads(EVENTS.read_text().splitlines()[-1])
+    bad = {**good, "board": {"size": "12", "age": [None, "x"], "head": 5, "length": "long"}}
+    events = tmp_path / "ev.jsonl"
+    events.write_text(json.dumps(bad) + "\n")
+    app = make_app(services=FakeServices(jobs=[]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(DemoScreen(None, events, "snake"))
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert isinstance(app.screen, DemoScreen)
+        board = app.screen.query_one("#demo-board")
+        assert str(board.render()).startswith("┌┐")  # no cells: an empty board
+        with events.open("a") as fh:
+            fh.write(json.dumps(good) + "\n")
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert str(board.render()).count("██") == 14  # the good frame's snake, head and body

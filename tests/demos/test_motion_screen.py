@@ -113,6 +113,38 @@ async def test_tracking_view_draws_the_image_with_boxes(tmp_path: Path) -> None:
         assert "tracks 2: 4 9" in str(app.screen.view.figures())
 
 
+async def test_a_damaged_frame_neither_stops_the_app_nor_the_view(tmp_path: Path) -> None:
+    """A frame with values of the wrong type (sizes, pixels, boxes) neither stops the app nor
+    the view: damaged pixels draw black, boxes without a track id are skipped."""
+    frame = {
+        "v": 1,
+        "t": 1.0,
+        "type": "frame",
+        "demo": "tracking",
+        "width": 4,
+        "height": "4",
+        "image": [None, "x"] * 24,
+        "boxes": [[0, 0, 2, 2, 3], [1, 1, 2, 2, "a"], 5, [1, "y", 2, 2, 1]],
+    }
+    motion = {**frame, "demo": "motion", "height": 2, "panels": {"source": "abc"}}
+    events = tmp_path / "ev.jsonl"
+    events.write_text(json.dumps(frame) + "\n")
+    motion_events = tmp_path / "motion.jsonl"
+    motion_events.write_text(json.dumps(motion) + "\n")
+    app = make_app(services=FakeServices(jobs=[]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(DemoScreen(None, events, "tracking"))
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert isinstance(app.screen, DemoScreen)
+        assert "tracks 2: 3 1" in str(app.screen.view.figures())
+        app.push_screen(DemoScreen(None, motion_events, "motion"))
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert app.screen.query_one("#panel-source", PixelView).size == (4, 1)
+
+
 @pytest.mark.parametrize("size", [(160, 50)], ids=["160x50"])
 def test_motion_screen_snapshot(snap_compare, size) -> None:
     async def run_before(pilot) -> None:

@@ -7,6 +7,7 @@ Standard library only. Styles are Rich style names, kept as plain strings.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 SNAKE_UNICODE = {
@@ -39,17 +40,16 @@ def snake_segments(board: dict[str, Any], *, ascii: bool = False) -> list[tuple[
     """A frame event's ``board`` with a frame around it, two terminal columns per cell, as
     ``(text, style)`` pairs; a malformed board draws as an empty one."""
     g = SNAKE_ASCII if ascii else SNAKE_UNICODE
-    size = int(board.get("size") or 0)
-    age = board.get("age") or [[0] * size for _ in range(size)]
-    head = tuple(board.get("head") or (-1, -1))
-    fruit = tuple(board.get("fruit") or (-1, -1))
-    length = max(int(board.get("length") or 1), 1)
+    size = _count(board.get("size"), 0)
+    age = board.get("age") if isinstance(board.get("age"), list) else []
+    head, fruit = _cell(board.get("head")), _cell(board.get("fruit"))
+    length = max(_count(board.get("length"), 1), 1)
     out = [(g["tl"] + g["h"] * (2 * size) + g["tr"] + "\n", "dim")]
     for r in range(size):
         out.append((g["v"], "dim"))
-        row = age[r] if r < len(age) else [0] * size
+        row = age[r] if r < len(age) and isinstance(age[r], list) else []
         for c in range(size):
-            cell = row[c] if c < len(row) else 0
+            cell = _count(row[c] if c < len(row) else 0, 0)
             if (r, c) == head:
                 out.append((g["head"], "bold bright_green"))
             elif cell:
@@ -62,3 +62,17 @@ def snake_segments(board: dict[str, Any], *, ascii: bool = False) -> list[tuple[
         out.append((g["v"] + "\n", "dim"))
     out.append((g["bl"] + g["h"] * (2 * size) + g["br"], "dim"))
     return out
+
+
+def _count(value: Any, default: int) -> int:
+    """A board's whole number (size, length, a cell's age); ``default`` for anything else."""
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return int(value)
+    return default
+
+
+def _cell(value: Any) -> tuple[int, int]:
+    """A ``[row, column]`` pair (head, fruit); off the board for anything else."""
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return _count(value[0], -1), _count(value[1], -1)
+    return -1, -1

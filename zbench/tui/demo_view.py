@@ -7,6 +7,7 @@ the training loss); the result adds the figures.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,8 +139,15 @@ class DemoView:
             self.progress_line(),
             f"loss {num(f.get('loss'), 4)}  preview frames/s {num(self.fps)}",
         ]
-        if fr.get("boxes") is not None:
-            ids = [str(int(b[4])) for b in fr["boxes"] if len(b) >= 5]
+        if isinstance(fr.get("boxes"), list):
+            ids = [
+                str(int(b[4]))
+                for b in fr["boxes"]
+                if isinstance(b, list)
+                and len(b) >= 5
+                and isinstance(b[4], int | float)
+                and math.isfinite(b[4])
+            ]
             lines.append(f"tracks {len(ids)}: {escape(' '.join(ids[:20]))}")
         for label, value in (self.result or {}).get("summary", {}).items():
             lines.append(f"{escape(str(label))}: [b]{num(value, 4)}[/b]")

@@ -9,6 +9,7 @@ TUI never imports numpy for 48x48 pictures.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,9 +39,10 @@ Pixel = tuple[int, int, int]
 
 def to_pixels(flat: Sequence[int], width: int, height: int) -> list[list[Pixel]]:
     """Rows of (r, g, b) from a row-major flat RGB list; a short list is padded with black."""
+    width, height = max(width, 0), max(height, 0)
     values = list(flat)[: width * height * 3]
     values += [0] * (width * height * 3 - len(values))
-    it = iter(int(v) & 255 for v in values)
+    it = iter(_whole(v) & 255 for v in values)  # a damaged value draws black
     return [[(next(it), next(it), next(it)) for _ in range(width)] for _ in range(height)]
 
 
@@ -50,8 +52,8 @@ def draw_boxes(pixels: list[list[Pixel]], boxes: Sequence[Sequence[float]]) -> l
     height = len(out)
     width = len(out[0]) if out else 0
     for box in boxes:
-        if len(box) < 5:
-            continue
+        if not isinstance(box, list | tuple) or len(box) < 5 or not all(map(_finite, box[:5])):
+            continue  # a damaged box is not drawn
         x, y, w, h = (round(float(v)) for v in box[:4])
         colour = BOX_COLOURS[int(box[4]) % len(BOX_COLOURS)]
         x0, y0 = max(0, x), max(0, y)
@@ -63,6 +65,15 @@ def draw_boxes(pixels: list[list[Pixel]], boxes: Sequence[Sequence[float]]) -> l
         for cy in range(y0, y1 + 1):
             out[cy][x0] = out[cy][x1] = colour
     return out
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _whole(value: Any) -> int:
+    """A frame's whole number (width, height, a colour value); 0 for anything else."""
+    return int(value) if _finite(value) else 0
 
 
 def _ascii(top: Pixel, bottom: Pixel) -> Segment:
@@ -121,12 +132,19 @@ class PixelView(Widget):
 
     def show_event(self, frame: dict[str, Any], panel: str | None = None) -> None:
         """A frame event's panel (motion) or image with boxes (tracking)."""
-        w, h = int(frame.get("width") or 0), int(frame.get("height") or 0)
+        w, h = _whole(frame.get("width")), _whole(frame.get("height"))
         if panel is not None:
-            flat = (frame.get("panels") or {}).get(panel) or []
-            self.show(flat, w, h)
+            panels = frame.get("panels")
+            flat = panels.get(panel) if isinstance(panels, dict) else None
+            self.show(flat if isinstance(flat, list) else [], w, h)
         else:
-            self.show(frame.get("image") or [], w, h, frame.get("boxes") or ())
+            image, boxes = frame.get("image"), frame.get("boxes")
+            self.show(
+                image if isinstance(image, list) else [],
+                w,
+                h,
+                boxes if isinstance(boxes, list) else (),
+            )
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
         return self._width or 12
