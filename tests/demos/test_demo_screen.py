@@ -138,3 +138,39 @@ async def test_a_damaged_board_draws_as_an_empty_one(tmp_path: Path) -> None:
         await pilot.pause(0.5)
         await settle(pilot)
         assert str(board.render()).count("██") == 14  # the good frame's snake, head and body
+
+
+async def test_damaged_figures_neither_stop_the_app_nor_the_view(tmp_path: Path) -> None:
+    """Events whose fields have the wrong type (a config, a phase, progress figures, a result's
+    summary) are read as far as they go: a figure that is not a number is not drawn."""
+    rows = [
+        {"type": "start", "t": 100.0, "demo": "snake", "title": "Snake", "config": "ppo"},
+        {"type": "phase", "t": 101.0, "phase": 5, "env_steps_per_s": "fast"},
+        {
+            "type": "progress",
+            "t": 102.0,
+            "step": "a",
+            "total": "b",
+            "elapsed_s": 1.0,
+            "samples_per_s": "x",
+            "t_s": "q",
+            "mean_score": "m",
+            "best_score": 3,
+        },
+        {"type": "result", "t": 103.0, "summary": ["x"]},
+    ]
+    events = tmp_path / "ev.jsonl"
+    events.write_text("".join(json.dumps({"v": 1, **row}) + "\n" for row in rows))
+    app = make_app(services=FakeServices(jobs=[]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(DemoScreen(None, events, "snake"))
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert isinstance(app.screen, DemoScreen)
+        text = str(app.screen.query_one("#demo-figures").render())
+        assert "phase 5 a/b" in text and "best 3" in text and "steps/s -" in text
+        app.push_screen(DemoScreen(None, events, "motion"))
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert isinstance(app.screen, DemoScreen) and app.screen.kind == "pixels"

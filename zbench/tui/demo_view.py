@@ -45,15 +45,18 @@ class DemoView:
             if ev.t:
                 self.last_t = ev.t
             if isinstance(ev, PhaseEvent):
-                self.phase = ev.phase
-                if ev.get("env_steps_per_s") is not None:
+                self.phase = str(ev.phase)
+                if number(ev.get("env_steps_per_s")) is not None:
                     self.env_rate = float(ev.get("env_steps_per_s"))
             elif isinstance(ev, Frame):
                 self._frame(ev.as_record())
             elif isinstance(ev, Progress):
                 self.progress = ev.as_record()
-                point = {k: ev.get(k) for k in ("t_s", "env_steps", "mean_score", "best_score")}
-                point.update(steps_per_s=ev.samples_per_s, step=ev.step, loss=ev.get("loss"))
+                point = {
+                    k: number(ev.get(k))
+                    for k in ("t_s", "env_steps", "mean_score", "best_score", "loss")
+                }  # a figure that is not a number is not drawn
+                point.update(steps_per_s=number(ev.samples_per_s), step=number(ev.step))
                 self.curve.append(point)
                 self.latest.update(point, games=ev.get("games"))
             elif isinstance(ev, Error):
@@ -62,7 +65,8 @@ class DemoView:
                 self.started_t = self.last_t
                 self.title = str(ev.get("title") or ev.get("demo") or "demo")
                 self.demo = str(ev.get("demo") or "")
-                self.config = dict(ev.get("config") or {})
+                config = ev.get("config")
+                self.config = dict(config) if isinstance(config, dict) else {}
             elif ev.type == "result":
                 self.result = ev.as_record()
 
@@ -101,9 +105,9 @@ class DemoView:
         spent = p.get("elapsed_s")
         if (
             not ended
-            and total
-            and step
-            and isinstance(spent, int | float)
+            and number(total)
+            and number(step)
+            and number(spent) is not None
             and p.get("phase", self.phase) == self.phase
         ):
             line += f"  ~{clock(spent * (total - step) / step)} left"
@@ -149,7 +153,8 @@ class DemoView:
                 and math.isfinite(b[4])
             ]
             lines.append(f"tracks {len(ids)}: {escape(' '.join(ids[:20]))}")
-        for label, value in (self.result or {}).get("summary", {}).items():
+        summary = (self.result or {}).get("summary")
+        for label, value in (summary if isinstance(summary, dict) else {}).items():
             lines.append(f"{escape(str(label))}: [b]{num(value, 4)}[/b]")
         return "\n".join(lines + self._error())
 
@@ -157,6 +162,13 @@ class DemoView:
         if not self.error:
             return []
         return [f"[$error]{escape(self.error.kind)}: {escape(self.error.message)}[/]"]
+
+
+def number(value: Any) -> float | int | None:
+    """A field's value where it is a finite number, else None (a damaged or missing field)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return None
 
 
 def num(value: Any, digits: int | None = None) -> str:
