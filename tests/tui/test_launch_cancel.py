@@ -13,7 +13,7 @@ from zbench.tui.screens.job_detail import JobDetailScreen
 from zbench.tui.screens.launch import LaunchScreen, build_request, parse_gpu_ids
 
 from .conftest import make_app
-from .fakes import FakeServices
+from .fakes import FakeJob, FakeServices
 from .helpers import press, settle
 
 
@@ -149,6 +149,22 @@ async def test_job_detail_shows_log_and_cancels() -> None:
         await press(pilot, "escape")
         assert isinstance(app.screen, DashboardScreen)
     assert services.cancelled == [2]
+
+
+async def test_job_detail_of_a_long_named_job_keeps_its_state_and_speed_in_sight() -> None:
+    """At 80x24 the summary's box is narrow: a very long workload name is cut, so the state,
+    step and samples/s stay inside the box rather than below its bottom edge."""
+    job = FakeJob(5, "resnet50-" + "x" * 120, samples_per_s=2210.5)
+    app = make_app(services=FakeServices(jobs=[job]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, JobDetailScreen)
+        summary = app.screen.query_one("#summary", Static)
+        text = str(summary.render())
+        assert "resnet50-xxx" in text and "…" in text
+        assert "state running" in text and "samples/s 2,210.5" in text
+        assert summary.region.bottom <= app.screen.query_one("#top").region.bottom
 
 
 async def test_launch_sends_device_warmup_image_size_preset_and_repeats() -> None:

@@ -23,6 +23,9 @@ from ..widgets.charts import ThroughputHistory
 from ..widgets.gpu_panel import nvlink_text
 
 LOG_LINES = 200
+# A workload's name is cut here in the summary's box: the box's height is capped, and a longer name
+# wrapped over its lines pushed the state, step and samples/s out of it (the jobs table has it whole).
+NAME_MAX = 40
 
 
 def summary(job: JobInfo | None, now: float) -> str:
@@ -34,8 +37,9 @@ def summary(job: JobInfo | None, now: float) -> str:
     step = f"{job.step or 0}/{job.total}" if job.total else "-"
     speed = f"{job.samples_per_s:,.1f}" if job.samples_per_s else "-"
     gpus = ",".join(map(str, job.gpu_ids)) if job.gpu_ids else "-"
+    name = job.workload if len(job.workload) <= NAME_MAX else job.workload[: NAME_MAX - 1] + "…"
     lines = [
-        f"[b]{escape(job.workload)}[/b] {job.framework} {job.mode} {job.precision or ''}",
+        f"[b]{escape(name)}[/b] {job.framework} {job.mode} {job.precision or ''}",
         f"state [b]{job.state}[/b]  phase {job.phase or '-'}  step {step}",
         f"samples/s {speed}  elapsed {elapsed}  GPUs {gpus}",
     ]
