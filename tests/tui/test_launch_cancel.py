@@ -220,6 +220,24 @@ async def test_cancel_of_an_ended_job_says_so() -> None:
         assert services.cancelled == []
 
 
+async def test_cancel_on_the_detail_of_a_job_not_found_says_so() -> None:
+    """The detail screen shows its Cancel key for a job the list does not have (yet): pressing
+    it tells the user there is nothing to cancel instead of doing nothing."""
+    services = FakeServices(jobs=[])
+    app = make_app(services=services)
+    seen: list[str] = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.notify = lambda message, **kw: seen.append(str(message))  # type: ignore[method-assign]
+        await settle(pilot)
+        app.push_screen(JobDetailScreen(9))
+        await settle(pilot)
+        assert "job not found" in str(app.screen.query_one("#summary", Static).render())
+        await press(pilot, "c")
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert seen == ["job 9 not found: nothing to cancel"]
+        assert services.cancelled == []
+
+
 async def test_the_launch_fields_come_from_the_option_table() -> None:
     from zbench.contract.config import RUN_OPTION
     from zbench.tui.screens.launch import TABLE

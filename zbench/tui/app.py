@@ -271,8 +271,11 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
     def action_cancel_job(self) -> None:
         from .screens.confirm import ConfirmScreen
 
-        job = self.job(self.focused_job_id)
-        if job is None:
+        job_id = self.focused_job_id
+        job = self.job(job_id)
+        if job is None:  # a detail screen opened on a job the list no longer (or not yet) has
+            if job_id is not None:
+                self.notify(f"job {job_id} not found: nothing to cancel")
             return
         if job.state in FINISHED:
             self.notify(f"job {job.id} already ended ({job.state}): nothing to cancel")
