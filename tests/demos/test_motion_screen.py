@@ -88,6 +88,24 @@ async def test_an_80x24_terminal_shows_every_figure_under_the_panels() -> None:
         assert figures.region.bottom <= app.screen.query_one(Footer).region.y
 
 
+async def test_an_80_column_terminal_shows_all_three_panels_at_half_scale() -> None:
+    """Three 48-pixel panels do not fit across 80 columns: each shows every other pixel, so the
+    result panel and its label are on screen rather than cut off at the right edge."""
+    app = motion_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "enter")
+        await pilot.pause(0.5)
+        await settle(pilot)
+        views = list(app.screen.query(PixelView))
+        assert [v.size.width for v in views] == [24, 24, 24]
+        assert all(v.region.right <= 80 for v in views)
+        assert app.screen.query_one("#label-result").region.right <= 80
+        await pilot.resize_terminal(160, 50)
+        await settle(pilot)
+        assert [v.size for v in views] == [(48, 24)] * 3  # full scale where they fit
+
+
 async def test_tracking_view_draws_the_image_with_boxes(tmp_path: Path) -> None:
     events = tmp_path / "ev.jsonl"
     frame = {

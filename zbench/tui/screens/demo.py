@@ -120,7 +120,15 @@ class DemoScreen(Screen[None]):
             else:
                 self.query_one(LossCurve).show(self.view.curve)
 
+    def on_resize(self) -> None:
+        if self.kind != "snake" and self.view.frame is not None:
+            self._show_frame(self.view.frame)  # the panels' scale follows the screen's width
+
     def _show_frame(self, frame: dict[str, Any]) -> None:
+        views = list(self.query(PixelView))
+        fit = (self.size.width - 2) // max(len(views), 1) - 1  # the panels' padding and margins
+        for view in views:
+            view.fit = max(fit, 8)
         if self.kind != "pixels":
             self.query_one("#panel-image", PixelView).show_event(frame)
             return

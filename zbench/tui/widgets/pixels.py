@@ -115,6 +115,7 @@ class PixelView(Widget):
         self.ascii = (not encoding_is_utf8()) if ascii is None else ascii
         self._rows: list[list[Segment]] = []
         self._width = 0
+        self.fit: int | None = None  # the most cells across: a wider picture shows every k-th pixel
 
     def show(
         self,
@@ -126,8 +127,11 @@ class PixelView(Widget):
         pixels = to_pixels(flat, width, height)
         if boxes:
             pixels = draw_boxes(pixels, boxes)
+        k = -(-width // self.fit) if self.fit and width > self.fit else 1
+        if k > 1:  # every k-th pixel of every k-th row: the picture keeps its shape
+            pixels = [row[::k] for row in pixels[::k]]
         self._rows = cells(pixels, ascii=self.ascii)
-        self._width = width
+        self._width = len(pixels[0]) if pixels else 0
         self.refresh(layout=True)
 
     def show_event(self, frame: dict[str, Any], panel: str | None = None) -> None:
