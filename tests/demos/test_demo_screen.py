@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -174,3 +175,22 @@ async def test_damaged_figures_neither_stop_the_app_nor_the_view(tmp_path: Path)
         await pilot.pause(0.5)
         await settle(pilot)
         assert isinstance(app.screen, DemoScreen) and app.screen.kind == "pixels"
+
+
+async def test_a_demo_opened_while_queued_follows_its_events_once_it_starts() -> None:
+    """A queued job has no events file yet: the live view opened then shows the demo as soon
+    as the job starts and its events file is known, without leaving and coming back."""
+    queued = FakeJob(7, "snake", framework="demo", kind="demo", mode="ppo", precision=None)
+    services = FakeServices(jobs=[dataclasses.replace(queued, state="queued")])
+    app = make_app(services=services)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "enter")
+        assert isinstance(app.screen, DemoScreen) and app.screen.view.board is None
+        services.jobs = [dataclasses.replace(queued, events_path=str(EVENTS))]
+        app.poll_jobs()
+        await settle(pilot)
+        await pilot.pause(0.6)
+        await settle(pilot)
+        assert app.screen.view.board is not None
+        assert "waiting" not in str(app.screen.query_one("#demo-board").render())

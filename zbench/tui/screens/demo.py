@@ -91,6 +91,11 @@ class DemoScreen(Screen[None]):
         self.set_interval(POLL_S, self.poll)
 
     def poll(self) -> None:
+        if self.tail is None and self.selected_job_id is not None:
+            # A queued job has no events file yet: the supervisor names it when the job starts.
+            job = self.app.job(self.selected_job_id)  # type: ignore[attr-defined]
+            if job is not None and job.events_path:
+                self.tail = EventTail(Path(job.events_path))
         if self.tail is not None and not self._polling:  # polls never overlap
             self._polling = True
             self._read()
