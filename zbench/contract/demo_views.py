@@ -41,7 +41,8 @@ def snake_segments(board: dict[str, Any], *, ascii: bool = False) -> list[tuple[
     ``(text, style)`` pairs; a malformed board draws as an empty one."""
     g = SNAKE_ASCII if ascii else SNAKE_UNICODE
     size = _count(board.get("size"), 0)
-    age = board.get("age") if isinstance(board.get("age"), list) else []
+    ages = board.get("age")
+    age: list[Any] = ages if isinstance(ages, list) else []
     head, fruit = _cell(board.get("head")), _cell(board.get("fruit"))
     length = max(_count(board.get("length"), 1), 1)
     out = [(g["tl"] + g["h"] * (2 * size) + g["tr"] + "\n", "dim")]
