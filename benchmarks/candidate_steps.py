@@ -1,5 +1,5 @@
-"""The steps benchmarks/peak_candidates.py measures: a ``Candidate`` (one change, or several, to the
-plain compiled ResNet-50 step) and how its step is built, compiled and captured; and zbench's own
+"""The steps benchmarks/peak_candidates.py measures: the table of candidates (``CANDIDATES``, each
+a ``Candidate``: one change, or several, to the plain compiled ResNet-50 step) and how its step is built, compiled and captured; and zbench's own
 ``--preset max`` step, built by its runner. Each runs in a process of its own (peak_candidates.py
 says why)."""
 
@@ -25,6 +25,176 @@ class Candidate:
 
 
 CDT = (("coordinate_descent_tuning", True),)
+
+# The candidates peak_candidates.py measures. Most wanted first: a later one is skipped when --budget runs out.
+CANDIDATES = (
+    Candidate("graph", graph=True, note="the whole step in one CUDA graph (--preset max today)"),
+    Candidate("batch384", batch=384, graph=True, note="graph, batch 384"),
+    Candidate("foreach", graph=True, optimizer="foreach", note="graph, foreach SGD"),
+    Candidate("batch512", batch=512, graph=True, note="graph, batch 512"),
+    Candidate(
+        "aggressive",
+        graph=True,
+        inductor=(("aggressive_fusion", True),),
+        note="graph + aggressive fusion",
+    ),
+    Candidate("cdt", graph=True, inductor=CDT, note="graph + coordinate-descent tuning"),
+    Candidate(
+        "pointwise",
+        graph=True,
+        inductor=(*CDT, ("max_autotune_pointwise", True)),
+        note="graph + cdt + pointwise autotuning",
+    ),
+    Candidate("cdt384", batch=384, graph=True, inductor=CDT, note="graph + cdt, batch 384"),
+    Candidate(
+        "combo",
+        graph=True,
+        inductor=(("combo_kernels", True),),
+        note="graph + combo kernels (independent small kernels launched as one)",
+    ),
+    Candidate(
+        "conv1x1mm",
+        graph=True,
+        inductor=(("conv_1x1_as_mm", True),),
+        note="graph + 1x1 convolutions as matmuls (cuBLAS)",
+    ),
+    Candidate(
+        "pad4",
+        graph=True,
+        stem_channels=4,
+        note="graph + input and stem padded to 4 channels (MLPerf's NHWC layout)",
+    ),
+    Candidate("pad8", graph=True, stem_channels=8, note="graph + input and stem padded to 8"),
+    Candidate(
+        "mpfallback",
+        graph=True,
+        setup=("maxpool_fallback",),
+        note="graph + max-pool backward by ATen's NHWC kernel, not a Triton fusion",
+    ),
+    Candidate(
+        "cudnnall",
+        graph=True,
+        setup=("cudnn_all",),
+        note="graph + cuDNN autotuner tries every algorithm (benchmark_limit 0)",
+    ),
+    Candidate(
+        "heuristic",
+        graph=True,
+        setup=("cudnn_heuristic",),
+        note="graph + cuDNN's heuristic algorithms (autotuner off)",
+    ),
+    Candidate(
+        "cdt-combo",
+        graph=True,
+        inductor=(*CDT, ("combo_kernels", True)),
+        note="graph + cdt + combo kernels",
+    ),
+    Candidate("cdt-pad4", graph=True, inductor=CDT, stem_channels=4, note="graph + cdt + pad4"),
+    Candidate(
+        "cdt-cudnnall",
+        graph=True,
+        inductor=CDT,
+        setup=("cudnn_all",),
+        note="graph + cdt + cuDNN autotuner tries every algorithm",
+    ),
+    Candidate(
+        "cdt-1x1mm",
+        graph=True,
+        inductor=(*CDT, ("conv_1x1_as_mm", True)),
+        note="graph + cdt + 1x1 convolutions as matmuls",
+    ),
+    Candidate(
+        "cdt-combo-pad4",
+        graph=True,
+        inductor=(*CDT, ("combo_kernels", True)),
+        stem_channels=4,
+        note="graph + cdt + combo kernels + pad4",
+    ),
+    Candidate(
+        "cdt-combo-384",
+        batch=384,
+        graph=True,
+        inductor=(*CDT, ("combo_kernels", True)),
+        note="graph + cdt + combo kernels, batch 384",
+    ),
+    Candidate(
+        "cdt-pad4-384",
+        batch=384,
+        graph=True,
+        inductor=CDT,
+        stem_channels=4,
+        note="graph + cdt + pad4, batch 384",
+    ),
+    # How inductor shapes its reductions (the batch-norm statistics and their backward, over half
+    # of the step), each on top of cdt: torch 2.11's defaults are in the output's inductor_defaults.
+    Candidate(
+        "cdt-tile",
+        graph=True,
+        inductor=(*CDT, ("triton.tile_reductions", True)),
+        note="graph + cdt + reductions tiled in two dimensions",
+    ),
+    Candidate(
+        "cdt-nd",
+        graph=True,
+        inductor=(*CDT, ("triton.prefer_nd_tiling", True)),
+        note="graph + cdt + n-dimensional tiling preferred",
+    ),
+    Candidate(
+        "cdt-multi",
+        graph=True,
+        inductor=(*CDT, ("triton.multi_kernel", 1)),
+        note="graph + cdt + multi-kernel (persistent or looped reduction, chosen by timing)",
+    ),
+    Candidate(
+        "cdt-coop",
+        graph=True,
+        inductor=(*CDT, ("triton.cooperative_reductions", True)),
+        note="graph + cdt + cooperative reductions (one reduction split over blocks)",
+    ),
+    Candidate(
+        "cdt-nomix",
+        graph=True,
+        inductor=(*CDT, ("triton.mix_order_reduction", False)),
+        note="graph + cdt, mix-order reduction off",
+    ),
+    # zbench's own `--preset max` training step, built by its runner (candidate_steps.zbench_step).
+    Candidate("zbench", graph=True, note="zbench's --preset max step (its runner), batch 256"),
+    Candidate("zbench384", batch=384, graph=True, note="zbench's --preset max step, batch 384"),
+    Candidate(
+        "zbench-combo",
+        graph=True,
+        inductor=(("combo_kernels", True),),
+        note="zbench's --preset max step + combo kernels",
+    ),
+    Candidate(
+        "freeze",
+        mode="infer",
+        batch=512,
+        inductor=(("freezing", True),),
+        note="inference: freezing",
+    ),
+    Candidate(
+        "freeze-graph",
+        mode="infer",
+        batch=512,
+        graph=True,
+        inductor=(("freezing", True),),
+        note="inference: freezing + one CUDA graph",
+    ),
+    Candidate(
+        "freeze-graph-heuristic",
+        mode="infer",
+        batch=512,
+        graph=True,
+        inductor=(("freezing", True),),
+        setup=("cudnn_heuristic",),
+        note="inference: freezing + one CUDA graph + cuDNN's heuristic algorithms",
+    ),
+)
+NAMES = tuple(c.name for c in CANDIDATES)
+ZBENCH_SIDES = ("zbench", "zbench384", "zbench-combo")
+BY_NAME = {c.name: c for c in CANDIDATES}
+REF_BATCH = {"train": 256, "infer": 512}
 
 
 def _bf16(cache: bool = True) -> Any:
