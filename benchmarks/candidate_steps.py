@@ -157,6 +157,22 @@ CANDIDATES = (
         inductor=(*CDT, ("triton.mix_order_reduction", False)),
         note="graph + cdt, mix-order reduction off",
     ),
+    Candidate(
+        "cdt-wide",
+        graph=True,
+        inductor=(
+            *CDT,
+            ("coordinate_descent_check_all_directions", True),
+            ("coordinate_descent_search_radius", 2),
+        ),
+        note="graph + cdt searching every direction, two steps out (a wider tuning)",
+    ),
+    Candidate(
+        "cdt-bfusion",
+        graph=True,
+        inductor=(*CDT, ("benchmark_fusion", True)),
+        note="graph + cdt + fusion decisions timed, not guessed",
+    ),
     # zbench's own `--preset max` training step, built by its runner (candidate_steps.zbench_step).
     Candidate("zbench", graph=True, note="zbench's --preset max step (its runner), batch 256"),
     Candidate("zbench384", batch=384, graph=True, note="zbench's --preset max step, batch 384"),

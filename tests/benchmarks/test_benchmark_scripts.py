@@ -239,6 +239,17 @@ def test_candidates_report_inductor_defaults_of_the_options_they_set() -> None:
         assert options.pop("coordinate_descent_tuning") is True and len(options) == 1
 
 
+def test_every_candidates_inductor_option_exists_in_this_torch() -> None:
+    # A misspelt option would only fail on the GPU machine, after minutes of compiling beside it.
+    import torch._inductor.config as inductor_config
+
+    from benchmarks import peak_candidates as pc
+
+    for c in pc.CANDIDATES:
+        for key, _ in c.inductor:
+            assert pc._config_value(inductor_config, key) != "missing", (c.name, key)
+
+
 def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
     # On the H200 the budget skipped zbench's inference run; the summary then raised KeyError.
     rows = [
