@@ -154,3 +154,48 @@ def test_demo_results_are_tables_of_figures_never_python_objects(tmp_path: Path)
     assert "Multi-object tracking" in lines and "{" not in out.output
     assert "|" not in out.output and max(len(line) for line in lines) <= 80
     assert any(line.split()[:2] == ["tracking", "deepsort"] for line in lines)
+
+
+def test_an_empty_demo_export_is_one_line_exit_1_and_writes_nothing(tmp_path: Path) -> None:
+    """`demo results -f csv` with no demo run printed a header alone and exit 0, as if it were an
+    export of runs; `zbench export` says why there is nothing, exit 1. The terminal's table of no
+    runs stays a line and exit 0, as `zbench results` says it."""
+    from typer.testing import CliRunner
+
+    from zbench.cli import app
+
+    cli = CliRunner(env={"COLUMNS": "200"})
+    empty = tmp_path / "empty.db"
+    Store(empty)
+    db = str(demo_db(tmp_path / "d.db"))
+    for fmt in ("csv", "md", "json"):
+        got = cli.invoke(app, ["demo", "results", "-f", fmt, "--db", str(empty)])
+        assert (got.exit_code, got.stdout) == (1, ""), got.output
+        assert got.output == (
+            "zbench: no demo results to export: run a demo first (`zbench demo snake`)\n"
+        )
+        got = cli.invoke(app, ["demo", "results", "-f", fmt, "--workload", "tracking", "--db", db])
+        assert (got.exit_code, got.stdout) == (1, ""), got.output
+        assert got.output == "zbench: no runs match (workload tracking): nothing to export\n"
+    table = cli.invoke(app, ["demo", "results", "--db", str(empty)])
+    assert (
+        table.exit_code == 0 and table.output == "No demo results yet. Run `zbench demo snake`.\n"
+    )
+    bad = cli.invoke(app, ["demo", "results", "-f", "xls", "--db", str(empty)])  # input first
+    assert bad.exit_code == 2 and bad.output.startswith("zbench: unknown format 'xls'")
+    found = cli.invoke(app, ["demo", "results", "-f", "json", "--db", db])
+    assert found.exit_code == 0 and found.stdout.endswith("}\n")  # a line, as export's JSON
+
+
+def test_a_demo_runs_options_are_refused_by_demo_results(tmp_path: Path) -> None:
+    """`demo results --detach` (or --timeout, --play, --human) printed the results as if the
+    option meant nothing: one line, exit 2."""
+    from typer.testing import CliRunner
+
+    from zbench.cli import app
+
+    db = str(demo_db(tmp_path / "d.db"))
+    for args in (["--detach"], ["--timeout", "5"], ["--play", "x.pt"], ["--human"]):
+        got = CliRunner().invoke(app, ["demo", "results", *args, "--db", db])
+        assert got.exit_code == 2
+        assert got.output == f"zbench: {args[0]} is for a demo run, not `zbench demo results`\n"

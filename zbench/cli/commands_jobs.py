@@ -223,6 +223,16 @@ def demo(
     if name == "results":
         from zbench.cli.filters import read_filters
 
+        run_only = {
+            "--play": play is not None,
+            "--human": human,
+            "--timeout": timeout is not None,
+            "--detach": detach,
+        }
+        given = [flag for flag, on in run_only.items() if on]
+        if given:  # were ignored: `demo results --detach` printed the table as if it meant nothing
+            err(f"{given[0]} is for a demo run, not `zbench demo results`")
+            raise typer.Exit(2)
         try:  # it reads the database, as `zbench results` does: a missing one is refused
             existing_db(db)
         except typer.BadParameter as exc:

@@ -67,24 +67,33 @@ def print_tables(console, rows) -> None:
 
 def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> int:
     """The demo results as tables fitted to the terminal, or Markdown, CSV or JSON (``fmt``), of
-    the demo runs ``filters`` select (``workload``: the demo's name)."""
-    from zbench.results.demos import from_result_rows, render
+    the demo runs ``filters`` select (``workload``: the demo's name).
 
+    An empty selection is a line and exit 0 for the terminal's table, as ``zbench results`` says
+    it; with ``fmt`` it is an export, and as ``zbench export`` does, 1 with nothing written: a
+    header alone must not read as an export of runs."""
+    from zbench.results.demos import from_result_rows, render
+    from zbench.results.export import FORMATS, FormatError
+
+    filters = filters or Filters()
+    if fmt is not None and fmt not in FORMATS:  # bad input is said first, whatever is stored
+        err(str(FormatError.unknown(fmt)))
+        return 2
     try:
-        chosen = (filters or Filters()).query_demos(db)
+        chosen = filters.query_demos(db)
     except ValueError as exc:
         err(str(exc))
         return 2
     rows = from_result_rows(chosen)
-    if not rows and fmt is None:
+    if not rows:
+        if fmt is not None:
+            first = "run a demo first (`zbench demo snake`)"
+            err(filters.nothing_to("export", runs="demo results", first=first))
+            return 1
         print(nothing_found(filters, "No demo results yet. Run `zbench demo snake`."))
         return 0
     if fmt is None:
         print_tables(_console(), rows)
         return 0
-    try:
-        print(render(rows, fmt), end="")
-    except ValueError as exc:
-        err(str(exc))
-        return 2
+    print(render(rows, fmt), end="")
     return 0

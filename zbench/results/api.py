@@ -300,12 +300,19 @@ class Filters:
                 parts.append(f"{words.get(name, name)} {shown}")
         return "; ".join(parts) or "all runs"
 
-    def nothing_to(self, what: str) -> str:
-        """The one line for an empty selection: an empty store says how to fill it, filters that
-        match nothing say which (report and plot say it alike)."""
+    def nothing_to(
+        self,
+        what: str,
+        *,
+        runs: str = "results",
+        first: str = "run a suite first (`zbench suite quick`)",
+    ) -> str:
+        """The one line for an empty selection: an empty store says how to fill it (``first``:
+        how to make ``runs``), filters that match nothing say which (export, report, plot and
+        demo results say it alike)."""
         given = self.describe()
         if given == "all runs":
-            return f"no results to {what}: run a suite first (`zbench suite quick`)"
+            return f"no {runs} to {what}: {first}"
         return f"no runs match ({given}): nothing to {what}"
 
 

@@ -172,8 +172,8 @@ def tables(rows: Sequence[DemoResult]) -> list[tuple[str, list[Column], list[lis
 
 def render(rows: Sequence[DemoResult], fmt: str) -> str:
     """``md`` (one table per demo), ``csv`` (every demo's columns), or ``json`` (with curves)."""
-    if fmt == "json":
-        return json.dumps({"demo_results": [r.as_dict() for r in rows]}, indent=2)
+    if fmt == "json":  # ends with a newline, as the other formats and `zbench export` do
+        return json.dumps({"demo_results": [r.as_dict() for r in rows]}, indent=2) + "\n"
     if fmt == "csv":
         cols = _columns(rows)
         return write_rows(
