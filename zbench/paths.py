@@ -58,11 +58,25 @@ def cache_dir(create: bool = True) -> Path:
     return make_dir(path) if create else path
 
 
+def not_a_folder(path: Path) -> Path | None:
+    """The first of ``path``'s folders (its parents from the root, then itself) that is there but
+    is not a folder (a file, a dangling link), or None: what ``make_dir`` would refuse, found
+    without creating anything. ``is_dir`` alone reads such a path as a folder not made yet."""
+    for folder in [*reversed(path.parents), path]:
+        if os.path.lexists(folder) and not folder.is_dir():
+            return folder
+    return None
+
+
 def cache_usage(base: Path | None = None) -> dict[str, int]:
     """Bytes in the cache (``base``, default :func:`cache_dir`), per entry (a folder counts all
-    its files); empty where there is no cache yet."""
+    its files); empty where there is no cache yet. A :class:`DataDirError` where a file stands
+    in for the cache or a folder above it (that is no empty cache: nothing can be kept there)."""
     base = base if base is not None else cache_dir()
     out: dict[str, int] = {}
+    blocked = not_a_folder(base)
+    if blocked is not None:
+        raise DataDirError(f"{blocked}: exists and is not a folder")
     if not base.is_dir():
         return out
     for entry in sorted(base.iterdir()):

@@ -158,3 +158,42 @@ def test_a_file_removed_while_the_cache_is_measured_is_not_an_error(
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["entries"] == {"batch_search.json": 2, "triton": 3000}
     assert doctor.cache_report() == {"path": str(home), "bytes": 3002}
+
+
+@pytest.mark.parametrize("where", ["home", "under a file", "cache"])
+def test_doctor_says_a_data_folder_that_is_a_file_is_not_a_folder(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """$ZBENCH_HOME (or its cache) a regular file: the doctor said `compile cache ...: 0 B`, an
+    empty cache. It says which path is not a folder, in the cache line and as a warning (exit 0,
+    as for the doctor's other warnings)."""
+    import sys
+
+    from tests.fakes.fake_nvml import FakeNvml
+    from zbench.telemetry import doctor
+
+    monkeypatch.setattr(doctor, "framework_status", lambda progress=None: {})
+    monkeypatch.setitem(
+        sys.modules, "pynvml", FakeNvml(init_error=FakeNvml.LIBRARY_NOT_FOUND).module
+    )
+    (tmp_path / "file").write_text("not a folder")
+    home = {"home": "file", "under a file": "file/sub", "cache": "data"}[where]
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path / home))
+    if where == "cache":
+        (tmp_path / "data").mkdir()
+        (tmp_path / "data" / "cache").write_text("not a folder")
+    blocked = tmp_path / ("data/cache" if where == "cache" else "file")
+    text = runner.invoke(app, ["doctor"], env={"COLUMNS": "400"})
+    assert text.exit_code == 0, text.output
+    assert f"/cache: {blocked}: exists and is not a folder\n" in text.stdout
+    assert "0 B" not in text.stdout
+    got = json.loads(runner.invoke(app, ["doctor", "--json"]).stdout)
+    assert got["cache"]["bytes"] is None and got["cache"]["not_a_folder"] == str(blocked)
+    [warning] = got["warnings"]
+    assert f"warning: {warning}\n" in text.stdout
+    if where == "cache":
+        assert warning.startswith(f"{blocked} is not a folder: runs that compile fail")
+    else:
+        assert f"the data folder {tmp_path / home} " in warning and "$ZBENCH_HOME" in warning
+    with pytest.raises(paths.DataDirError, match="exists and is not a folder"):
+        paths.cache_usage(tmp_path / home / "cache")

@@ -27,8 +27,9 @@ def print_report(
     """Print the doctor's report as Rich text: host, driver, frameworks, GPU specs and peaks."""
     c = console or Console()
     _print_host(c, report)
-    if report.get("notice"):
+    if report.get("notice"):  # no GPU checks ran: no "no warnings", but the data folder's
         c.print(f"[yellow]{report['notice']}[/]")
+        _print_warnings(c, report["warnings"])
         return
     ident, peaks = _gpu_rows(report["gpus"])
     print_table(c, IDENT_COLUMNS, ident, wide=wide, title="GPUs")
@@ -36,10 +37,16 @@ def print_report(
     topo = report.get("topology")
     if topo and len(topo["labels"]) > 1:
         _print_topology(c, topo)
-    for w in report["warnings"]:
-        c.print(f"[yellow]warning:[/] {w}")
+    _print_warnings(c, report["warnings"])
     if not report["warnings"]:
         c.print("[green]no warnings[/]")
+
+
+def _print_warnings(c: Console, warnings: list[str]) -> None:
+    from rich.markup import escape
+
+    for w in warnings:  # a warning may name a path: text, not markup
+        c.print(f"[yellow]warning:[/] {escape(w)}")
 
 
 def _print_host(c: Console, report: dict[str, Any]) -> None:
@@ -69,9 +76,9 @@ def _print_host(c: Console, report: dict[str, Any]) -> None:
         from zbench.cli.cache import human
 
         held = cache.get("bytes")
-        size = human(held) if held is not None else cache.get("error")
         hint = " (`zbench cache clear` empties it)" if held else ""  # nothing to clear when empty
-        c.print(f"[bold]compile cache[/] {escape(str(cache.get('path')))}: {size}{hint}")
+        size = human(held) + hint if held is not None else f"[yellow]{escape(cache['error'])}[/]"
+        c.print(f"[bold]compile cache[/] {escape(str(cache.get('path')))}: {size}")
 
 
 def _gpu_rows(gpus: list[dict[str, Any]]) -> tuple[list[list[str]], list[list[str]]]:

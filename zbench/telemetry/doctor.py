@@ -12,6 +12,7 @@ import platform
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -93,18 +94,47 @@ def collect(progress: Progress = _quiet) -> dict[str, Any]:
     """Everything the doctor reports, as JSON-ready data."""
     frameworks = framework_status(progress)
     progress("reading the host and the GPUs through NVML")
-    return {**machine(), "frameworks": frameworks, "cache": cache_report()}
+    report = {**machine(), "frameworks": frameworks, "cache": cache_report()}
+    problem = cache_warning(report["cache"])
+    if problem:
+        report["warnings"] = [problem, *report["warnings"]]
+    return report
 
 
 def cache_report() -> dict[str, Any]:
-    """Where the compile cache is and how many bytes it holds (``zbench cache clear`` empties it)."""
+    """Where the compile cache is and how many bytes it holds (``zbench cache clear`` empties it);
+    ``bytes`` None and an ``error`` where it cannot be read, with ``not_a_folder`` the path in
+    the way where a file stands for the cache or the data folder (a size of 0 B said "empty")."""
     from zbench import paths
 
+    base = paths.cache_dir(create=False)
+    blocked = paths.not_a_folder(base)
+    if blocked is not None:
+        error = f"{blocked}: exists and is not a folder"
+        return {"path": str(base), "bytes": None, "error": error, "not_a_folder": str(blocked)}
     try:
-        base = paths.cache_dir(create=False)
         return {"path": str(base), "bytes": sum(paths.cache_usage(base).values())}
-    except OSError as exc:  # an unreadable data directory is reported, not fatal to the doctor
-        return {"path": None, "bytes": None, "error": str(exc)}
+    except (paths.DataDirError, OSError) as exc:  # reported, not fatal to the doctor
+        return {"path": str(base), "bytes": None, "error": str(exc)}
+
+
+def cache_warning(cache: dict[str, Any]) -> str | None:
+    """The doctor's warning for a cache it could not read: a file in the cache's place fails the
+    runs that compile; one in the data folder's place fails every command that keeps data."""
+    if not cache.get("error"):
+        return None
+    if "not_a_folder" not in cache:
+        return f"the compile cache cannot be read: {cache['error']}"
+    if cache["not_a_folder"] == cache["path"]:
+        return (
+            f"{cache['path']} is not a folder: runs that compile fail, and `zbench cache` too, "
+            "until it is moved away (zbench makes the folder)"
+        )
+    home, blocked = str(Path(cache["path"]).parent), cache["not_a_folder"]
+    what = f"the data folder {home} is not a folder"
+    if blocked != home:  # a folder above it: $ZBENCH_HOME=file/sub
+        what = f"the data folder {home} cannot be made ({blocked} is not a folder)"
+    return f"{what}: zbench can keep no jobs, results or compile cache there ($ZBENCH_HOME)"
 
 
 def machine() -> dict[str, Any]:
