@@ -5,8 +5,8 @@ can only detect deep down, such as a ``--db`` that is not a database, instead of
 repeating the same try/except.
 
 The one hierarchy of errors that carry an exit status (each a ``ZbenchError``; most also a
-``ValueError`` or ``LookupError`` so older ``except`` clauses still hold): ``paths.DataDirError``,
-``store.StoreError``, ``settings.SettingsError``, ``jobs.api.JobSpecError`` and
+``ValueError`` or ``LookupError`` so older ``except`` clauses still hold): ``paths.DataDirError``
+and ``CacheBusy``, ``store.StoreError``, ``settings.SettingsError``, ``jobs.api.JobSpecError`` and
 ``JobNotFound``, ``jobs.suites.SuiteError``, ``jobs.probe_submit.ProbeError``,
 ``results.export.FormatError``, ``results.report.ReportError`` (exit 1), ``fleet.gather.HostsError``,
 ``cli.results.CompareError``.

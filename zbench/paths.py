@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import secrets
 import shutil
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -13,6 +16,8 @@ from zbench.errors import ZbenchError
 ENV_HOME = "ZBENCH_HOME"
 ENV_DB = "ZBENCH_DB"
 DIR_MODE = 0o700  # benchmarks' configs, logs and host details are nobody else's business
+CACHE_LOCK = "cache.lock"  # in the data folder beside the cache: clearing the cache keeps it
+CACHE_WAIT_S = 60.0  # how long a runner waits for a clear to finish before it goes on anyway
 
 
 class DataDirError(ZbenchError):
@@ -48,6 +53,10 @@ def home() -> Path:
     """The data directory (absolute: paths stored in the database must not depend on the working
     directory of whoever stored them), created on first use."""
     return make_dir(_home_path())
+
+
+class CacheBusy(ZbenchError):
+    """``zbench cache clear`` while a process uses the cache (exit status 2)."""
 
 
 def cache_dir(create: bool = True) -> Path:
@@ -112,16 +121,83 @@ def _own_bytes(path: str) -> int:
         return 0
 
 
+# Who uses the cache is told by a lock in the data folder, not by a database: jobs of every
+# database (`--db`, $ZBENCH_DB) of one data folder share its cache, and a process that holds the
+# lock is alive by definition (the kernel drops an flock when its process ends, even by SIGKILL),
+# so no pid is read stale or reused. Each process that compiles or searches into the cache (the
+# torch runner, runners/torch/tuning.py) holds a shared lock for the rest of its life; a clear
+# takes it exclusive, without waiting, and refuses while any is held. A runner that does not use
+# the cache (TensorFlow, a demo) holds none and does not stop a clear.
+_held_cache: dict[Path, IO[Any]] = {}  # lock file -> its open file, for the process's life
+
+
+def use_cache() -> Path:
+    """:func:`cache_dir`, for a process that reads or writes it (a runner compiling into it): it
+    holds the cache's shared lock from now until it ends, so ``zbench cache clear`` refuses. A
+    clear under way is waited for (at most ``CACHE_WAIT_S``: a clear stopped with Ctrl-Z must
+    not hold a run for ever); a folder where no lock can be taken holds none."""
+    base = cache_dir()
+    lock = home() / CACHE_LOCK
+    if lock in _held_cache:
+        return base
+    try:
+        fh = open_private(lock)
+    except OSError:
+        return base  # a read-only data folder: no clear can delete anything in it either
+    deadline = time.monotonic() + CACHE_WAIT_S
+    while True:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            break
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EWOULDBLOCK) or time.monotonic() > deadline:
+                break  # no locks on this file system, or a clear that never ends: go on
+            time.sleep(0.1)
+    _held_cache[lock] = fh
+    return base
+
+
+def release_cache() -> None:
+    """Give up this process's hold on the cache (:func:`use_cache`): one done with it that goes
+    on living, as a test that clears what it compiled."""
+    while _held_cache:
+        _held_cache.popitem()[1].close()
+
+
 def clear_cache() -> int:
     """Delete everything in :func:`cache_dir` (the next ``--preset max`` run compiles and
-    searches again); the bytes freed."""
-    freed = sum(cache_usage().values())
-    for entry in cache_dir().iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
+    searches again); the bytes freed. :class:`CacheBusy` while any process holds the cache
+    (:func:`use_cache`), whichever database its job is in; nothing is deleted then."""
+    try:
+        fh: IO[Any] | None = open_private(home() / CACHE_LOCK)
+    except OSError:
+        fh = None  # a read-only data folder: no runner could make the lock to hold it either
+    try:
+        if fh is not None:
+            _lock_alone(fh)
+        freed = sum(cache_usage().values())
+        for entry in cache_dir().iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    finally:
+        if fh is not None:
+            fh.close()
     return freed
+
+
+def _lock_alone(fh: IO[Any]) -> None:
+    """The cache's lock, exclusive, or :class:`CacheBusy` at once where a process holds it."""
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+            raise CacheBusy(
+                "cache: a running job uses it (its runner may be compiling into it); "
+                "clear it when the job ends"
+            ) from None
+        # any other error: a file system without locks, where no runner could take one either
 
 
 def db_path(override: str | os.PathLike[str] | None = None) -> Path:

@@ -274,6 +274,7 @@ def test_batch_search_is_kept_per_configuration_and_read_back() -> None:
     assert tuning.cached_search(tuning.search_key(cfg, (256, 384), {**fields, "gpus": 2})) is None
     (paths.cache_dir() / tuning.SEARCH_FILE).write_text("{not json")
     assert tuning.cached_search(key) is None  # a damaged file: measured again, never a crash
+    paths.release_cache()  # this process searched as a runner does: it holds the cache
     assert paths.clear_cache() > 0 and tuning.cached_search(key) is None
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -85,35 +87,95 @@ def test_doctor_creates_no_cache_folder(tmp_path: Path, monkeypatch: pytest.Monk
     assert not (tmp_path / "fresh").exists()
 
 
-def test_cache_clear_waits_for_a_running_job(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A runner alive on this machine may be compiling into the cache: clear refuses, one line,
-    status 2, and deletes nothing; a job marked running whose runner is gone does not stop it."""
-    import subprocess
+def _holder(code: str) -> subprocess.Popen[str]:
+    """A process that runs ``code``, says ``ready`` and waits for its stdin to close."""
     import sys
 
+    script = f"import sys\n{code}\nprint('ready', flush=True)\nsys.stdin.read()\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    return proc
+
+
+def _end(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_cache_clear_waits_for_a_compiling_runner_of_any_database(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runner compiling into the cache holds it: clear refuses, one line, status 2, and deletes
+    nothing. Clear asked only the default database, so a job submitted with another --db into
+    the same data folder had its cache deleted under it."""
     from tests.rows import job_row
     from zbench.store import Store
 
     monkeypatch.delenv("ZBENCH_DB", raising=False)
-    gone = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    store = Store(paths.db_path())
-    live, _gone = store.add_jobs(
-        [job_row(state="running", pid=os.getpid()), job_row(state="running", pid=int(gone.stdout))]
-    )
-    res = runner.invoke(app, ["cache", "clear"])
-    assert res.exit_code == 2
-    assert res.output == (
-        f"zbench: cache: job {live} is running and may be reading the cache; clear it when they end\n"
-    )
-    assert (home / "batch_search.json").exists()
-    store.update_job(live, state="done")
-    assert runner.invoke(app, ["cache", "clear"]).exit_code == 0  # the other runner is gone
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    runner_proc = _holder("from zbench.runners.torch.tuning import compile_cache; compile_cache()")
+    try:  # its job is in another database of this data folder; the default one has none
+        Store(tmp_path / "other.db").add_jobs([job_row(state="running", pid=runner_proc.pid)])
+        res = runner.invoke(app, ["cache", "clear"])
+        assert res.exit_code == 2
+        assert res.output == (
+            "zbench: cache: a running job uses it (its runner may be compiling into it); "
+            "clear it when the job ends\n"
+        )
+        assert (home / "batch_search.json").exists() and (home / "triton" / "abc").is_dir()
+    finally:
+        _end(runner_proc)
+    assert runner.invoke(app, ["cache", "clear"]).exit_code == 0  # its lock went with it
     assert list(home.iterdir()) == []
+
+
+def test_a_running_job_that_does_not_hold_the_cache_does_not_stop_a_clear(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live runner that never used the cache (TensorFlow, a demo) is no reason to refuse, and
+    a process killed while it held the cache holds it no more (the kernel drops the lock)."""
+    from tests.rows import job_row
+    from zbench.store import Store
+
+    monkeypatch.delenv("ZBENCH_DB", raising=False)
+    Store(paths.db_path()).add_jobs([job_row(state="running", pid=os.getpid())])
+    killed = _holder("from zbench import paths; paths.use_cache()")
+    killed.kill()
+    killed.wait(timeout=60)
+    assert runner.invoke(app, ["cache", "clear"]).exit_code == 0
+    assert list(home.iterdir()) == []
+
+
+def test_a_runner_waits_for_a_clear_under_way_and_not_for_ever(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    clearing = _holder(
+        "import fcntl; from zbench import paths\n"
+        "fh = open(paths.home() / paths.CACHE_LOCK, 'a'); fcntl.flock(fh, fcntl.LOCK_EX)"
+    )
+    monkeypatch.setattr(paths, "CACHE_WAIT_S", 0.5)
+    monkeypatch.setattr(paths, "_held_cache", {})
+    try:
+        start = time.monotonic()
+        assert paths.use_cache() == home
+        assert 0.5 <= time.monotonic() - start < 10  # it waited, then went on
+    finally:
+        _end(clearing)
+        paths.release_cache()
+    start = time.monotonic()
+    assert paths.use_cache() == home and time.monotonic() - start < 0.5  # no clear: no wait
+    with pytest.raises(paths.CacheBusy):  # held by this process now: its own clear refuses
+        paths.clear_cache()
+    assert (home / "batch_search.json").exists()
+    paths.release_cache()
+    assert paths.clear_cache() == 3002
 
 
 def test_doctor_offers_clear_only_for_a_cache_that_holds_something(
@@ -197,3 +259,19 @@ def test_doctor_says_a_data_folder_that_is_a_file_is_not_a_folder(
         assert f"the data folder {tmp_path / home} " in warning and "$ZBENCH_HOME" in warning
     with pytest.raises(paths.DataDirError, match="exists and is not a folder"):
         paths.cache_usage(tmp_path / home / "cache")
+
+
+def test_a_data_folder_where_no_lock_can_be_made_still_clears(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only data folder (a writable cache in it): no runner can make the lock to hold, so
+    clear does not need it either, and says nothing of a lock file."""
+
+    def read_only(path: Path, mode: str = "a+") -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(paths, "open_private", read_only)
+    monkeypatch.setattr(paths, "_held_cache", {})
+    assert paths.use_cache() == home and paths._held_cache == {}
+    res = runner.invoke(app, ["cache", "clear"])
+    assert res.exit_code == 0 and "cleared 2.9 KiB" in res.stdout

@@ -22,20 +22,6 @@ def human(n: int) -> str:
     return f"{size:.1f} GiB"
 
 
-def running_jobs() -> list[int]:
-    """The jobs of this data directory's database whose runner is alive on this machine: a runner
-    compiling while its cache is deleted would fail halfway (or write half a cache)."""
-    from zbench.jobs.api import runner_pids
-    from zbench.jobs.liveness import pid_alive
-    from zbench.store import StoreError
-
-    try:
-        runners = runner_pids()  # no database, no job (and none is made)
-    except StoreError:  # a database that cannot be read has no job to wait for
-        return []
-    return sorted(job for pid, job in runners.items() if pid_alive(pid))
-
-
 def run_cache(action: str, json_out: bool = False) -> int:
     """Show the cache (per entry) or clear it; a bad action is one line on stderr, status 2."""
     if action not in ACTIONS:
@@ -43,14 +29,11 @@ def run_cache(action: str, json_out: bool = False) -> int:
         return 2
     where = paths.cache_dir()
     if action == "clear":
-        busy = running_jobs()
-        if busy:
-            which = (
-                f"job {busy[0]} is" if len(busy) == 1 else f"jobs {', '.join(map(str, busy))} are"
-            )
-            err(f"cache: {which} running and may be reading the cache; clear it when they end")
-            return 2
-        freed = paths.clear_cache()
+        try:  # refused while any job's runner holds the cache, whichever database it is in
+            freed = paths.clear_cache()
+        except paths.CacheBusy as exc:
+            err(str(exc))
+            return exc.exit_code
         if json_out:
             print(json.dumps({"path": str(where), "freed_bytes": freed}))
         else:

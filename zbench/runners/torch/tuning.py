@@ -35,7 +35,7 @@ def compile_cache() -> dict[str, Any]:
     """Point inductor's and Triton's caches under ``$ZBENCH_HOME/cache`` unless the environment
     already chose (so a second run of the same config loads its kernels instead of compiling), and
     make sure the FX-graph and AOTAutograd caches are on. Call before the first compile."""
-    base = paths.cache_dir()
+    base = paths.use_cache()
     chosen: dict[str, Any] = {}
     for var, sub in (("TORCHINDUCTOR_CACHE_DIR", "torchinductor"), ("TRITON_CACHE_DIR", "triton")):
         if not os.environ.get(var):
@@ -187,7 +187,7 @@ def search_key(cfg: RunConfig, batches: tuple[int, ...], fields: dict[str, Any])
 def cached_search(key: str) -> dict[str, Any] | None:
     """The record of a search made on this machine before under the same key, or None. The
     record says when (``measured_at``); ``zbench cache clear`` forgets it."""
-    path = paths.cache_dir() / SEARCH_FILE
+    path = paths.use_cache() / SEARCH_FILE
     try:
         found = json.loads(path.read_text()).get(key)
     except (OSError, ValueError, AttributeError):
@@ -198,7 +198,7 @@ def cached_search(key: str) -> dict[str, Any] | None:
 def store_search(key: str, record: dict[str, Any]) -> None:
     """Keep a search's record for later runs of the same key (best effort: a read-only cache
     folder only costs the next run its search)."""
-    path = paths.cache_dir() / SEARCH_FILE
+    path = paths.use_cache() / SEARCH_FILE
     try:
         known = json.loads(path.read_text()) if path.exists() else {}
         known = known if isinstance(known, dict) else {}
