@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.tui.conftest import make_app
-from tests.tui.fakes import FakeJob, FakeServices
+from tests.tui.fakes import NOW, FakeJob, FakeServices
 from tests.tui.helpers import press, settle
 from zbench.demos.snake.render import render_board
+from zbench.jobs.api import JobInfo
+from zbench.jobs.states import FINISHED
 from zbench.tui.screens.demo import DemoScreen, DemoView
 from zbench.tui.screens.launch import build_request
 
@@ -194,3 +196,65 @@ async def test_a_demo_opened_while_queued_follows_its_events_once_it_starts() ->
         await settle(pilot)
         assert app.screen.view.board is not None
         assert "waiting" not in str(app.screen.query_one("#demo-board").render())
+
+
+def running_demo(tmp_path: Path) -> JobInfo:
+    """A running Snake job whose events file ends at a progress event with a time-left estimate
+    (then its runner was killed by SIGKILL: it wrote no error event)."""
+    events = tmp_path / "ev.jsonl"
+    rows = [
+        {"type": "start", "t": 100.0, "demo": "snake", "title": "Snake", "config": {}},
+        {"type": "phase", "t": 101.0, "phase": "measure"},
+        {
+            "type": "progress",
+            "t": 111.0,
+            "phase": "measure",
+            "step": 10,
+            "total": 100,
+            "elapsed_s": 10.0,
+        },
+    ]
+    events.write_text("".join(json.dumps({"v": 1, **row}) + "\n" for row in rows))
+    return FakeJob(
+        7, "snake", framework="demo", kind="demo", precision=None, events_path=str(events)
+    )
+
+
+@pytest.mark.parametrize("state", [str(s) for s in FINISHED])
+async def test_a_demo_whose_job_ended_without_an_error_shows_no_time_left(
+    tmp_path: Path, state: str
+) -> None:
+    """A runner killed by SIGKILL writes no error event: the view kept its last progress event's
+    time left after the job had ended. The job's final state (the jobs layer's) ends it too."""
+    job = running_demo(tmp_path)
+    services = FakeServices(jobs=[job])
+    app = make_app(services=services)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "enter")
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert isinstance(app.screen, DemoScreen)
+        figures = app.screen.query_one("#demo-figures")
+        assert "~0:01:30 left" in str(figures.render())  # running: 10 of 100 steps in 10 s
+        reason = "killed by SIGKILL"
+        services.jobs = [dataclasses.replace(job, state=state, ended=NOW, reason=reason)]
+        app.poll_jobs()
+        await settle(pilot)
+        text = str(figures.render())
+        assert "phase measure 10/100  elapsed 0:00:11" in text and "left" not in text
+        if state != "done":
+            assert f"{state}: {reason}" in text  # why it ended, as the job list says
+
+
+async def test_a_demo_opened_after_its_job_ended_shows_no_time_left(tmp_path: Path) -> None:
+    job = dataclasses.replace(running_demo(tmp_path), state="crashed", reason="killed by SIGKILL")
+    app = make_app(services=FakeServices(jobs=[job]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "enter")
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert isinstance(app.screen, DemoScreen)
+        text = str(app.screen.query_one("#demo-figures").render())
+        assert "10/100" in text and "left" not in text

@@ -13,6 +13,7 @@ from typing import Any
 
 from zbench.contract.events import Error, Frame, PhaseEvent, Progress, typed
 from zbench.jobs.eta import clock
+from zbench.jobs.states import JobState
 
 from .format import escape
 
@@ -38,6 +39,10 @@ class DemoView:
     progress: dict[str, Any] = field(default_factory=dict)  # the latest progress event
     started_t: float | None = None  # the start event's clock
     last_t: float | None = None  # the latest event's clock
+    # The job's state and reason once it ended (the jobs layer's): a runner killed by SIGKILL
+    # writes no error event, so its events alone never say it ended.
+    ended_as: str | None = None
+    ended_why: str | None = None
 
     def apply(self, events: list[dict[str, Any]]) -> None:
         """Fold parsed events in, each read typed (``contract.events.typed``)."""
@@ -92,11 +97,12 @@ class DemoView:
 
     def progress_line(self) -> str:
         """Phase, steps done of the total, time since the start and the phase's time left (none once
-        the demo has ended: a result, or an error, after which a runner writes nothing more)."""
+        the demo has ended: a result, an error, after which a runner writes nothing more, or the
+        job's final state)."""
         p = self.progress
         step, total = p.get("step"), p.get("total")
         done = self.result is not None
-        ended = done or self.error is not None
+        ended = done or self.error is not None or self.ended_as is not None
         if done and isinstance(total, int | float):
             step = total  # a finished demo reads done of total
         steps = f"{num(step)}/{num(total)}" if total else num(step) if step is not None else ""
@@ -159,9 +165,12 @@ class DemoView:
         return "\n".join(lines + self._error())
 
     def _error(self) -> list[str]:
-        if not self.error:
-            return []
-        return [f"[$error]{escape(self.error.kind)}: {escape(self.error.message)}[/]"]
+        if self.error:
+            return [f"[$error]{escape(self.error.kind)}: {escape(self.error.message)}[/]"]
+        if self.ended_as and self.ended_as != JobState.DONE and self.result is None:
+            why = f": {self.ended_why}" if self.ended_why else ""  # as the job list says it
+            return [f"[$error]{escape(self.ended_as + why)}[/]"]
+        return []
 
 
 def number(value: Any) -> float | int | None:

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label
+from textual.widgets import Button, Footer, Label
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -29,6 +29,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(id="buttons"):
                 yield Button("Yes (y)", variant="error", id="yes")
                 yield Button("No (n)", variant="primary", id="no")
+        yield Footer()  # the dialog's keys: the screen's below do nothing while it is open
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -8,8 +8,9 @@ Which widgets it shows is the demo table's ``view`` (``zbench.contract.demos``) 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -21,10 +22,14 @@ from textual.widgets import Footer, Header, Label, Static
 
 from zbench.contract.demos import known
 from zbench.contract.protocol import EventTail
+from zbench.jobs.states import FINISHED
 
 from ..demo_view import DemoView
 from ..widgets.board import LearningCurve, LossCurve, SnakeBoard
 from ..widgets.pixels import PixelView
+
+if TYPE_CHECKING:
+    from zbench.jobs.api import JobInfo  # the one job type
 
 __all__ = ["DemoScreen", "DemoView"]
 
@@ -87,8 +92,18 @@ class DemoScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.refresh_jobs(getattr(self.app, "jobs", ()))
         self.poll()
         self.set_interval(POLL_S, self.poll)
+
+    def refresh_jobs(self, jobs: Sequence[JobInfo]) -> None:
+        """The app's jobs poll: once the job has ended, the view says so (and estimates no time
+        left), whether or not its runner wrote an error event."""
+        job = next((j for j in jobs if j.id == self.selected_job_id), None)
+        if job is None or job.state not in FINISHED or self.view.ended_as is not None:
+            return
+        self.view.ended_as, self.view.ended_why = str(job.state), job.reason
+        self.query_one("#demo-figures", Static).update(self.view.figures())
 
     def poll(self) -> None:
         if self.tail is None and self.selected_job_id is not None:

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Label
+from textual.widgets import DataTable, Footer, Label
 
 from ..keys import APP_BINDINGS
 
@@ -97,6 +97,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="dialog"):
             yield Label("Keys (ctrl+p opens the command palette; tab moves between fields)")
             yield KeysTable(id="keys", cursor_type="row", zebra_stripes=True)
+        yield Footer()  # the dialog's keys: the screen's below do nothing while it is open
 
     def on_mount(self) -> None:
         self.query_one(DataTable).focus()

@@ -18,7 +18,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Collapsible, Input, Label, Select, SelectionList, Static
+from textual.widgets import (
+    Button,
+    Collapsible,
+    Footer,
+    Input,
+    Label,
+    Select,
+    SelectionList,
+    Static,
+)
 
 from zbench.contract.config import (
     DATA_SOURCES,
@@ -271,6 +280,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
                 with Horizontal(id="buttons"):
                     yield Button("Launch (ctrl+s)", variant="success", id="launch", compact=True)
                     yield Button("Close (esc)", id="close", compact=True)
+        yield Footer()  # the dialog's keys: the screen's below do nothing while it is open
 
     def _fields(self) -> ComposeResult:
         """The form, more options and the demos' sections: what scrolls when the dialog is short."""

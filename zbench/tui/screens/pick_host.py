@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList
+from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
 from ..format import escape
@@ -40,6 +40,7 @@ class PickHostScreen(ModalScreen[str | None]):
                     for h in self.hosts
                 )
             )
+        yield Footer()  # the dialog's keys: the screen's below do nothing while it is open
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()

@@ -347,6 +347,7 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
             with Horizontal(id="buttons"):
                 yield Button("Export (ctrl+s)", variant="success", id="save", compact=True)
                 yield Button("Close (esc)", id="close", compact=True)
+        yield Footer()  # the dialog's keys: the screen's below do nothing while it is open
 
     def on_select_changed(self, event: Select.Changed) -> None:
         path = self.query_one("#path", Input)

@@ -1,4 +1,5 @@
-"""The jobs table: one keyed row per job, cells updated in place as jobs progress."""
+"""The jobs table: one keyed row per job, cells updated in place as jobs progress, its columns
+fitted to its width (the setup that tells look-alike jobs apart stays in sight)."""
 
 from __future__ import annotations
 
@@ -10,26 +11,31 @@ from textual.widgets import DataTable
 
 from zbench.glyphs import glyphs
 from zbench.jobs.states import JobState
+from zbench.textfit import Column, cut, fit
 
 if TYPE_CHECKING:
     from zbench.jobs.api import JobInfo  # the one job type
 
-COLUMNS = (
-    ("id", "id"),
-    ("workload", "workload"),
-    ("framework", "fw"),
-    ("gpus", "GPUs"),
-    ("precision", "prec"),
-    ("state", "state"),
-    ("progress", "progress"),
-    ("speed", "samples/s"),
-)
-# What sets look-alike jobs apart (zbench.jobs.apart): a column added once two jobs read alike
-# (past the 80 columns the others fill), so a table without look-alikes has none to clip.
-SETUP = ("setup", "setup")
+# Column key -> how textfit (``zbench.textfit``) fits it to the table's width. Below the width the
+# whole table needs, the setup (its one free-text column) is cut to its floor, then progress goes:
+# what tells rows apart (id, name, GPUs, state, setup) and samples/s stay in sight at 80 columns.
+COLUMNS: dict[str, Column] = {
+    "id": Column("id"),
+    "workload": Column("workload"),
+    "framework": Column("fw"),
+    "gpus": Column("GPUs"),
+    "precision": Column("prec"),
+    "state": Column("state"),
+    "progress": Column("progress", priority=2),
+    "speed": Column("samples/s", priority=1, right=True),
+}
+# What sets look-alike jobs apart (zbench.jobs.apart): a column added once two jobs read alike,
+# last, so a table without look-alikes has none to fit.
+SETUP = "setup"
+SETUP_COLUMN = Column("setup", flex=True, min_width=12)
 
-# Fixed widths: DataTable sizes auto columns from the first rows, so a queued job would later clip
-# "▶ measure". Sized for the longest usual value; the first eight columns fit in 80 terminal columns.
+# The least width of each column: DataTable keeps a column's width while its cells change, so a
+# queued job would later clip "▶ measure" (the widths grow for a longer value, e.g. a long name).
 WIDTHS = {
     "id": 3,
     "workload": 10,
@@ -39,7 +45,6 @@ WIDTHS = {
     "state": 9,
     "progress": 14,
     "speed": 9,
-    "setup": 36,
 }
 
 STATE_STYLE = {
@@ -87,38 +92,72 @@ def cells(job: JobInfo, setup: str = "") -> dict[str, object]:
         "state": Text(state, style=STATE_STYLE.get(job.state, "")),
         "progress": progress_text(job),
         "speed": Text(speed, justify="right"),
-        SETUP[0]: setup,
+        SETUP: setup,
     }
 
 
 class JobsTable(DataTable[object]):
-    """The jobs table: one keyed row per job, newest first, cells updated in place."""
+    """The jobs table: one keyed row per job, newest first, cells updated in place; its columns
+    fitted to its width (``zbench.textfit``), fitted again when the width changes."""
 
     DEFAULT_CSS = "JobsTable { height: 1fr; }"
+
+    jobs: Sequence[JobInfo] = ()
+    shown: tuple[tuple[str, int], ...] = ()  # the columns shown: key and width
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
-        for key, label in COLUMNS:
-            self.add_column(label, key=key, width=WIDTHS.get(key))
+        self._columns(self._fit({}, []))
+
+    def on_resize(self) -> None:
+        self.show(self.jobs)
+
+    def _fit(
+        self, setups: dict[int, str], rows: list[dict[str, object]]
+    ) -> tuple[tuple[str, int], ...]:
+        """The columns (key, width) for the table's width: textfit's choice, every column at
+        least its ``WIDTHS``."""
+        columns = {**COLUMNS, SETUP: SETUP_COLUMN} if setups else COLUMNS
+        keys = list(columns)
+        cells = [[str(row[k]) for k in keys] for row in rows]
+        floor = [" " * WIDTHS.get(k, 0) for k in keys]  # textfit sizes a column to its widest cell
+        # DataTable pads each cell by one on both sides (textfit's gaps cover all but the two
+        # edges) and keeps room for a vertical scrollbar.
+        room = self.size.width - 2 - self.styles.scrollbar_size_vertical
+        layout = fit(list(columns.values()), [*cells, floor], room if self.size.width else None)
+        return tuple((keys[i], w) for i, w in zip(layout.keep, layout.widths, strict=True))
+
+    def _columns(self, shown: tuple[tuple[str, int], ...]) -> None:
+        """Lay the columns out (again: their rows go with them, and ``show`` adds them back)."""
+        self.clear(columns=True)
+        for key, width in shown:
+            column = SETUP_COLUMN if key == SETUP else COLUMNS[key]
+            self.add_column(column.header, key=key, width=width)
+        self.shown = shown
 
     def show(self, jobs: Sequence[JobInfo]) -> None:
         """Newest first; existing rows are updated cell by cell so the cursor stays put."""
+        from zbench.jobs.apart import apart  # after the first frame (tests/test_import_rules.py)
+
+        self.jobs = jobs
+        ordered = sorted(jobs, key=lambda j: j.id, reverse=True)
+        setups = apart(jobs, frozenset(COLUMNS))  # no mode column: in words
+        rows = [cells(job, setups.get(job.id, "")) for job in ordered]
+        shown = self._fit(setups, rows)
+        selected = None
+        if shown != self.shown:  # the rows go with the columns: the cursor is put back below
+            selected = self.selected_job_id
+            self._columns(shown)
         wanted = {str(j.id) for j in jobs}
         for key in [k.value for k in self.rows if k.value not in wanted]:
             self.remove_row(key)
-        from zbench.jobs.apart import apart  # after the first frame (tests/test_import_rules.py)
-
-        ordered = sorted(jobs, key=lambda j: j.id, reverse=True)
-        setups = apart(jobs, frozenset(key for key, _ in COLUMNS))  # no mode column: in words
-        key_, label = SETUP
-        if setups and key_ not in self.columns:
-            self.add_column(label, key=key_, width=WIDTHS[key_])
-        for job in ordered:
+        widths = dict(shown)
+        for job, values in zip(ordered, rows, strict=True):
             key = str(job.id)
-            values = cells(job, setups.get(job.id, ""))
-            if key_ not in self.columns:
-                del values[key_]
+            values = {k: values[k] for k in widths}
+            if SETUP in values:  # cut where it does not fit, and said so
+                values[SETUP] = cut(str(values[SETUP]), widths[SETUP], glyphs().ellipsis)
             if key in self.rows:
                 for col, value in values.items():
                     if self.get_cell(key, col) != value:
@@ -127,6 +166,8 @@ class JobsTable(DataTable[object]):
                 self.add_row(*values.values(), key=key)
         if [str(j.id) for j in ordered] != [k.value for k in self.ordered_row_keys()]:
             self.sort("id", key=lambda v: -int(str(v)))
+        if selected is not None and str(selected) in self.rows:
+            self.move_cursor(row=self.get_row_index(str(selected)))
 
     def ordered_row_keys(self) -> list:  # type: ignore[type-arg]
         return [row.key for row in self.ordered_rows]
