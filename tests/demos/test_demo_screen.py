@@ -91,23 +91,26 @@ def test_demo_screen_snapshot(snap_compare, size) -> None:
     assert snap_compare(demo_app(), terminal_size=size, run_before=run_before)
 
 
+# A Snake run's events up to a progress event that estimates the time left (10 of 100 steps).
+MID_RUN: list[dict[str, object]] = [
+    {"type": "start", "t": 100.0, "demo": "snake", "title": "Snake", "config": {}},
+    {"type": "phase", "t": 101.0, "phase": "measure"},
+    {
+        "type": "progress",
+        "t": 111.0,
+        "phase": "measure",
+        "step": 10,
+        "total": 100,
+        "elapsed_s": 10.0,
+    },
+]
+
+
 async def test_a_demo_stopped_mid_run_shows_no_time_left(tmp_path: Path) -> None:
     """An interrupted (or failed) demo writes nothing after its error: the view names the error
     and no longer estimates a time left from the last progress event."""
     events = tmp_path / "ev.jsonl"
-    rows = [
-        {"type": "start", "t": 100.0, "demo": "snake", "title": "Snake", "config": {}},
-        {"type": "phase", "t": 101.0, "phase": "measure"},
-        {
-            "type": "progress",
-            "t": 111.0,
-            "phase": "measure",
-            "step": 10,
-            "total": 100,
-            "elapsed_s": 10.0,
-        },
-        {"type": "error", "t": 112.0, "kind": "interrupted", "message": "cancelled"},
-    ]
+    rows = [*MID_RUN, {"type": "error", "t": 112.0, "kind": "interrupted", "message": "cancelled"}]
     events.write_text("".join(json.dumps({"v": 1, **row}) + "\n" for row in rows))
     app = make_app(services=FakeServices(jobs=[]))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -202,19 +205,7 @@ def running_demo(tmp_path: Path) -> JobInfo:
     """A running Snake job whose events file ends at a progress event with a time-left estimate
     (then its runner was killed by SIGKILL: it wrote no error event)."""
     events = tmp_path / "ev.jsonl"
-    rows = [
-        {"type": "start", "t": 100.0, "demo": "snake", "title": "Snake", "config": {}},
-        {"type": "phase", "t": 101.0, "phase": "measure"},
-        {
-            "type": "progress",
-            "t": 111.0,
-            "phase": "measure",
-            "step": 10,
-            "total": 100,
-            "elapsed_s": 10.0,
-        },
-    ]
-    events.write_text("".join(json.dumps({"v": 1, **row}) + "\n" for row in rows))
+    events.write_text("".join(json.dumps({"v": 1, **row}) + "\n" for row in MID_RUN))
     return FakeJob(
         7, "snake", framework="demo", kind="demo", precision=None, events_path=str(events)
     )
