@@ -221,10 +221,29 @@ def test_kernel_tuning_only_under_max_on_a_gpu(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("ZBENCH_COMPILE_BACKEND", "eager")
     assert adapter._tunes_kernels(cfg) is False
     monkeypatch.setattr(inductor_config, "coordinate_descent_tuning", False)
-    tuned = tuning.tune_kernels()
+    monkeypatch.setattr(inductor_config.triton, "prefer_nd_tiling", False)
+    tuned = tuning.tune_kernels("vgg16", "train")
     assert tuned["coordinate_descent_tuning"] is True
     assert tuned["warm_cache_fix"].startswith(("installed", "not needed"))
     assert inductor_config.coordinate_descent_tuning is True
+    assert "triton.prefer_nd_tiling" not in tuned  # measured to pay on ResNet-50 training only
+    assert inductor_config.triton.prefer_nd_tiling is False
+    tuned = tuning.tune_kernels("resnet50", "train")
+    assert tuned["triton.prefer_nd_tiling"] is True
+    assert inductor_config.triton.prefer_nd_tiling is True
+
+
+def test_every_max_inductor_switch_exists() -> None:
+    """A switch renamed or dropped by a torch release would otherwise be set on nothing."""
+    pytest.importorskip("torch")
+    import torch._inductor.config as inductor_config
+
+    from zbench.runners.torch import tuning
+
+    for extra in [{}, *tuning.MAX_INDUCTOR_FOR.values()]:
+        for key in {**tuning.MAX_INDUCTOR, **extra}:
+            owner, _, name = key.rpartition(".")
+            assert hasattr(getattr(inductor_config, owner) if owner else inductor_config, name), key
 
 
 def test_search_keeps_the_fastest_and_records_ooms() -> None:

@@ -118,7 +118,9 @@ class TorchAdapter(Adapter):
             "grad_compression": None,
             "batch_search": None,
             "freezing": self._freezing(cfg),
-            "inductor": tuning.tune_kernels() if self._tunes_kernels(cfg) else None,
+            "inductor": (
+                tuning.tune_kernels(cfg.workload, cfg.mode) if self._tunes_kernels(cfg) else None
+            ),
         }
         if self.distributed and cfg.mode == "train":
             opts = tuning.ddp_options(cfg.preset == "max")
@@ -136,7 +138,7 @@ class TorchAdapter(Adapter):
         return out
 
     def _tunes_kernels(self, cfg: RunConfig) -> bool:
-        """Inductor's kernel tuning (tuning.MAX_INDUCTOR) under ``--preset max`` on a GPU."""
+        """Inductor's kernel tuning (tuning.max_inductor) under ``--preset max`` on a GPU."""
         return (
             cfg.preset == "max"
             and bool(cfg.compile)
