@@ -227,8 +227,8 @@ def test_doctor_says_a_data_folder_that_is_a_file_is_not_a_folder(
     where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """$ZBENCH_HOME (or its cache) a regular file: the doctor said `compile cache ...: 0 B`, an
-    empty cache. It says which path is not a folder, in the cache line and as a warning (exit 0,
-    as for the doctor's other warnings)."""
+    empty cache. It says which path is not a folder, in the cache line and as an error, and
+    exits 1 (zbench's commands fail there; a warning about the GPUs exits 0)."""
     import sys
 
     from tests.fakes.fake_nvml import FakeNvml
@@ -246,13 +246,16 @@ def test_doctor_says_a_data_folder_that_is_a_file_is_not_a_folder(
         (tmp_path / "data" / "cache").write_text("not a folder")
     blocked = tmp_path / ("data/cache" if where == "cache" else "file")
     text = runner.invoke(app, ["doctor"], env={"COLUMNS": "400"})
-    assert text.exit_code == 0, text.output
+    assert text.exit_code == 1, text.output
     assert f"/cache: {blocked}: exists and is not a folder\n" in text.stdout
-    assert "0 B" not in text.stdout
-    got = json.loads(runner.invoke(app, ["doctor", "--json"]).stdout)
+    assert "0 B" not in text.stdout and "no warnings" not in text.stdout
+    as_json = runner.invoke(app, ["doctor", "--json"])
+    assert as_json.exit_code == 1
+    got = json.loads(as_json.stdout)
     assert got["cache"]["bytes"] is None and got["cache"]["not_a_folder"] == str(blocked)
-    [warning] = got["warnings"]
-    assert f"warning: {warning}\n" in text.stdout
+    assert got["warnings"] == []
+    [warning] = got["errors"]
+    assert f"error: {warning}\n" in text.stdout
     if where == "cache":
         assert warning.startswith(f"{blocked} is not a folder: runs that compile fail")
     else:

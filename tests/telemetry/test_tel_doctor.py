@@ -54,6 +54,7 @@ def test_doctor_json_with_fake_gpus(fake: FakeNvml) -> None:
     assert rep["nvml"] == {"driver": "550.54.15", "cuda_driver": "12.4", "nvml": "12.550.54.15"}
     assert rep["gpus"][0]["architecture"] == "Hopper" and rep["gpus"][0]["nvlink_links"] == 18
     assert rep["topology"]["matrix"] == [["X", "NV18"], ["NV18", "X"]]
+    assert rep["errors"] == []  # warnings about the GPUs: exit 0, no errors
     text = " ".join(rep["warnings"])
     for needle in (
         "GPU 1: persistence mode is off",

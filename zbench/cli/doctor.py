@@ -29,7 +29,7 @@ def print_report(
     _print_host(c, report)
     if report.get("notice"):  # no GPU checks ran: no "no warnings", but the data folder's
         c.print(f"[yellow]{report['notice']}[/]")
-        _print_warnings(c, report["warnings"])
+        _print_warnings(c, report)
         return
     ident, peaks = _gpu_rows(report["gpus"])
     print_table(c, IDENT_COLUMNS, ident, wide=wide, title="GPUs")
@@ -37,15 +37,18 @@ def print_report(
     topo = report.get("topology")
     if topo and len(topo["labels"]) > 1:
         _print_topology(c, topo)
-    _print_warnings(c, report["warnings"])
-    if not report["warnings"]:
+    _print_warnings(c, report)
+    if not report["warnings"] and not report.get("errors"):
         c.print("[green]no warnings[/]")
 
 
-def _print_warnings(c: Console, warnings: list[str]) -> None:
+def _print_warnings(c: Console, report: dict[str, Any]) -> None:
+    """The errors (what fails zbench's commands), then the warnings."""
     from rich.markup import escape
 
-    for w in warnings:  # a warning may name a path: text, not markup
+    for e in report.get("errors", []):  # either may name a path: text, not markup
+        c.print(f"[red]error:[/] {escape(e)}")
+    for w in report["warnings"]:
         c.print(f"[yellow]warning:[/] {escape(w)}")
 
 
@@ -159,7 +162,8 @@ def spinner() -> Iterator[Callable[[str], None]]:
 
 
 def run_doctor(json_out: bool = False, wide: bool = False) -> int:
-    """Collect the doctor's report under a spinner, then print it as text or JSON."""
+    """Collect the doctor's report under a spinner, then print it as text or JSON; 1 where it
+    found an error (a data folder zbench cannot use), else 0, warnings or not."""
     from zbench.telemetry import doctor
     from zbench.telemetry.snapshot import to_dict
 
@@ -167,6 +171,6 @@ def run_doctor(json_out: bool = False, wide: bool = False) -> int:
         report = doctor.collect(progress)
     if json_out:
         print(json.dumps(to_dict(report), indent=2, default=doctor.json_default))
-        return 0
-    print_report(report, wide=wide)
-    return 0
+    else:
+        print_report(report, wide=wide)
+    return 1 if report.get("errors") else 0

@@ -96,8 +96,9 @@ def collect(progress: Progress = _quiet) -> dict[str, Any]:
     progress("reading the host and the GPUs through NVML")
     report = {**machine(), "frameworks": frameworks, "cache": cache_report()}
     problem = cache_warning(report["cache"])
-    if problem:
-        report["warnings"] = [problem, *report["warnings"]]
+    # What fails zbench's own commands, apart from what could skew a benchmark (``warnings``):
+    # the doctor exits non-zero on an error, so a script that runs it first stops there.
+    report["errors"] = [problem] if problem else []
     return report
 
 
