@@ -44,10 +44,11 @@ def _store(db: Path) -> None:
 def test_apart_names_the_options_look_alikes_differ_in(tmp_path: Path) -> None:
     _store(tmp_path / "z.db")
     assert apart(list_jobs(tmp_path / "z.db")) == {
-        1: "batch size 2, compile default, preset default",
-        2: "batch size 4, compile default, preset default",
-        3: "batch size 4, compile default, preset default",
-        5: "batch size 2, compile on, preset max",
+        1: "batch per GPU 2, compile default, preset default",
+        2: "batch per GPU 4, compile default, preset default",
+        3: "batch per GPU 4, compile default, preset default",
+        # Its nearest look-alike (1) differs in compile and preset only: they lead.
+        5: "compile on, preset max, batch per GPU 2",
     }
 
 
@@ -61,8 +62,10 @@ def test_zbench_jobs_shows_it_and_its_json_has_the_config(
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
     # They read "resnet50 torch train fp32" all four: the same line but for the figures.
-    assert "resnet50 torch train fp32 (batch size 2, compile default, preset default)" in lines[1]
-    assert "resnet50 torch train fp32 (batch size 2, compile on, preset max)" in lines[5]
+    assert (
+        "resnet50 torch train fp32 (batch per GPU 2, compile default, preset default)" in lines[1]
+    )
+    assert "resnet50 torch train fp32 (compile on, preset max, batch per GPU 2)" in lines[5]
     assert lines[4].rstrip().endswith("vgg16 torch train fp32")
     listed = json.loads(CliRunner().invoke(app, ["jobs", "--json"]).output)
     assert [j["config"]["batch_size"] for j in listed] == [2, 4, 4, 4, 2]
@@ -81,7 +84,7 @@ def test_a_suite_dry_run_tells_its_look_alike_jobs_apart(
     out = CliRunner().invoke(app, ["suite", str(suite), "--dry-run"])
     assert out.exit_code == 0, out.output
     assert out.output.splitlines()[:3] == [  # the first two were the same line
-        "would run: resnet50 torch train default on cpu (batch size 2)",
-        "would run: resnet50 torch train default on cpu (batch size 4)",
+        "would run: resnet50 torch train default on cpu (batch per GPU 2)",
+        "would run: resnet50 torch train default on cpu (batch per GPU 4)",
         "would run: vgg16 torch train default on cpu",
     ]

@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.rows import job_row, run_config
+from zbench.jobs.api import JobInfo
 from zbench.store import Store
 from zbench.tui.services import LocalServices
 from zbench.tui.widgets.jobs_table import JobsTable
 
 from .conftest import make_app
+from .fakes import FakeJob, FakeServices
 from .helpers import screen_lines, settle
 
 
@@ -26,7 +28,8 @@ async def test_the_tui_jobs_table_adds_a_setup_column_for_look_alikes(tmp_path: 
         Store(db).add_jobs([job_row(config=run_config(batch_size=16), state="done", ended=6.0)])
         app_.poll_jobs()
         await settle(pilot)
-        assert list(table.get_column("setup")) == ["batch size 16", "batch size 8"]  # newest first
+        newest_first = ["batch per GPU 16", "batch per GPU 8"]
+        assert list(table.get_column("setup")) == newest_first
 
 
 async def test_a_train_and_an_infer_job_do_not_read_alike(tmp_path: Path) -> None:
@@ -64,7 +67,7 @@ async def test_the_setup_is_in_sight_at_80_columns(tmp_path: Path) -> None:
         lines = screen_lines(app_)
         rows = [line for line in lines if "resnet50" in line]
         assert len(rows) == 2, lines
-        assert "batch size 16" in rows[0] and "batch size 8" in rows[1]  # newest first
+        assert "batch per GPU 16" in rows[0] and "batch per GPU 8" in rows[1]  # newest first
         assert all("done" in row for row in rows)  # the state stays in sight too
 
 
@@ -89,3 +92,34 @@ async def test_the_columns_fit_again_when_the_terminal_is_resized(tmp_path: Path
         await pilot.resize_terminal(80, 24)
         await settle(pilot)
         assert "progress" not in table.columns and table.selected_job_id == 2
+
+
+def _late_look_alikes() -> list[JobInfo]:
+    """Four resnet50 torch fp32 jobs: 3 differs from 2 only in the preset, 4 from 2 only in the
+    batch, and 1 from the others in batch, steps, image size and data source, which a
+    configuration lists before the preset: led by those, cut at 80 columns, the setups of 2 and 3
+    read alike ("batch size 128, …")."""
+    base = run_config(steps=100, image_size=224, data_source="synthetic-device", preset="review")
+    configs = [
+        {**base, "steps": 50, "image_size": 160, "data_source": "synthetic-host"},
+        {**base, "batch_size": 128},
+        {**base, "batch_size": 128, "preset": "max"},
+        {**base, "batch_size": 256},
+    ]
+    return [
+        FakeJob(i, "resnet50", state="done", phase="done", config=c)
+        for i, c in enumerate(configs, start=1)
+    ]
+
+
+async def test_jobs_that_differ_only_in_a_late_field_read_apart_at_80_columns() -> None:
+    """No table may hide how its rows differ: the setup cell leads with what tells a job from its
+    nearest look-alikes (preset max vs review, batch 128 vs 256), so the cut does not hide it."""
+    app_ = make_app(services=FakeServices(jobs=_late_look_alikes()))
+    async with app_.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        rows = [line for line in screen_lines(app_) if "resnet50" in line]
+        assert len(rows) == 4, rows
+        # The id aside (ids always differ), what sets the setups apart is in sight.
+        setups = [row.split("resnet50", 1)[1] for row in rows]
+        assert len(set(setups)) == 4, setups

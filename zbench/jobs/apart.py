@@ -2,45 +2,73 @@
 
 A job is named by its kind, workload, framework, mode and precision (``resnet50 torch train
 fp32``); two jobs at batch 2 and batch 4 read the same in a table of jobs while their setups, and
-their figures, differ. :func:`apart` gives each such job the options on which its look-alikes
-differ, in words (``batch size 2``), read from the job's own stored configuration; a suite's
-``--dry-run`` lists its jobs the same way (:func:`differing`)."""
+their figures, differ. :func:`apart` gives each such job the setup fields on which its look-alikes
+differ, in words (``batch per GPU 2``): a result's identity fields (``results.identity``, as the
+results tables and ``compare`` name them), read from the job's own stored configuration; a
+suite's ``--dry-run`` lists its jobs the same way (:func:`differing`). Each job's words lead with
+what tells it from its nearest look-alikes, so a table that cuts them keeps the difference."""
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
+
+from zbench.results.identity import differing as differing_fields
+from zbench.results.identity import fields, label, value_text
 
 if TYPE_CHECKING:
     from zbench.jobs.api import JobInfo
 
 # Already in a job's name, so never what sets it apart in words.
 NAMED = frozenset({"workload", "framework", "mode", "precision"})
+# Not a job's setup: its run finds the GPU model (a queued job has none yet).
+FOUND = frozenset({"gpu_model"})
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if value is None:
-        return "default"
-    if isinstance(value, list | tuple):
-        return ",".join(map(str, value)) or "none"
-    return str(value)
+def setup(config: dict[str, Any]) -> dict[str, Any]:
+    """A job's setup fields: ``results.identity.fields`` of the run its configuration asks for."""
+    run = SimpleNamespace(
+        **{k: config.get(k) for k in ("workload", "framework", "mode", "precision")},
+        batch_size=config.get("batch_size"),
+        gpus=config.get("gpus"),
+        gpu_name=None,
+        config=config,
+        env={},
+        result={},
+    )
+    return fields(run)
 
 
-def _same(values: Sequence[Any]) -> bool:
-    return len({json.dumps(v, sort_keys=True, default=str) for v in values}) == 1
+def _words(key: str, value: Any) -> str:
+    # None in a job's configuration: the preset (or the runner) chooses.
+    return f"{label(key)} {'default' if value is None else value_text(value)}"
+
+
+def _leading(values: Sequence[dict[str, str]], i: int, keys: Sequence[str]) -> list[str]:
+    """``keys`` for item ``i``, those on which it differs from its nearest look-alikes (fewest
+    differing fields) first; ties keep ``keys``' order. Two jobs that differ in one late field
+    (preset max vs review) then lead with it, however many fields other look-alikes differ in."""
+    me = values[i]
+    others = [v for j, v in enumerate(values) if j != i]
+    distance = [sum(v[k] != me[k] for k in keys) for v in others]
+    far = len(keys) + 1  # no look-alike differs in it (a field only repeats of ``i`` share)
+    nearest = {
+        k: min((d for v, d in zip(others, distance, strict=True) if v[k] != me[k]), default=far)
+        for k in keys
+    }
+    return sorted(keys, key=nearest.__getitem__)
 
 
 def differing(
     items: Sequence[tuple[Hashable, dict[str, Any]]], named: frozenset[str] = NAMED
 ) -> list[str]:
-    """For each (name, configuration): the options, in the order its configuration lists them, on
-    which the items sharing its name differ (``batch size 2, preset max``); "" for an item whose
-    name no other shares, or whose look-alikes have its configuration (repeats). ``named``: the
-    options the name already says."""
+    """For each (name, configuration): the setup fields on which the items sharing its name
+    differ (``preset max, batch per GPU 2``), led by what tells it from its nearest look-alikes
+    (:func:`_leading`); "" for an item whose name no other shares, or whose look-alikes have its
+    setup (repeats). ``named``: the fields the name already says."""
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for i, (name, _) in enumerate(items):
         groups[name].append(i)
@@ -48,11 +76,12 @@ def differing(
     for members in groups.values():
         if len(members) < 2:
             continue
-        configs = [items[i][1] for i in members]
-        keys = list(dict.fromkeys(k for c in configs for k in c if k not in named))
-        differ = [k for k in keys if not _same([c.get(k) for c in configs])]
-        for i, config in zip(members, configs, strict=True):
-            out[i] = ", ".join(f"{k.replace('_', ' ')} {_shown(config.get(k))}" for k in differ)
+        setups = [setup(items[i][1]) for i in members]
+        order = list(dict.fromkeys(k for s in setups for k in s))  # the configuration's order
+        keys = sorted(differing_fields(setups, named | FOUND), key=order.index)
+        values = [{k: json.dumps(s.get(k), sort_keys=True) for k in keys} for s in setups]
+        for n, (i, s) in enumerate(zip(members, setups, strict=True)):
+            out[i] = ", ".join(_words(k, s.get(k)) for k in _leading(values, n, keys))
     return out
 
 
@@ -60,6 +89,12 @@ def apart(jobs: Sequence[JobInfo], shown: frozenset[str] = NAMED) -> dict[int, s
     """Job id -> what sets it apart from the jobs that share its name (:func:`differing`), for
     the jobs that need it. ``shown``: the parts of the name the listing shows (a table without a
     mode column tells a train and an infer job apart in words)."""
-    named = [((j.kind, *(getattr(j, f) for f in sorted(NAMED & shown))), j.config) for j in jobs]
+    named = [
+        (
+            (j.kind, *(getattr(j, f) for f in sorted(NAMED & shown))),
+            {**{f: getattr(j, f) for f in sorted(NAMED)}, **j.config},
+        )
+        for j in jobs
+    ]
     words = differing(named, NAMED & shown)
     return {j.id: w for j, w in zip(jobs, words, strict=True) if w}

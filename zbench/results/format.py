@@ -4,14 +4,14 @@ that was not measured prints as ``n/a``, never 0."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from zbench.contract.workloads import WORKLOADS
 from zbench.results.anchors import Published
 from zbench.results.api import ResultRow
-from zbench.results.identity import fields, gpu_model, label, setup_id
+from zbench.results.identity import differing as identity_differing
+from zbench.results.identity import fields, gpu_model, label, setup_id, value_text
 from zbench.results.provenance import flags, spread_pct
 
 FRAMEWORK_NAMES = {"torch": "PyTorch", "tf": "TensorFlow"}
@@ -99,30 +99,16 @@ SHOWN = frozenset({"workload", "framework", "mode", "gpus", "gpu_model", "precis
 SHOWN |= {"device"}
 
 
-def _setup_text(value: Any) -> str:
-    if value is None:
-        return NA_TEXT
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, list | dict):
-        return json.dumps(value, sort_keys=True)
-    return str(value)
-
-
 def differing(rows: Sequence[ResultRow]) -> list[str]:
     """The setup fields that are not columns and on which ``rows`` differ (identity's names,
     e.g. ``image_size``, ``env.torch``), in a stable order: what tells unlike rows apart."""
-    seen: dict[str, set[str]] = {}
-    per_row = [fields(r) for r in rows]
-    for key in sorted({k for f in per_row for k in f} - SHOWN):
-        seen[key] = {json.dumps(f.get(key), sort_keys=True) for f in per_row}
-    return [k for k, values in seen.items() if len(values) > 1]
+    return identity_differing([fields(r) for r in rows], SHOWN)
 
 
 def setup_column(key: str) -> Col:
     """A column for one setup field: its value on each row (``on``/``off`` for a switch)."""
     title = label(key)
-    return (title[:1].upper() + title[1:], lambda r: fields(r).get(key), _setup_text)
+    return (title[:1].upper() + title[1:], lambda r: fields(r).get(key), value_text)
 
 
 # The titles of COLUMNS that say what a run was (the rest are what it measured, or a digest).

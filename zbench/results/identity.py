@@ -131,18 +131,30 @@ def label(name: str) -> str:
     return NAMES.get(bare, bare.replace("_", " "))
 
 
-def _differing(fa: dict[str, Any], fb: dict[str, Any]) -> list[str]:
+def differing(per_row: Sequence[dict[str, Any]], shown: Iterable[str] = frozenset()) -> list[str]:
+    """The fields (of ``fields()``, one dict per row) on which the rows differ, sorted, but for
+    those in ``shown`` (a table's own columns); a field a row lacks counts as None."""
+    keys = sorted({k for f in per_row for k in f} - set(shown))
     return [
-        key
-        for key in sorted(set(fa) | set(fb))
-        if json.dumps(fa.get(key), sort_keys=True) != json.dumps(fb.get(key), sort_keys=True)
+        key for key in keys if len({json.dumps(f.get(key), sort_keys=True) for f in per_row}) > 1
     ]
+
+
+def value_text(value: Any) -> str:
+    """A field's value in words: ``on``/``off`` for a switch, JSON for a list, ``n/a`` for None."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list | dict):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
 
 
 def differences(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
     """(field, value in a, value in b) for every identity field on which two runs differ."""
     fa, fb = fields(a), fields(b)
-    return [(label(key), fa.get(key), fb.get(key)) for key in _differing(fa, fb)]
+    return [(label(key), fa.get(key), fb.get(key)) for key in differing([fa, fb])]
 
 
 def differences_text(a: Any, b: Any, limit: int | None = None) -> str:
@@ -158,7 +170,7 @@ def differences_text(a: Any, b: Any, limit: int | None = None) -> str:
         return "none" if value is None else str(value)
 
     fa, fb = fields(a), fields(b)
-    keys = _differing(fa, fb)[:limit]
+    keys = differing([fa, fb])[:limit]
     return "; ".join(f"{label(k)} {shown(fa, k)} vs {shown(fb, k)}" for k in keys)
 
 
