@@ -40,6 +40,27 @@ def test_phase_progress_with_a_total_always_sends_the_last_step(monkeypatch) -> 
     assert [(e["step"], e["total"]) for e in events] == [(1, 3), (3, 3)]
 
 
+def test_phase_progress_adds_live_figures_only_to_the_events_it_sends(monkeypatch) -> None:
+    """A phase that measures a rate as it goes adds it to each event sent, and measures it only
+    then (not at every step); the last event's figures are the phase's own."""
+    monkeypatch.setattr(progress_mod.time, "monotonic", lambda: 5.0)
+    events: list[dict] = []
+    reads = [0]
+
+    def live() -> dict:
+        reads[0] += 1
+        return {"fps": {"end_to_end": 10.0 * reads[0]}}
+
+    p = PhaseProgress(lambda _t, **f: events.append(f), "track", total=4, live=live)
+    for i in (1, 2, 3):
+        p(i)
+    p.done()
+    assert reads[0] == 2 and [(e["step"], e["fps"]["end_to_end"]) for e in events] == [
+        (1, 10.0),
+        (3, 20.0),
+    ]
+
+
 def _job(step, total, phase="track", started=1000.0, ended=None):
     return SimpleNamespace(id=1, phase=phase, step=step, total=total, started=started, ended=ended)
 

@@ -138,7 +138,7 @@ class DemoView:
         return "\n".join(lines + self._error())
 
     def _pixel_figures(self) -> str:
-        c, f, fr = self.config, self.latest, self.frame or {}
+        c, fr = self.config, self.frame or {}
         lines = [
             f"[b]{escape(self.title)}[/b]",
             "  ".join(
@@ -147,7 +147,7 @@ class DemoView:
                 if c.get(k) not in (None, False)
             ),
             self.progress_line(),
-            f"loss {num(f.get('loss'), 4)}  preview frames/s {num(self.fps)}",
+            *self._rate_lines(),
         ]
         if isinstance(fr.get("boxes"), list):
             ids = [
@@ -163,6 +163,32 @@ class DemoView:
         for label, value in (summary if isinstance(summary, dict) else {}).items():
             lines.append(f"{escape(str(label))}: [b]{num(value, 4)}[/b]")
         return "\n".join(lines + self._error())
+
+    def _rate_lines(self) -> list[str]:
+        """The rates the latest progress event measured (tracking's ``fps``: frames tracked per
+        second, then each stage's alone: they overlap), not the preview's; where it measured none
+        (training), the loss and the preview's frame rate."""
+        p = self.progress
+        rates = p.get("fps")
+        if not isinstance(rates, dict):
+            return [f"loss {num(self.latest.get('loss'), 4)}  preview frames/s {num(self.fps)}"]
+        warmup = "  (warm-up, timed apart)" if p.get("warmup") is True else ""
+        lines = [f"tracked [b]{num(number(rates.get('end_to_end')))}[/b] frames/s{warmup}"]
+        # The device's stages on one line, the host's association on the next: each line fits
+        # the figures' column whole at four-digit rates.
+        device, host = (
+            (("detector", "detector"), ("embedder", "embedder")),
+            (("association", "tracker"),),
+        )
+        for stages in (device, host):
+            found = [
+                f"{label} {num(number(rates.get(key)))}"
+                for label, key in stages
+                if number(rates.get(key)) is not None
+            ]
+            if found:
+                lines.append(f"{'  '.join(found)} frames/s")
+        return lines
 
     def _error(self) -> list[str]:
         if self.error:

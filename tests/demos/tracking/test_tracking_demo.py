@@ -99,6 +99,23 @@ def test_deepsort_detection_file_run_writes_results_and_metrics(tmp_path, tracke
     assert [e["phase"] for e in rec.of("phase")][-2:] == ["track", "evaluate"]
 
 
+def test_track_progress_carries_the_rates_measured_so_far(tmp_path):
+    """While tracking, each progress event carries the result's rates so far: none during the
+    warm-up chunk (timed apart), then end to end and each stage's; the phase's last event has
+    the result's own figures."""
+    npy, gt = _deepsort_files(tmp_path)
+    rec = Recorder()
+    res = run({"input": str(npy), "gt": str(gt), "out_dir": str(tmp_path / "out")}, rec)
+    track = [p for p in rec.of("progress") if p["phase"] == "track"]
+    keys = {"detector", "embedder", "tracker", "end_to_end"}
+    assert all(set(p["fps"]) == keys for p in track)
+    first, live, last = track[0], track[-2], track[-1]
+    assert first["warmup"] is True and set(first["fps"].values()) == {None}
+    assert "warmup" not in live and live["step"] == 30  # sent from the loop, before it ended
+    assert all(v > 0 for v in live["fps"].values())
+    assert last["fps"] == res["fps"] and "warmup" not in last
+
+
 @pytest.mark.slow
 def test_smoke_run_trains_detects_tracks_and_measures(tmp_path):
     """Tiny CPU end to end: train both models a step, detect, embed, track, write, evaluate."""
@@ -124,6 +141,8 @@ def test_smoke_run_trains_detects_tracks_and_measures(tmp_path):
     assert {p["phase"] for p in rec.of("progress")} == {"train_detector", "train_embedder", "track"}
     last = rec.of("progress")[-1]
     assert last["phase"] == "track" and last["step"] == last["total"] == 8
+    assert last["fps"] == res["fps"]  # the live rates end on the result's
+    assert all("fps" not in p for p in rec.of("progress") if p["phase"] != "track")
     # A second run loads the checkpoints instead of training.
     again = run(
         {

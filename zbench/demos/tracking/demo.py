@@ -308,7 +308,7 @@ def _track(
     emit("phase", phase="track", sequence=src.name)
     total = src.total
     preview = FramePreview(emit)
-    progress = PhaseProgress(emit, "track", total)
+    progress = PhaseProgress(emit, "track", total, live=lambda: live_rates(pipe.times))
     tracked = _Tracked()
     last: list[tuple[sources.Frame, list]] = []
 
@@ -339,6 +339,15 @@ def _track(
     img = to_hwc(frame.image) if frame.image is not None else None
     preview(frame.index, total, img, tracks, pipe.times, final=True)
     return tracked
+
+
+def live_rates(times: pipeline.StageTimes) -> dict[str, Any]:
+    """What a ``track`` progress event adds: ``fps``, the result's figures so far (each stage's
+    and end to end, frames tracked over the wall time since the warm-up); while the warm-up chunks
+    are tracked, timed apart as in the result, no figures yet and ``warmup``."""
+    if times.timed:
+        return {"fps": times.fps()}
+    return {"fps": dict.fromkeys(times.fps()), "warmup": True}
 
 
 def _evaluate(o: TrackingOptions, gt_rows: list[np.ndarray], results: list) -> dict[str, Any]:

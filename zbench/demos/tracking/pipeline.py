@@ -97,7 +97,10 @@ class StageTimes:
     its thread; ``output`` the seconds of the per-frame callback there (drawing, video writing).
     These overlap, so they add up to more than ``total``, the wall time after the warm-up; each
     stage's rate is what it would sustain alone. ``warmup`` is the wall time of the first chunks
-    (CUDA-graph capture, first calls), over ``warmup_frames`` frames, timed apart.
+    (CUDA-graph capture, first calls), over ``warmup_frames`` frames, timed apart. While
+    `Pipeline.run_batched`'s timed window is open, ``since`` is when it began (perf_counter), and
+    end to end so far is the frames tracked over the wall time since: a frame is tracked only once
+    its chunk's device work is done, so the live figure needs no sync and ends on the final one.
     """
 
     detector: float = 0.0
@@ -109,16 +112,28 @@ class StageTimes:
     output: float = 0.0
     warmup: float = 0.0
     warmup_frames: int = 0
+    since: float | None = None  # the open timed window's start (perf_counter), else None
+
+    @property
+    def timed(self) -> bool:
+        """Whether these figures are the timed window's (open or closed), not the warm-up's."""
+        return self.since is not None or self.total > 0
 
     def fps(self) -> dict[str, float | None]:
+        """Frames per second of each stage and end to end; end to end so far while the timed
+        window is open."""
+
         def rate(s: float) -> float | None:
             return round(self.frames / s, 1) if s > 0 else None
 
+        total = self.total
+        if total <= 0 and self.since is not None:
+            total = time.perf_counter() - self.since
         return {
             "detector": rate(self.detector),
             "embedder": rate(self.embedder),
             "tracker": rate(self.tracker),
-            "end_to_end": rate(self.total),
+            "end_to_end": rate(total),
         }
 
 
@@ -294,6 +309,8 @@ class Pipeline:
             switch_interval_for(batch) if switch_interval is None else switch_interval
         )
         start = timed_from = time.perf_counter()
+        if warmup < 1:
+            self.times.since = start
         thread.start()
         try:
             for n in itertools.count(1):
@@ -312,7 +329,9 @@ class Pipeline:
                     work.join()  # tracked, so their device work is done too
                     timed_from = time.perf_counter()
                     self.times = StageTimes(
-                        warmup=timed_from - start, warmup_frames=self.times.frames
+                        warmup=timed_from - start,
+                        warmup_frames=self.times.frames,
+                        since=timed_from,
                     )
         except KeyboardInterrupt:  # Ctrl-C while reading a chunk: its frames read are tracked
             if chunk and not failure:
@@ -323,6 +342,7 @@ class Pipeline:
             thread.join()
             end = time.perf_counter()
             self.times.total += end - timed_from
+            self.times.since = None
             sys.setswitchinterval(interval)
         if failure:
             raise failure[0]
