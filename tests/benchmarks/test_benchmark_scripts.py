@@ -327,8 +327,10 @@ def test_peak_cpu_smoke_puts_zbench_beside_each_reference(tmp_path: Path) -> Non
     pytest.importorskip("torchvision")
     out = tmp_path / "peak.json"
     argv = ["--device", "cpu", "--train-batches", "2", "--infer-batches", "2", "--out", str(out)]
+    # The GPU budget (360 s) skips the last rows on a busy 2-core machine (228 s when idle).
+    argv += ["--budget", "900"]
     subprocess.run(
-        [sys.executable, "benchmarks/peak.py", *argv], cwd=REPO, capture_output=True, timeout=540
+        [sys.executable, "benchmarks/peak.py", *argv], cwd=REPO, capture_output=True, timeout=1200
     )
     rows = json.loads(out.read_text())["rows"]
     assert [(r["side"], r["mode"]) for r in rows] == [
@@ -336,7 +338,7 @@ def test_peak_cpu_smoke_puts_zbench_beside_each_reference(tmp_path: Path) -> Non
         ("zbench-graphs-compile", "train"),  # zbench with --graphs compile, beside the others
     ]
     for r in rows:
-        assert r["median"] > 0, r
+        assert (r["median"] or 0) > 0, r
         if not r["side"].startswith("zbench"):
             zb = next(z for z in rows if z["side"] == "zbench" and z["mode"] == r["mode"])
             assert r["zbench_ratio"] == pytest.approx(zb["median"] / r["median"])
