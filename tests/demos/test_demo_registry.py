@@ -29,6 +29,21 @@ def test_registry_names_titles_and_views() -> None:
         registry.get("nope")
 
 
+def test_live_rates_are_named_as_the_result_figures_they_end_on() -> None:
+    """A live rate's path is one of the demo's summary figures: the phase's last progress event
+    carries the result's figure under the same name."""
+    for demo in (registry.MOTION, registry.TRACKING):
+        summary = {path for _, path in demo.summary}
+        paths = [path for line in demo.live_rates for _, path in line]
+        assert paths and set(paths) <= summary, demo.name
+    assert registry.MOTION.live_rates[0][0] == ("generated", "stream_fps")
+    assert registry.TRACKING.live_rates[0][0] == ("tracked", "fps.end_to_end")
+    assert registry.SNAKE.live_rates == ()
+    assert registry.has_figure({"fps": {"end_to_end": None}}, "fps.end_to_end")
+    assert not registry.has_figure({"fps": 3.0}, "fps.end_to_end")
+    assert not registry.has_figure({"loss": 1.0}, "stream_fps")
+
+
 def test_tracking_appears_only_with_a_run_entry(tmp_path: Path, monkeypatch) -> None:
     for name, body in (
         ("with_run", "def run(options, emit):\n    return {}\n"),

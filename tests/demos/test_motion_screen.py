@@ -1,5 +1,6 @@
 """The demo screen for pixel demos, fed by a recorded motion events file (CPU smoke run): panels
-as half-block cells, the loss curve and figures; tracking's image with boxes; an SVG snapshot."""
+as half-block cells, the loss curve and figures, the generation rate while animating (typed
+events); tracking's image with boxes; an SVG snapshot."""
 
 from __future__ import annotations
 
@@ -39,6 +40,39 @@ def test_view_folds_motion_events() -> None:
     assert view.curve and view.curve[0]["loss"] is not None
     text = view.figures()
     assert "Frames/s (device, batch 1)" in text and "L1, affine baseline" in text
+
+
+START = {"type": "start", "t": 100.0, "demo": "motion", "title": "Talking-head motion transfer"}
+# Preview frames four a second: the rate the view shows while the demo trains.
+PREVIEWS = [
+    {"type": "frame", "t": 110.0 + i / 4, "demo": "motion", "stage": "animate", "step": i}
+    for i in range(1, 6)
+]
+
+
+def motion_figures(*events: dict) -> str:
+    view = DemoView()
+    view.apply([START, *events])
+    return view.figures()
+
+
+def test_while_animating_the_view_shows_the_generation_rate_not_the_previews() -> None:
+    animate = {"type": "phase", "t": 109.0, "phase": "animate", "drive": "scripted"}
+    progress = {"type": "progress", "t": 111.5, "phase": "animate", "step": 120, "total": 150}
+    text = motion_figures(animate, *PREVIEWS, {**progress, "elapsed_s": 0.5, "stream_fps": 240.3})
+    assert "generated [b]240.3[/b] frames/s" in text
+    assert "tracked" not in text and "preview" not in text and "loss" not in text
+    # The loop's first frame is not out yet: the rate is not known, still the motion label.
+    early = motion_figures(animate, {**progress, "step": 0, "stream_fps": None})
+    assert "generated [b]-[/b] frames/s" in early and "loss" not in early
+
+
+def test_while_training_the_motion_view_keeps_the_loss_line() -> None:
+    train = {"type": "progress", "t": 103.0, "phase": "train", "step": 10, "total": 100}
+    text = motion_figures(
+        {"type": "phase", "t": 101.0, "phase": "train"}, {**train, "loss": 0.4321}
+    )
+    assert "loss 0.4321  preview frames/s -" in text and "generated" not in text
 
 
 def test_half_blocks_carry_two_pixels_and_ascii_is_ascii() -> None:

@@ -47,6 +47,10 @@ class Demo:
     series: tuple[Series, ...] = ()
     table: tuple[tuple[str, str], ...] = ()  # the demo table's columns of this demo
     frame_hz: float = 4.0  # at most this many frame events a second
+    # The rates a phase's progress events carry while it runs (paths in the event, each named as
+    # the result's figure it ends on), as the live view's lines of (label, path); the first is
+    # the headline. The view shows them, not the loss, while the latest event has the headline.
+    live_rates: tuple[tuple[tuple[str, str], ...], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def defaults(self) -> dict[str, Any]:
@@ -193,6 +197,7 @@ MOTION = Demo(
         ("Training steps", "train_steps"),
     ),
     series=(Series("training loss", "step", "loss", "loss"),),
+    live_rates=((("generated", "stream_fps"),),),
     table=(
         ("Size", "size"),
         ("FPS", "fps"),
@@ -273,6 +278,13 @@ TRACKING = Demo(
         ("Frames", "frames"),
         ("Results", "results"),
     ),
+    # The device's stages on one line, the host's association on the next: each line fits the
+    # figures' column whole at four-digit rates.
+    live_rates=(
+        (("tracked", "fps.end_to_end"),),
+        (("detector", "fps.detector"), ("embedder", "fps.embedder")),
+        (("association", "fps.tracker"),),
+    ),
     table=(
         ("Frames", "frames"),
         ("FPS", "fps.end_to_end"),
@@ -337,3 +349,10 @@ def figure(figures: Mapping[str, Any], path: str) -> Any:
             return None
         value = value.get(part)
     return value
+
+
+def has_figure(figures: Mapping[str, Any], path: str) -> bool:
+    """Whether the dotted path is there, whatever its value (a rate not known yet is None)."""
+    *parents, last = path.split(".")
+    holder = figure(figures, ".".join(parents)) if parents else figures
+    return isinstance(holder, Mapping) and last in holder

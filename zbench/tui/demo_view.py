@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from zbench.contract.demos import figure, has_figure, known
 from zbench.contract.events import Error, Frame, PhaseEvent, Progress, typed
 from zbench.jobs.eta import clock
 from zbench.jobs.states import JobState
@@ -165,30 +166,27 @@ class DemoView:
         return "\n".join(lines + self._error())
 
     def _rate_lines(self) -> list[str]:
-        """The rates the latest progress event measured (tracking's ``fps``: frames tracked per
-        second, then each stage's alone: they overlap), not the preview's; where it measured none
-        (training), the loss and the preview's frame rate."""
+        """The rates the latest progress event measured, as the demo table's ``live_rates`` names
+        them (tracking: frames tracked per second, then each stage's alone, which overlap; motion:
+        frames generated per second), not the preview's; where it measured none (training), the
+        loss and the preview's frame rate."""
         p = self.progress
-        rates = p.get("fps")
-        if not isinstance(rates, dict):
+        entry = known(self.demo)
+        lines = entry.live_rates if entry is not None else ()
+        if not lines or not has_figure(p, lines[0][0][1]):
             return [f"loss {num(self.latest.get('loss'), 4)}  preview frames/s {num(self.fps)}"]
+        (label, path), *_ = lines[0]
         warmup = "  (warm-up, timed apart)" if p.get("warmup") is True else ""
-        lines = [f"tracked [b]{num(number(rates.get('end_to_end')))}[/b] frames/s{warmup}"]
-        # The device's stages on one line, the host's association on the next: each line fits
-        # the figures' column whole at four-digit rates.
-        device, host = (
-            (("detector", "detector"), ("embedder", "embedder")),
-            (("association", "tracker"),),
-        )
-        for stages in (device, host):
+        out = [f"{escape(label)} [b]{num(number(figure(p, path)))}[/b] frames/s{warmup}"]
+        for rates in lines[1:]:
             found = [
-                f"{label} {num(number(rates.get(key)))}"
-                for label, key in stages
-                if number(rates.get(key)) is not None
+                f"{escape(label)} {num(number(figure(p, path)))}"
+                for label, path in rates
+                if number(figure(p, path)) is not None
             ]
             if found:
-                lines.append(f"{'  '.join(found)} frames/s")
-        return lines
+                out.append(f"{'  '.join(found)} frames/s")
+        return out
 
     def _error(self) -> list[str]:
         if self.error:

@@ -1,5 +1,6 @@
 """Motion's live loop: decode, animate and write overlap; every frame is shown and written in
-order; Ctrl-C stops at a frame boundary and keeps what was done; a video file drives the demo."""
+order; Ctrl-C stops at a frame boundary and keeps what was done; a video file drives the demo; the
+loop's clock gives the rate so far while it runs and the result's once it ends."""
 
 from __future__ import annotations
 
@@ -55,6 +56,27 @@ def test_every_frame_is_animated_shown_and_written_in_order(tmp_path: Path) -> N
     assert _count(tmp_path / "o.mp4") == 30
 
 
+def test_the_loops_clock_counts_each_frame_before_it_is_shown_and_ends_on_the_result(
+    tmp_path: Path,
+) -> None:
+    timer = live.LoopTimer()
+    assert timer.fps() is None  # not started
+    seen: list[tuple[int, float | None]] = []
+    res = live.run_live(
+        _invert,
+        np.zeros((16, 16, 3), np.uint8),
+        iter([np.zeros((16, 16, 3), np.uint8)] * 5),
+        torch.device("cpu"),
+        None,
+        lambda i, d, out, last: seen.append((timer.frames - i, timer.fps())),
+        timer=timer,
+    )
+    assert [counted for counted, _ in seen] == [1] * 5  # this frame is in the rate it reads
+    assert all(fps is not None and fps > 0 for _, fps in seen)
+    assert timer.fps() == res.fps and timer.frames == res.frames == 5  # stopped with the loop
+    assert timer.seconds == res.seconds
+
+
 def test_ctrl_c_stops_at_a_frame_boundary_and_keeps_the_frames(tmp_path: Path) -> None:
     calls = [0]
 
@@ -97,5 +119,11 @@ def test_a_video_file_drives_the_demo_to_its_end(tmp_path: Path) -> None:
     assert _count(Path(res["video"])) == 12 and res["first_call_s"] > 0
     anim = [f for k, f in events if k == "progress" and f["phase"] == "animate"]
     assert anim[-1]["step"] == anim[-1]["total"] == 12
+    # The frames generated per second so far, on every event, by the loop's clock: the phase's
+    # last event (the loop has ended) carries the result's own figure.
+    assert len(anim) >= 2 and all(f["stream_fps"] > 0 for f in anim)
+    assert anim[-1]["stream_fps"] == res["stream_fps"]
+    later = [f for k, f in events if k == "progress" and f["phase"] != "animate"]
+    assert later and not any("stream_fps" in f for f in later)  # training, evaluation: none
     shown = [f for k, f in events if k == "frame" and f.get("stage") == "animate"]
     assert shown and set(shown[-1]["panels"]) == {"source", "driving", "result"}

@@ -214,6 +214,14 @@ def _driving(opts: MotionOptions, device) -> tuple[np.ndarray, Iterator[np.ndarr
     return src, video.iter_frames(path, opts.size, opts.frames), n
 
 
+def live_rates(timer: live.LoopTimer) -> dict[str, Any]:
+    """What an ``animate`` progress event adds: ``stream_fps``, frames generated (animated and
+    written) per second so far by the loop's own clock, the result's figure of the same name once
+    the loop has ended (None before its first frame is out)."""
+    fps = timer.fps()
+    return {"stream_fps": round(fps, 1) if fps is not None else None}
+
+
 def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     """Train or load, animate, evaluate; emits events and returns the result's fields."""
     opts = MotionOptions.parse(options)
@@ -238,16 +246,23 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     t0 = time.perf_counter()
     anim(torch.from_numpy(first)[None].to(device)).cpu()
     first_call_s = time.perf_counter() - t0
-    progress = PhaseProgress(emit, "animate", total)
+    timer = live.LoopTimer()
+    progress = PhaseProgress(emit, "animate", total, live=lambda: live_rates(timer))
 
     def show(i: int, d: np.ndarray, out: np.ndarray, last: bool) -> None:
         frames("animate", i, {"source": src, "driving": d, "result": out}, force=last)
         progress(i + 1)
 
     loop = live.run_live(
-        anim, src, itertools.chain([first], drv), device, live.VideoSink(Path(opts.out)), show
+        anim,
+        src,
+        itertools.chain([first], drv),
+        device,
+        live.VideoSink(Path(opts.out)),
+        show,
+        timer=timer,
     )
-    progress.done()
+    progress.done()  # the loop has ended: its rate is the result's stream_fps
     if not loop.frames:
         raise ValueError(f"no driving frames in {opts.drive}")
     emit("phase", phase="evaluate")
@@ -270,7 +285,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     result = {
         "demo": "motion",
         "fps": round(fps["fps"], 1),
-        "stream_fps": round(loop.fps, 1),  # decoded frame in to written frame out
+        "stream_fps": round(loop.fps, 1),  # decoded frame in to written frame out (`timer`)
         "frames": loop.frames,
         "stopped": loop.stopped,
         "first_call_s": round(first_call_s, 3),  # a smoke run on a CPU: milliseconds

@@ -12,6 +12,10 @@ before it back instead of filling memory):
 - output: waits on each frame's event, joins source | driving | result, writes it to the video as
   it goes (a live run may last hours) and sends the live view's frames and progress.
 
+One clock (``LoopTimer``) times the loop, from its start to its last frame out: the result's
+frames/s, and the same figure so far while the loop runs (the live view's rate), with no wait on
+the device beyond the output stage's own, per frame.
+
 On a CPU everything is synchronous inside the animate stage and the threads only overlap decoding
 and writing. ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM through the demo runner) stops a live run
 at a frame boundary: the frames so far are written and reported.
@@ -34,6 +38,33 @@ from zbench.demos.motion import video
 
 QUEUE = 8  # frames in flight between two stages
 _END = object()
+
+
+class LoopTimer:
+    """Frames out (written and shown) over the wall time since the loop started: to now while it
+    runs, to its end once it has ended. The output stage counts; any thread may read."""
+
+    def __init__(self) -> None:
+        self.t0: float | None = None
+        self.t1: float | None = None
+        self.frames = 0
+
+    def start(self) -> None:
+        self.t0, self.t1, self.frames = time.perf_counter(), None, 0
+
+    def stop(self) -> None:
+        self.t1 = time.perf_counter()
+
+    @property
+    def seconds(self) -> float:
+        if self.t0 is None:
+            return 0.0
+        return (self.t1 if self.t1 is not None else time.perf_counter()) - self.t0
+
+    def fps(self) -> float | None:
+        """Frames per second so far; None before the first frame is out."""
+        seconds = self.seconds
+        return self.frames / seconds if self.frames and seconds > 0 else None
 
 
 @dataclass
@@ -115,15 +146,17 @@ def run_live(
     sink: VideoSink | None,
     show: Callable[[int, np.ndarray, np.ndarray, bool], None],
     limit: int | None = None,
+    timer: LoopTimer | None = None,
 ) -> LiveResult:
     """Animate every driving frame (up to ``limit``) through the three stages; ``show(i, driving,
-    result, last)`` runs in the output stage for each frame (the live view, progress)."""
+    result, last)`` runs in the output stage for each frame (the live view, progress), after the
+    frame is counted in ``timer`` (the caller's, to read the rate so far; else the loop's own)."""
     cuda = device.type == "cuda"
     stop = threading.Event()
     decoded: queue.Queue = queue.Queue(QUEUE)
     shown: queue.Queue = queue.Queue(QUEUE)
     errors: list[BaseException] = []
-    done = [0]
+    clock = timer if timer is not None else LoopTimer()
 
     def output() -> None:
         try:
@@ -134,8 +167,8 @@ def run_live(
                 out = host[0].numpy()
                 if sink is not None:
                     sink.write(video.side_by_side(source, drv, out))
+                clock.frames = i + 1
                 show(i, drv, out, last)
-                done[0] = i + 1
         except BaseException as exc:
             errors.append(exc)
             stop.set()
@@ -150,7 +183,7 @@ def run_live(
     )
     writer = threading.Thread(target=output, name="output", daemon=True)
     stopped = False
-    t0 = time.perf_counter()
+    clock.start()
     decoder.start()
     writer.start()
     try:
@@ -179,8 +212,8 @@ def run_live(
                 decoded.get_nowait()
             except queue.Empty:
                 decoder.join(0.05)
-    seconds = time.perf_counter() - t0
+    clock.stop()
     if errors:
         raise errors[0]
     path = sink.close() if sink is not None else None
-    return LiveResult(done[0], seconds, stopped, path)
+    return LiveResult(clock.frames, clock.seconds, stopped, path)
