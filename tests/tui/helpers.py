@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import io
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from rich.console import Console
@@ -20,6 +22,18 @@ async def settle(pilot: Pilot[object]) -> None:
 async def press(pilot: Pilot[object], *keys: str) -> None:
     await pilot.press(*keys)
     await settle(pilot)
+
+
+@asynccontextmanager
+async def run_and_press(
+    app: App[Any], *keys: str, size: tuple[int, int]
+) -> AsyncIterator[Pilot[Any]]:
+    """``app`` run at ``size``, settled, then ``keys`` pressed (each test's opening steps)."""
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        if keys:
+            await press(pilot, *keys)
+        yield pilot
 
 
 def screen_lines(app: App[Any]) -> list[str]:
