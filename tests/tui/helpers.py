@@ -10,7 +10,7 @@ from textual.app import App
 from textual.pilot import Pilot
 
 
-async def settle(pilot: Pilot[object]) -> None:
+async def settle(pilot: Pilot[Any]) -> None:
     """Let workers finish and their messages be handled."""
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
@@ -19,7 +19,7 @@ async def settle(pilot: Pilot[object]) -> None:
     await pilot.pause()
 
 
-async def press(pilot: Pilot[object], *keys: str) -> None:
+async def press(pilot: Pilot[Any], *keys: str) -> None:
     await pilot.press(*keys)
     await settle(pilot)
 
