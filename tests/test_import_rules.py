@@ -13,6 +13,7 @@ import time
 import zbench
 
 FRAMEWORKS = {"torch", "tensorflow", "keras", "jax"}
+CORE = ("zbench.telemetry", "zbench.jobs", "zbench.results", "zbench.store", "zbench.fleet")
 
 
 def _modules(prefix: str) -> list[str]:
@@ -21,6 +22,11 @@ def _modules(prefix: str) -> list[str]:
     if hasattr(pkg, "__path__"):
         names += [m.name for m in pkgutil.walk_packages(pkg.__path__, prefix + ".")]
     return names
+
+
+def _core_modules() -> list[str]:
+    """Every module of the UI-free core packages."""
+    return [m for p in CORE for m in _modules(p)]
 
 
 def _loaded_after_import(modules: list[str], *, full: bool = False) -> set[str]:
@@ -35,17 +41,7 @@ def _loaded_after_import(modules: list[str], *, full: bool = False) -> set[str]:
 
 
 def test_core_ui_and_contract_load_no_framework() -> None:
-    core = [
-        m
-        for p in (
-            "zbench.telemetry",
-            "zbench.jobs",
-            "zbench.results",
-            "zbench.store",
-            "zbench.fleet",
-        )
-        for m in _modules(p)
-    ]
+    core = _core_modules()
     ui = ["zbench.cli", *_modules("zbench.tui")]
     contract = [*_modules("zbench.contract"), "zbench.runners"]
     loaded = _loaded_after_import([*core, *ui, *contract])
@@ -53,17 +49,7 @@ def test_core_ui_and_contract_load_no_framework() -> None:
 
 
 def test_core_and_contract_load_no_textual() -> None:
-    core = [
-        m
-        for p in (
-            "zbench.telemetry",
-            "zbench.jobs",
-            "zbench.results",
-            "zbench.store",
-            "zbench.fleet",
-        )
-        for m in _modules(p)
-    ]
+    core = _core_modules()
     loaded = _loaded_after_import([*core, *_modules("zbench.contract")])
     assert "textual" not in loaded and "typer" not in loaded
 

@@ -3,17 +3,14 @@ error mapping (bad input: one line and exit 2; an exception: a crash event; out 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.demos.demo_process import run_demo_process
 from zbench.contract.protocol import EventWriter, read_events
 from zbench.runners.harness_demo import DemoAdapter, FrameChannel, run_demo
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class Recorder:
@@ -126,20 +123,8 @@ def test_an_exception_ends_in_one_error_event(
 
 def test_motion_animate_without_a_checkpoint_exits_2_before_start(tmp_path: Path) -> None:
     events = tmp_path / "ev.jsonl"
-    cmd = [
-        sys.executable,
-        "-m",
-        "zbench.demos",
-        "motion",
-        "--animate",
-        "--device",
-        "cpu",
-        "--checkpoint",
-        str(tmp_path / "none"),
-        "--events",
-        str(events),
-    ]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    args = ["--animate", "--device", "cpu", "--checkpoint", str(tmp_path / "none")]
+    proc = run_demo_process("motion", *args, events=events, timeout=120)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "motion.pt" in proc.stderr
     assert [(e["type"], e["kind"]) for e in read_events(events)] == [("error", "config")]
@@ -148,20 +133,8 @@ def test_motion_animate_without_a_checkpoint_exits_2_before_start(tmp_path: Path
 @pytest.mark.slow
 def test_motion_smoke_run_on_the_cpu(tmp_path: Path) -> None:
     events = tmp_path / "ev.jsonl"
-    cmd = [
-        sys.executable,
-        "-m",
-        "zbench.demos",
-        "motion",
-        "--smoke",
-        "--device",
-        "cpu",
-        "--checkpoint",
-        str(tmp_path / "ckpt"),
-        "--events",
-        str(events),
-    ]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    args = ["--smoke", "--device", "cpu", "--checkpoint", str(tmp_path / "ckpt")]
+    proc = run_demo_process("motion", *args, events=events, timeout=600)
     assert proc.returncode == 0, proc.stderr
     evs = list(read_events(events))
     frames = [e for e in evs if e["type"] == "frame"]

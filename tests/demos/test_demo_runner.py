@@ -12,6 +12,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from tests.demos.demo_process import run_demo_process
 from zbench.cli import app
 from zbench.contract.config import UsageError
 from zbench.contract.demo_options import DemoConfig, parse_args
@@ -59,25 +60,9 @@ def test_checkpoint_save_and_safe_load(tmp_path: Path) -> None:
 
 def test_runner_writes_start_frames_progress_result(tmp_path: Path) -> None:
     events = tmp_path / "ev.jsonl"
-    cmd = [
-        sys.executable,
-        "-m",
-        "zbench.demos",
-        "snake",
-        "--device",
-        "cpu",
-        "--board",
-        "5",
-        "--envs",
-        "16",
-        "--minutes",
-        "0.02",
-        "--checkpoint",
-        str(tmp_path / "s.pt"),
-        "--events",
-        str(events),
-    ]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    args = ["--device", "cpu", "--board", "5", "--envs", "16", "--minutes", "0.02"]
+    args += ["--checkpoint", str(tmp_path / "s.pt")]
+    proc = run_demo_process("snake", *args, events=events, timeout=240)
     assert proc.returncode == 0, proc.stderr
     evs = list(read_events(events))
     types = [e["type"] for e in evs]
@@ -109,13 +94,7 @@ def test_runner_without_cuda_says_so(tmp_path: Path) -> None:
     if torch.cuda.is_available():
         pytest.skip("a GPU is here")
     events = tmp_path / "ev.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "zbench.demos", "snake", "--events", str(events)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_demo_process("snake", events=events, timeout=120)
     assert proc.returncode == 1
     [err] = [e for e in read_events(events) if e["type"] == "error"]
     assert err["kind"] == "unavailable" and "--device cpu" in err["message"]

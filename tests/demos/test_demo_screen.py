@@ -8,9 +8,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.demos.screens import (
+    demo_job,
+    events_view,
+    job_app,
+    live_view,
+    open_live_view,
+    progress,
+    show_events,
+    write_events,
+)
 from tests.tui.conftest import make_app
-from tests.tui.fakes import NOW, FakeJob, FakeServices
-from tests.tui.helpers import press, settle
+from tests.tui.fakes import NOW, FakeServices
+from tests.tui.helpers import press, run_and_press, settle
 from zbench.demos.snake.render import render_board
 from zbench.jobs.api import JobInfo
 from zbench.jobs.states import FINISHED
@@ -21,16 +31,7 @@ EVENTS = Path(__file__).parent / "fixtures" / "snake_events.jsonl"
 
 
 def demo_app():
-    job = FakeJob(
-        7,
-        "snake",
-        framework="demo",
-        kind="demo",
-        mode="ppo",
-        precision=None,
-        events_path=str(EVENTS),
-    )
-    return make_app(services=FakeServices(jobs=[job]))
+    return job_app(demo_job(7, "snake", EVENTS, mode="ppo"))
 
 
 def test_view_folds_events() -> None:
@@ -55,9 +56,7 @@ def test_board_renders_head_body_fruit_and_ascii() -> None:
 
 async def test_enter_on_a_demo_job_opens_its_live_view() -> None:
     app = demo_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "enter")
+    async with run_and_press(app, "enter", size=(80, 24)) as pilot:
         assert isinstance(app.screen, DemoScreen)
         await pilot.pause(0.5)
         await settle(pilot)
@@ -82,42 +81,23 @@ def test_launch_dialog_builds_a_demo_job() -> None:
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
 def test_demo_screen_snapshot(snap_compare, size) -> None:
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        await press(pilot, "enter")
-        await pilot.pause(0.5)
-        await settle(pilot)
-
-    assert snap_compare(demo_app(), terminal_size=size, run_before=run_before)
+    assert snap_compare(demo_app(), terminal_size=size, run_before=open_live_view)
 
 
 # A Snake run's events up to a progress event that estimates the time left (10 of 100 steps).
 MID_RUN: list[dict[str, object]] = [
     {"type": "start", "t": 100.0, "demo": "snake", "title": "Snake", "config": {}},
     {"type": "phase", "t": 101.0, "phase": "measure"},
-    {
-        "type": "progress",
-        "t": 111.0,
-        "phase": "measure",
-        "step": 10,
-        "total": 100,
-        "elapsed_s": 10.0,
-    },
+    progress(111.0, "measure", 10, 100, elapsed_s=10.0),
 ]
 
 
 async def test_a_demo_stopped_mid_run_shows_no_time_left(tmp_path: Path) -> None:
     """An interrupted (or failed) demo writes nothing after its error: the view names the error
     and no longer estimates a time left from the last progress event."""
-    events = tmp_path / "ev.jsonl"
     rows = [*MID_RUN, {"type": "error", "t": 112.0, "kind": "interrupted", "message": "cancelled"}]
-    events.write_text("".join(json.dumps({"v": 1, **row}) + "\n" for row in rows))
-    app = make_app(services=FakeServices(jobs=[]))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.push_screen(DemoScreen(None, events, "snake"))
-        await pilot.pause(0.5)
-        await settle(pilot)
+    events = write_events(tmp_path / "ev.jsonl", rows)
+    async with events_view(events, "snake", size=(80, 24)) as (app, _):
         text = str(app.screen.query_one("#demo-figures").render())
         assert "phase measure 10/100  elapsed 0:00:12" in text
         assert "interrupted: cancelled" in text and "left" not in text
@@ -128,14 +108,8 @@ async def test_a_damaged_board_draws_as_an_empty_one(tmp_path: Path) -> None:
     app nor the view: the board draws empty and the next good frame draws as usual."""
     good = json.loads(EVENTS.read_text().splitlines()[-1])
     bad = {**good, "board": {"size": "12", "age": [None, "x"], "head": 5, "length": "long"}}
-    events = tmp_path / "ev.jsonl"
-    events.write_text(json.dumps(bad) + "\n")
-    app = make_app(services=FakeServices(jobs=[]))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.push_screen(DemoScreen(None, events, "snake"))
-        await pilot.pause(0.5)
-        await settle(pilot)
+    events = write_events(tmp_path / "ev.jsonl", [bad])
+    async with events_view(events, "snake", size=(80, 24)) as (app, pilot):
         assert isinstance(app.screen, DemoScreen)
         board = app.screen.query_one("#demo-board")
         assert str(board.render()).startswith("┌┐")  # no cells: an empty board
@@ -165,32 +139,22 @@ async def test_damaged_figures_neither_stop_the_app_nor_the_view(tmp_path: Path)
         },
         {"type": "result", "t": 103.0, "summary": ["x"]},
     ]
-    events = tmp_path / "ev.jsonl"
-    events.write_text("".join(json.dumps({"v": 1, **row}) + "\n" for row in rows))
-    app = make_app(services=FakeServices(jobs=[]))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.push_screen(DemoScreen(None, events, "snake"))
-        await pilot.pause(0.5)
-        await settle(pilot)
+    events = write_events(tmp_path / "ev.jsonl", rows)
+    async with events_view(events, "snake", size=(80, 24)) as (app, pilot):
         assert isinstance(app.screen, DemoScreen)
         text = str(app.screen.query_one("#demo-figures").render())
         assert "phase 5 a/b" in text and "best 3" in text and "steps/s -" in text
-        app.push_screen(DemoScreen(None, events, "motion"))
-        await pilot.pause(0.5)
-        await settle(pilot)
+        await show_events(pilot, events, "motion")
         assert isinstance(app.screen, DemoScreen) and app.screen.kind == "pixels"
 
 
 async def test_a_demo_opened_while_queued_follows_its_events_once_it_starts() -> None:
     """A queued job has no events file yet: the live view opened then shows the demo as soon
     as the job starts and its events file is known, without leaving and coming back."""
-    queued = FakeJob(7, "snake", framework="demo", kind="demo", mode="ppo", precision=None)
+    queued = demo_job(7, "snake", mode="ppo")
     services = FakeServices(jobs=[dataclasses.replace(queued, state="queued")])
     app = make_app(services=services)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "enter")
+    async with run_and_press(app, "enter", size=(80, 24)) as pilot:
         assert isinstance(app.screen, DemoScreen) and app.screen.view.board is None
         services.jobs = [dataclasses.replace(queued, events_path=str(EVENTS))]
         app.poll_jobs()
@@ -204,11 +168,7 @@ async def test_a_demo_opened_while_queued_follows_its_events_once_it_starts() ->
 def running_demo(tmp_path: Path) -> JobInfo:
     """A running Snake job whose events file ends at a progress event with a time-left estimate
     (then its runner was killed by SIGKILL: it wrote no error event)."""
-    events = tmp_path / "ev.jsonl"
-    events.write_text("".join(json.dumps({"v": 1, **row}) + "\n" for row in MID_RUN))
-    return FakeJob(
-        7, "snake", framework="demo", kind="demo", precision=None, events_path=str(events)
-    )
+    return demo_job(7, "snake", write_events(tmp_path / "ev.jsonl", MID_RUN))
 
 
 @pytest.mark.parametrize("state", [str(s) for s in FINISHED])
@@ -220,11 +180,7 @@ async def test_a_demo_whose_job_ended_without_an_error_shows_no_time_left(
     job = running_demo(tmp_path)
     services = FakeServices(jobs=[job])
     app = make_app(services=services)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "enter")
-        await pilot.pause(0.5)
-        await settle(pilot)
+    async with live_view(app, size=(80, 24)) as pilot:
         assert isinstance(app.screen, DemoScreen)
         figures = app.screen.query_one("#demo-figures")
         assert "~0:01:30 left" in str(figures.render())  # running: 10 of 100 steps in 10 s
@@ -240,12 +196,8 @@ async def test_a_demo_whose_job_ended_without_an_error_shows_no_time_left(
 
 async def test_a_demo_opened_after_its_job_ended_shows_no_time_left(tmp_path: Path) -> None:
     job = dataclasses.replace(running_demo(tmp_path), state="crashed", reason="killed by SIGKILL")
-    app = make_app(services=FakeServices(jobs=[job]))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "enter")
-        await pilot.pause(0.5)
-        await settle(pilot)
+    app = job_app(job)
+    async with live_view(app, size=(80, 24)):
         assert isinstance(app.screen, DemoScreen)
         text = str(app.screen.query_one("#demo-figures").render())
         assert "10/100" in text and "left" not in text

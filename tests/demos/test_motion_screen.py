@@ -10,9 +10,16 @@ from pathlib import Path
 import pytest
 from textual.widgets import Footer
 
-from tests.tui.conftest import make_app
-from tests.tui.fakes import FakeJob, FakeServices
-from tests.tui.helpers import press, settle
+from tests.demos.screens import (
+    demo_job,
+    events_view,
+    job_app,
+    live_view,
+    open_live_view,
+    show_events,
+    write_events,
+)
+from tests.tui.helpers import run_and_press, settle
 from zbench.tui.screens.demo import DemoScreen, DemoView
 from zbench.tui.widgets.pixels import PixelView, cells, draw_boxes, to_pixels
 
@@ -20,16 +27,7 @@ EVENTS = Path(__file__).parent / "fixtures" / "motion_events.jsonl"
 
 
 def motion_app():
-    job = FakeJob(
-        8,
-        "motion",
-        framework="demo",
-        kind="demo",
-        mode="train",
-        precision=None,
-        events_path=str(EVENTS),
-    )
-    return make_app(services=FakeServices(jobs=[job]))
+    return job_app(demo_job(8, "motion", EVENTS, mode="train"))
 
 
 def test_view_folds_motion_events() -> None:
@@ -97,9 +95,7 @@ def test_boxes_are_outlined_in_image_coordinates() -> None:
 
 async def test_a_motion_job_opens_its_panels_and_curve() -> None:
     app = motion_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "enter")
+    async with run_and_press(app, "enter", size=(160, 50)) as pilot:
         assert isinstance(app.screen, DemoScreen) and app.screen.kind == "pixels"
         await pilot.pause(0.5)
         await settle(pilot)
@@ -111,11 +107,7 @@ async def test_an_80x24_terminal_shows_every_figure_under_the_panels() -> None:
     """Three 48x24 panels are taller than an 80x24 screen's body: they are cut, never the
     figures (progress, loss, frames/s, the result's summary) below them."""
     app = motion_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "enter")
-        await pilot.pause(0.5)
-        await settle(pilot)
+    async with live_view(app, size=(80, 24)):
         figures = app.screen.query_one("#demo-figures")
         assert "Training steps: 6" in str(figures.render())
         assert figures.region.height >= figures.virtual_size.height  # nothing scrolled out
@@ -126,11 +118,7 @@ async def test_an_80_column_terminal_shows_all_three_panels_at_half_scale() -> N
     """Three 48-pixel panels do not fit across 80 columns: each shows every other pixel, so the
     result panel and its label are on screen rather than cut off at the right edge."""
     app = motion_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "enter")
-        await pilot.pause(0.5)
-        await settle(pilot)
+    async with live_view(app, size=(80, 24)) as pilot:
         views = list(app.screen.query(PixelView))
         assert [v.size.width for v in views] == [24, 24, 24]
         assert all(v.region.right <= 80 for v in views)
@@ -141,7 +129,6 @@ async def test_an_80_column_terminal_shows_all_three_panels_at_half_scale() -> N
 
 
 async def test_tracking_view_draws_the_image_with_boxes(tmp_path: Path) -> None:
-    events = tmp_path / "ev.jsonl"
     frame = {
         "v": 1,
         "t": 1.0,
@@ -153,13 +140,8 @@ async def test_tracking_view_draws_the_image_with_boxes(tmp_path: Path) -> None:
         "image": [90] * (32 * 16 * 3),
         "boxes": [[2, 2, 8, 6, 4], [20, 4, 6, 8, 9]],
     }
-    events.write_text(json.dumps(frame) + "\n")
-    app = make_app(services=FakeServices(jobs=[]))
-    async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot)
-        app.push_screen(DemoScreen(None, events, "tracking"))
-        await pilot.pause(0.5)
-        await settle(pilot)
+    events = write_events(tmp_path / "ev.jsonl", [frame])
+    async with events_view(events, "tracking", size=(120, 30)) as (app, _):
         view = app.screen.query_one("#panel-image", PixelView)
         assert view.size == (32, 8)
         assert "tracks 2: 4 9" in str(app.screen.view.figures())
@@ -179,30 +161,15 @@ async def test_a_damaged_frame_neither_stops_the_app_nor_the_view(tmp_path: Path
         "boxes": [[0, 0, 2, 2, 3], [1, 1, 2, 2, "a"], 5, [1, "y", 2, 2, 1]],
     }
     motion = {**frame, "demo": "motion", "height": 2, "panels": {"source": "abc"}}
-    events = tmp_path / "ev.jsonl"
-    events.write_text(json.dumps(frame) + "\n")
-    motion_events = tmp_path / "motion.jsonl"
-    motion_events.write_text(json.dumps(motion) + "\n")
-    app = make_app(services=FakeServices(jobs=[]))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.push_screen(DemoScreen(None, events, "tracking"))
-        await pilot.pause(0.5)
-        await settle(pilot)
+    events = write_events(tmp_path / "ev.jsonl", [frame])
+    motion_events = write_events(tmp_path / "motion.jsonl", [motion])
+    async with events_view(events, "tracking", size=(80, 24)) as (app, pilot):
         assert isinstance(app.screen, DemoScreen)
         assert "tracks 2: 3 1" in str(app.screen.view.figures())
-        app.push_screen(DemoScreen(None, motion_events, "motion"))
-        await pilot.pause(0.5)
-        await settle(pilot)
+        await show_events(pilot, motion_events, "motion")
         assert app.screen.query_one("#panel-source", PixelView).size == (4, 1)
 
 
 @pytest.mark.parametrize("size", [(160, 50)], ids=["160x50"])
 def test_motion_screen_snapshot(snap_compare, size) -> None:
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        await press(pilot, "enter")
-        await pilot.pause(0.5)
-        await settle(pilot)
-
-    assert snap_compare(motion_app(), terminal_size=size, run_before=run_before)
+    assert snap_compare(motion_app(), terminal_size=size, run_before=open_live_view)

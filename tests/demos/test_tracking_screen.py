@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.tui.conftest import make_app
-from tests.tui.fakes import FakeJob, FakeServices
-from tests.tui.helpers import press, settle
+from tests.demos.screens import demo_job, job_app, live_view, open_live_view, progress, write_events
 from zbench.tui.screens.demo import DemoScreen, DemoView
 
 EVENTS = Path(__file__).parent / "fixtures" / "tracking_events.jsonl"
@@ -46,10 +44,10 @@ def figures(events: list[dict[str, Any]]) -> str:
 
 
 def test_while_tracking_the_view_shows_the_trackers_rates_not_the_previews() -> None:
-    track = {"type": "progress", "t": 111.5, "phase": "track", "step": 600, "total": 900}
+    track = progress(111.5, "track", 600, 900, elapsed_s=1.5, fps=RATES)
     events = [START, {"type": "phase", "t": 101.0, "phase": "track"}, *FRAMES]
     view = DemoView()
-    view.apply([*events, {**track, "elapsed_s": 1.5, "fps": RATES}])
+    view.apply([*events, track])
     text = view.figures()
     assert view.fps == 4.0  # the preview's rate, which the line no longer shows
     assert "tracked [b]412.3[/b] frames/s" in text
@@ -58,31 +56,14 @@ def test_while_tracking_the_view_shows_the_trackers_rates_not_the_previews() -> 
 
 
 def test_the_warm_up_chunk_shows_no_rate_yet() -> None:
-    warm = {
-        "type": "progress",
-        "t": 105.0,
-        "phase": "track",
-        "step": 1,
-        "total": 900,
-        "elapsed_s": 4.0,
-        "fps": dict.fromkeys(RATES),
-        "warmup": True,
-    }
+    warm = progress(105.0, "track", 1, 900, elapsed_s=4.0, fps=dict.fromkeys(RATES), warmup=True)
     text = figures([START, {"type": "phase", "t": 101.0, "phase": "track"}, *FRAMES[:1], warm])
     assert "tracked [b]-[/b] frames/s  (warm-up, timed apart)" in text
     assert "detector" not in text and "preview" not in text
 
 
 def test_training_shows_the_loss_as_before() -> None:
-    train = {
-        "type": "progress",
-        "t": 103.0,
-        "phase": "train_detector",
-        "step": 10,
-        "total": 100,
-        "elapsed_s": 2.0,
-        "loss": 0.4321,
-    }
+    train = progress(103.0, "train_detector", 10, 100, elapsed_s=2.0, loss=0.4321)
     text = figures([START, {"type": "phase", "t": 101.0, "phase": "train_detector"}, train])
     assert "loss 0.4321  preview frames/s -" in text and "tracked" not in text
 
@@ -101,27 +82,13 @@ def test_a_recorded_run_shows_its_live_rates_then_the_results() -> None:
 
 
 def mid_run_app(tmp_path: Path):
-    events = tmp_path / "ev.jsonl"
-    events.write_text("".join(json.dumps(e) + "\n" for e in upto(recorded(), 5)))
-    job = FakeJob(
-        9,
-        "tracking",
-        framework="demo",
-        kind="demo",
-        mode="deepsort",
-        precision=None,
-        events_path=str(events),
-    )
-    return make_app(services=FakeServices(jobs=[job]))
+    events = write_events(tmp_path / "ev.jsonl", upto(recorded(), 5))
+    return job_app(demo_job(9, "tracking", events, mode="deepsort"))
 
 
 async def test_an_80x24_terminal_shows_the_rates_while_tracking(tmp_path: Path) -> None:
     app = mid_run_app(tmp_path)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "enter")
-        await pilot.pause(0.5)
-        await settle(pilot)
+    async with live_view(app, size=(80, 24)):
         assert isinstance(app.screen, DemoScreen)
         figures = app.screen.query_one("#demo-figures")
         text = str(figures.render())
@@ -131,10 +98,4 @@ async def test_an_80x24_terminal_shows_the_rates_while_tracking(tmp_path: Path) 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
 def test_tracking_screen_snapshot(snap_compare, size, tmp_path: Path) -> None:
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        await press(pilot, "enter")
-        await pilot.pause(0.5)
-        await settle(pilot)
-
-    assert snap_compare(mid_run_app(tmp_path), terminal_size=size, run_before=run_before)
+    assert snap_compare(mid_run_app(tmp_path), terminal_size=size, run_before=open_live_view)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import io
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from rich.console import Console
@@ -8,7 +10,7 @@ from textual.app import App
 from textual.pilot import Pilot
 
 
-async def settle(pilot: Pilot[object]) -> None:
+async def settle(pilot: Pilot[Any]) -> None:
     """Let workers finish and their messages be handled."""
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
@@ -17,9 +19,21 @@ async def settle(pilot: Pilot[object]) -> None:
     await pilot.pause()
 
 
-async def press(pilot: Pilot[object], *keys: str) -> None:
+async def press(pilot: Pilot[Any], *keys: str) -> None:
     await pilot.press(*keys)
     await settle(pilot)
+
+
+@asynccontextmanager
+async def run_and_press(
+    app: App[Any], *keys: str, size: tuple[int, int]
+) -> AsyncIterator[Pilot[Any]]:
+    """``app`` run at ``size``, settled, then ``keys`` pressed (each test's opening steps)."""
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        if keys:
+            await press(pilot, *keys)
+        yield pilot
 
 
 def screen_lines(app: App[Any]) -> list[str]:

@@ -8,16 +8,14 @@ from zbench.tui.screens.history import HistoryScreen
 from zbench.tui.series import KEEP_S, Point, Series, column
 
 from .conftest import make_app
-from .helpers import press, settle
+from .helpers import press, run_and_press
 from .traces import two_gpu
 
 
 async def test_h_opens_history_and_keys_switch_gpu_window_and_links() -> None:
     snaps = two_gpu()
     app = make_app(snaps)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "h")
+    async with run_and_press(app, "h", size=(160, 50)) as pilot:
         screen = app.screen
         assert isinstance(screen, HistoryScreen)
         assert screen.gpu == 0 and "GPU 0" in screen.sub_title and "last 1 min" in screen.sub_title

@@ -14,15 +14,13 @@ from zbench.tui.screens.launch import LaunchScreen, build_request, parse_gpu_ids
 
 from .conftest import make_app
 from .fakes import FakeJob, FakeServices
-from .helpers import press, settle
+from .helpers import press, run_and_press, settle
 
 
 async def test_launch_two_workloads_on_two_gpus() -> None:
     services = FakeServices()
     app = make_app(services=services)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(160, 50)) as pilot:
         assert isinstance(app.screen, LaunchScreen)
         await press(pilot, "down", "space")  # resnet50 is preselected; add vgg16
         app.screen.query_one("#gpu-ids", Input).focus()
@@ -43,9 +41,7 @@ async def test_launch_two_workloads_on_two_gpus() -> None:
 async def test_launch_validates_inline_and_refuses_bad_input() -> None:
     services = FakeServices()
     app = make_app(services=services)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(80, 24)) as pilot:
         app.screen.query_one("#batch-size", Input).focus()
         await press(pilot, "0")
         error = str(app.screen.query_one("#error", Static).render())
@@ -61,9 +57,7 @@ async def test_launch_validates_inline_and_refuses_bad_input() -> None:
 async def test_launch_a_suite_from_the_keyboard() -> None:
     services = FakeServices()
     app = make_app(services=services)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(160, 50)) as pilot:
         await press(pilot, "shift+tab")  # from the workloads list back to the suite picker
         await press(pilot, "enter", "down", "down", "enter")  # blank, review, quick
         await app.workers.wait_for_complete()
@@ -78,9 +72,7 @@ async def test_a_chosen_suite_turns_the_runs_fields_off() -> None:
     """A suite runs its own jobs and options: GPU ids, batch size or workloads typed beside it
     were silently ignored; they are off (greyed, out of the tab order) while a suite is chosen."""
     app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(160, 50)) as pilot:
         suite = app.screen.query_one("#suite", Select)
         fields = ("#workloads", "#gpu-ids", "#batch-size", "#framework", "#data", "#path", "#seed")
         suite.value = "quick"
@@ -156,9 +148,7 @@ async def test_job_detail_of_a_long_named_job_keeps_its_state_and_speed_in_sight
     step and samples/s stay inside the box rather than below its bottom edge."""
     job = FakeJob(5, "resnet50-" + "x" * 120, samples_per_s=2210.5)
     app = make_app(services=FakeServices(jobs=[job]))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "enter")
+    async with run_and_press(app, "enter", size=(80, 24)):
         assert isinstance(app.screen, JobDetailScreen)
         summary = app.screen.query_one("#summary", Static)
         text = str(summary.render())
@@ -170,9 +160,7 @@ async def test_job_detail_of_a_long_named_job_keeps_its_state_and_speed_in_sight
 async def test_launch_sends_device_warmup_image_size_preset_and_repeats() -> None:
     services = FakeServices()
     app = make_app(services=services)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(160, 50)) as pilot:
         screen = app.screen
         screen.query_one("#device", Select).value = "cpu"
         screen.query_one("#preset", Select).value = "max"
@@ -194,9 +182,7 @@ async def test_a_host_without_gpus_launches_on_cpu() -> None:
 
     services = FakeServices()
     app = make_app([Snapshot(t=1.0, seq=1, host=HostSnapshot())], services=services)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(160, 50)) as pilot:
         assert app.screen.query_one("#device", Select).value == "cpu"
         app.screen.query_one("#gpu-ids", Input).value = "0"
         await settle(pilot)
@@ -243,9 +229,7 @@ async def test_the_launch_fields_come_from_the_option_table() -> None:
     from zbench.tui.screens.launch import TABLE
 
     app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(160, 50)):
         for opt in TABLE:
             widget = app.screen.query_one(f"#{opt.flag[2:]}")
             assert str(widget.tooltip) == opt.help
@@ -274,9 +258,7 @@ async def test_more_options_reach_the_runner() -> None:
     assert fields == {o.name for o in RUN_OPTIONS} and "compile" in MORE
     services = FakeServices()
     app = make_app(services=services)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(160, 50)) as pilot:
         assert app.screen.query_one("#more", Collapsible).collapsed
         app.screen.query_one("#compile", Select).value = "off"
         app.screen.query_one("#channels-last", Select).value = "on"
@@ -292,9 +274,7 @@ async def test_launch_refuses_what_the_runner_would_refuse_before_closing() -> N
     the dialog, which stays open; it used to close and queue nothing, with "launch failed"."""
     services = FakeServices()
     app = make_app(services=services)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(80, 24)) as pilot:
         cases = {
             "steps": ("10000001", "resnet50: --steps 10000001: at most 10,000,000"),
             "batch-size": ("1", "resnet50 training needs --batch-size 2 or more"),
@@ -328,9 +308,7 @@ async def test_a_failed_jobs_reason_is_shown_whole_at_80x24() -> None:
     )
     failed = FakeJob(4, "vgg16", state="failed", ended=NOW - 5, reason=reason)
     app = make_app(services=FakeServices(jobs=[failed]))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "enter")
+    async with run_and_press(app, "enter", size=(80, 24)):
         assert isinstance(app.screen, JobDetailScreen) and app.screen.job_id == 4
         svg = app.export_screenshot()
     shown = html.unescape(" ".join(re.findall(r"<text [^>]*>(.*?)</text>", svg)))
@@ -345,9 +323,7 @@ async def test_gpu_ids_the_machine_lacks_are_refused_in_the_dialog() -> None:
 
     services = FakeServices()
     app = make_app(services=services)  # the 2-GPU trace
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(80, 24)) as pilot:
         for ids in ("7", "０,７"):
             app.screen.query_one("#gpu-ids", Input).value = ids
             await settle(pilot)
@@ -357,9 +333,7 @@ async def test_gpu_ids_the_machine_lacks_are_refused_in_the_dialog() -> None:
             assert isinstance(app.screen, LaunchScreen)
     assert services.submitted == []
     app = make_app([Snapshot(t=1.0, seq=1, host=HostSnapshot())], services=services)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(80, 24)) as pilot:
         app.screen.query_one("#device", Select).value = "cuda"
         await settle(pilot)
         error = str(app.screen.query_one("#error", Static).render())
@@ -380,9 +354,7 @@ async def test_a_dataset_path_under_home_reaches_the_runner(
     (tmp_path / "imagenet").mkdir()
     services = FakeServices()
     app = make_app(services=services)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(160, 50)) as pilot:
         app.screen.query_one("#data", Select).value = "dataset"
         app.screen.query_one("#path", Input).value = "~/imagenet"
         await settle(pilot)

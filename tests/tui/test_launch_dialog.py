@@ -12,7 +12,7 @@ from zbench.tui.screens.launch import LaunchScreen
 
 from .conftest import make_app
 from .fakes import FakeServices
-from .helpers import press, settle
+from .helpers import press, run_and_press, settle
 
 
 async def test_a_demos_options_are_fields_shown_while_it_is_picked(tmp_path: Path) -> None:
@@ -24,9 +24,7 @@ async def test_a_demos_options_are_fields_shown_while_it_is_picked(tmp_path: Pat
 
     services = FakeServices()
     app = make_app(services=services)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(160, 50)) as pilot:
         screen = app.screen
         assert isinstance(screen, LaunchScreen)
         sections = {name: screen.query_one(f"#demo-{name}", Collapsible) for name in demos()}
@@ -85,9 +83,7 @@ async def test_the_error_and_buttons_stay_in_sight_at_80x24_with_every_section_o
     from textual.widgets import Collapsible, SelectionList
 
     app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(80, 24)) as pilot:
         screen = app.screen
         dialog = screen.query_one("#dialog")
         error, buttons = screen.query_one("#error"), screen.query_one("#buttons")
@@ -127,9 +123,7 @@ async def test_a_long_reason_is_shown_whole_at_80x24(tmp_path: Path) -> None:
     folder = tmp_path / "checkpoints" / "motion-run-of-the-fifth"
     folder.mkdir(parents=True)
     app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(80, 24)) as pilot:
         screen = app.screen
         box = screen.query_one("#workloads", SelectionList)
         box.deselect("resnet50")
@@ -149,9 +143,7 @@ async def test_the_suite_row_is_one_row_high_with_or_without_a_suite() -> None:
     """The suite's row stood three rows high (two blank) while no suite was picked, then shrank
     to one when one was, moving every field below it; at 80x24 those rows are dear."""
     app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "l")
+    async with run_and_press(app, "l", size=(80, 24)) as pilot:
         suite, workloads = (
             app.screen.query_one("#suite", Select),
             app.screen.query_one("#workloads"),

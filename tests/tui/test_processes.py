@@ -12,7 +12,7 @@ from zbench.tui.screens.confirm import ConfirmScreen
 from zbench.tui.screens.processes import ProcessesScreen
 
 from .fakes import NOW, FakeServices
-from .helpers import press, settle
+from .helpers import press, run_and_press, settle
 from .traces import two_gpu, with_processes
 
 
@@ -28,9 +28,7 @@ def pids(screen: ProcessesScreen) -> list[str]:
 
 async def test_p_opens_the_table_with_user_job_and_command() -> None:
     app = proc_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "p")
+    async with run_and_press(app, "p", size=(160, 50)):
         screen = app.screen
         assert isinstance(screen, ProcessesScreen)
         # Sorted by GPU memory, largest first.
@@ -45,9 +43,7 @@ async def test_p_opens_the_table_with_user_job_and_command() -> None:
 
 async def test_sort_cycles_and_filter_narrows() -> None:
     app = proc_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "p")
+    async with run_and_press(app, "p", size=(160, 50)) as pilot:
         screen = app.screen
         assert isinstance(screen, ProcessesScreen)
         await press(pilot, "s")  # SM %
@@ -68,9 +64,7 @@ async def test_sort_cycles_and_filter_narrows() -> None:
 async def test_signal_asks_then_sends_term_then_kill() -> None:
     services = FakeServices(runners={41230: 3})
     app = proc_app(services)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "p")
+    async with run_and_press(app, "p", size=(160, 50)) as pilot:
         await press(pilot, "k")
         assert isinstance(app.screen, ConfirmScreen)
         assert "TERM" in app.screen.prompt and "41232" in app.screen.prompt
@@ -110,9 +104,7 @@ async def test_a_replayed_trace_is_never_signalled() -> None:
 
 async def test_80_columns_drop_whole_columns_not_cells() -> None:
     app = proc_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "p")
+    async with run_and_press(app, "p", size=(80, 24)):
         table = app.screen.query_one("#procs", DataTable)
         labels = [str(c.label) for c in table.columns.values()]
         assert labels[:2] == ["GPU", "PID"] and "command" in labels
@@ -125,7 +117,5 @@ async def test_no_processes_says_so() -> None:
         last, gpus=tuple(dataclasses.replace(g, processes=()) for g in last.gpus)
     )
     app = ZbenchApp(FakeServices(), feed=ListFeed([idle]), interval=None, clock=lambda: NOW)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "p")
+    async with run_and_press(app, "p", size=(80, 24)):
         assert "No processes on the GPUs" in str(app.screen.query_one("#status", Static).render())

@@ -9,14 +9,12 @@ from textual.widgets import DataTable, Input
 from zbench.tui.screens.results import ExportScreen, ResultsScreen
 
 from .conftest import make_app
-from .helpers import press, settle
+from .helpers import press, run_and_press, settle
 
 
 async def test_filter_sort_and_export_markdown(zbench_home: Path) -> None:
     app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r")
+    async with run_and_press(app, "r", size=(160, 50)) as pilot:
         assert isinstance(app.screen, ResultsScreen)
         await press(pilot, "slash", *"torch train", "enter")
         await press(pilot, *["right"] * 7, "s", "s")  # samples/s, then reversed
@@ -34,9 +32,7 @@ async def test_export_to_a_chosen_path_as_csv(zbench_home: Path) -> None:
     app = make_app()
     target = zbench_home / "out" / "r.csv"
     target.parent.mkdir()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "slash", *"tf", "enter", "e")
+    async with run_and_press(app, "r", "slash", *"tf", "enter", "e", size=(80, 24)) as pilot:
         assert isinstance(app.screen, ExportScreen)
         await press(pilot, "enter", "down", "enter")  # Markdown -> CSV
         path = app.screen.query_one("#path", Input)
@@ -57,9 +53,7 @@ async def test_export_over_a_database_is_refused_without_asking(zbench_home: Pat
     sqlite3.connect(target).execute("create table t (x)").connection.close()
     before = target.read_bytes()
     app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "e")
+    async with run_and_press(app, "r", "e", size=(80, 24)) as pilot:
         app.screen.query_one("#path", Input).value = str(target)
         await press(pilot, "ctrl+s")
         # No "exists. Overwrite it?" to say yes to by reflex: refused, the table still shown.
@@ -70,9 +64,7 @@ async def test_export_over_a_database_is_refused_without_asking(zbench_home: Pat
 
 async def test_export_from_the_command_palette(zbench_home: Path) -> None:
     app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "ctrl+p", *"export: json")
+    async with run_and_press(app, "r", "ctrl+p", *"export: json", size=(160, 50)) as pilot:
         await pilot.pause(0.3)
         await press(pilot, "enter")
     assert len((zbench_home / "zbench-results.json").read_text().splitlines()) == 8
@@ -100,9 +92,7 @@ async def test_results_screen_prints_the_markdown_exports_cells(zbench_home: Pat
     )
     app = make_app()
     app.services.results = [row]  # type: ignore[attr-defined]
-    async with app.run_test(size=(200, 40)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r")
+    async with run_and_press(app, "r", size=(200, 40)) as pilot:
         await settle(pilot)
         table = app.screen.query_one(DataTable)
         shown = [str(c) for c in table.get_row_at(0)]
@@ -116,9 +106,7 @@ async def test_quick_exports_never_overwrite(zbench_home: Path) -> None:
     first = zbench_home / "zbench-results.md"
     first.write_text("mine\n")
     app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "m")
+    async with run_and_press(app, "r", "m", size=(160, 50)) as pilot:
         await app.workers.wait_for_complete()
         await press(pilot, "m")
         await app.workers.wait_for_complete()
@@ -133,9 +121,7 @@ async def test_export_to_an_existing_file_asks_first(zbench_home: Path) -> None:
     target = zbench_home / "r.md"
     target.write_text("mine\n")
     app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r")
+    async with run_and_press(app, "r", size=(160, 50)) as pilot:
         for answer, expect_mine in (("n", True), ("y", False)):
             await press(pilot, "e")
             app.screen.query_one("#path", Input).value = str(target)
@@ -154,9 +140,7 @@ async def test_export_to_a_folder_writes_into_it(zbench_home: Path) -> None:
     folder.mkdir()
     (folder / "zbench-results.md").write_text("mine\n")
     app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "slash", *"tf", "enter", "e")
+    async with run_and_press(app, "r", "slash", *"tf", "enter", "e", size=(160, 50)) as pilot:
         app.screen.query_one("#path", Input).value = str(folder)
         await press(pilot, "ctrl+s")
         assert isinstance(app.screen, ResultsScreen)
@@ -170,9 +154,7 @@ async def test_export_to_a_folder_writes_into_it(zbench_home: Path) -> None:
 async def test_a_missing_value_sorts_last_both_ways(zbench_home: Path) -> None:
     """GPU util sorted down: the run without it (n/a) stays at the bottom; it came first."""
     app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", *["right"] * 8)
+    async with run_and_press(app, "r", *["right"] * 8, size=(160, 50)) as pilot:
         for presses, arrow in ((1, "↑"), (1, "↓")):
             await press(pilot, *["s"] * presses)
             assert app.screen.sub_title.endswith(f"sorted by GPU util % {arrow}")
@@ -186,9 +168,7 @@ async def test_ctrl_r_reloads_the_results(zbench_home: Path) -> None:
 
     services = FakeServices()
     app = make_app(services=services)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r")
+    async with run_and_press(app, "r", size=(160, 50)) as pilot:
         screen = app.screen
         assert isinstance(screen, ResultsScreen) and len(screen.shown) == 8
         services.results = services.results[:3]
@@ -210,9 +190,7 @@ async def test_rows_that_differ_in_image_size_show_it(zbench_home: Path) -> None
         )
 
     app = make_app(services=FakeServices(results=[row(1, 32), row(2, 48)]))
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r")
+    async with run_and_press(app, "r", size=(160, 50)):
         assert isinstance(app.screen, ResultsScreen)
         table = app.screen.query_one(DataTable)
         titles = [str(c.label) for c in table.ordered_columns]
@@ -225,9 +203,7 @@ async def test_a_filter_that_hides_every_row_exports_nothing(zbench_home: Path) 
     """An export of no rows wrote a file with an empty table, as if it held runs."""
     app = make_app()
     notes: list[str] = []
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "slash", *"no such model", "enter")
+    async with run_and_press(app, "r", "slash", *"no such model", "enter", size=(160, 50)) as pilot:
         assert isinstance(app.screen, ResultsScreen) and not app.screen.shown
         app.notify = lambda message, **kw: notes.append(message)  # type: ignore[method-assign]
         app.screen.notify = app.notify  # type: ignore[method-assign]
@@ -243,9 +219,7 @@ async def test_the_export_format_follows_the_name_typed(zbench_home: Path) -> No
     from textual.widgets import Select
 
     app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "slash", *"tf", "enter", "e")
+    async with run_and_press(app, "r", "slash", *"tf", "enter", "e", size=(80, 24)) as pilot:
         path = app.screen.query_one("#path", Input)
         path.focus()
         await press(pilot, "ctrl+u", *"r.csv")  # the field cleared, then the name typed
@@ -261,9 +235,7 @@ async def test_an_export_path_that_cannot_be_looked_at_is_refused_in_a_line(
     """~nosuchuser/r.md (a typo for ~/) or a name longer than the file system allows ended the
     whole app with a traceback when the dialog's path was checked; each is one error line now."""
     app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r")
+    async with run_and_press(app, "r", size=(80, 24)) as pilot:
         for path, reason in (
             ("~nosuchuser/r.md", "Could not determine home directory"),
             ("r" * 300 + ".md", "File name too long"),
@@ -288,9 +260,7 @@ async def test_an_empty_results_table_says_why(zbench_home: Path) -> None:
 
     services = FakeServices(results=[])
     app = make_app(services=services)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r")
+    async with run_and_press(app, "r", size=(160, 50)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
         empty = app.screen.query_one("#results-empty", Static)
@@ -298,9 +268,7 @@ async def test_an_empty_results_table_says_why(zbench_home: Path) -> None:
         await press(pilot, "l")  # the key it names does what it says
         assert type(app.screen).__name__ == "LaunchScreen"
     app = make_app()
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r")
+    async with run_and_press(app, "r", size=(160, 50)) as pilot:
         screen = app.screen
         empty = screen.query_one("#results-empty", Static)
         assert not empty.display

@@ -10,14 +10,12 @@ from zbench.tui.screens.report_view import ReportViewScreen
 from zbench.tui.screens.results import ResultsScreen
 
 from .conftest import make_app
-from .helpers import press, settle
+from .helpers import press, run_and_press, settle
 
 
 async def test_write_report_of_the_shown_rows_and_view_it(zbench_home: Path) -> None:
     app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "slash", *"tf", "enter", "w")
+    async with run_and_press(app, "r", "slash", *"tf", "enter", "w", size=(120, 40)) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, ReportViewScreen)
         viewer = app.screen.query_one(MarkdownViewer)
@@ -31,9 +29,7 @@ async def test_write_report_of_the_shown_rows_and_view_it(zbench_home: Path) -> 
 
 async def test_report_from_the_command_palette(zbench_home: Path) -> None:
     app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "ctrl+p", *"export: report")
+    async with run_and_press(app, "r", "ctrl+p", *"export: report", size=(120, 40)) as pilot:
         await pilot.pause(0.3)
         await press(pilot, "enter")
         await settle(pilot)
@@ -44,9 +40,7 @@ async def test_a_second_report_keeps_the_first(zbench_home: Path) -> None:
     """`w` twice (another filter the second time): each report has its own folder; the second
     used to overwrite the first's report.md and report.html without a word."""
     app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "slash", *"tf", "enter", "w")
+    async with run_and_press(app, "r", "slash", *"tf", "enter", "w", size=(120, 40)) as pilot:
         await press(pilot, "escape", "slash", "ctrl+u", *"vgg16", "enter", "w")
         assert isinstance(app.screen, ReportViewScreen)
         assert "zbench-report-2" in str(app.screen.sub_title)

@@ -17,7 +17,7 @@ from zbench.tui.screens.processes import ProcessesScreen
 from zbench.tui.screens.results import ResultsScreen
 
 from .fakes import NOW, FakeServices
-from .helpers import press, settle
+from .helpers import press, run_and_press, settle
 from .traces import two_gpu, with_processes
 
 
@@ -131,9 +131,9 @@ async def test_tui_remembers_theme_launch_form_and_process_view(zbench_home: Pat
 async def test_tui_remembers_results_sort_and_filter(zbench_home: Path) -> None:
     state_file = zbench_home / "state.json"
     app = _app(state_file)
-    async with app.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r", "slash", *"torch", "enter", *["right"] * 7, "s", "s")
+    async with run_and_press(
+        app, "r", "slash", *"torch", "enter", *["right"] * 7, "s", "s", size=(160, 50)
+    ):
         await app.workers.wait_for_complete()
     assert load_state(state_file).results == {
         "sort": "Samples/s",
@@ -141,9 +141,7 @@ async def test_tui_remembers_results_sort_and_filter(zbench_home: Path) -> None:
         "filter": "torch",
     }
     again = _app(state_file)
-    async with again.run_test(size=(160, 50)) as pilot:
-        await settle(pilot)
-        await press(pilot, "r")
+    async with run_and_press(again, "r", size=(160, 50)):
         screen = again.screen
         assert isinstance(screen, ResultsScreen)
         assert screen.query_one("#filter", Input).value == "torch"
