@@ -436,3 +436,35 @@ def test_start_split_prewarm_variant_sets_the_runners_switch(tmp_path: Path) -> 
 
     env = start_split.variant_env("prewarm", {"PATH": "/bin"}, tmp_path)
     assert env == {"PATH": "/bin", prewarm.ENV: "1"}
+
+
+@pytest.mark.parametrize("filled", [True, False])
+def test_peak_runs_zbench_warm_in_a_start_home_an_earlier_call_filled(
+    filled: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without `start` in the plan, zbench's row starts in --start-home's folder for its mode when
+    an earlier call's start runs left it there; the references keep the run's own cold cache."""
+    from benchmarks import peak
+
+    if filled:
+        (tmp_path / "train").mkdir()
+    seen: dict[str, dict[str, str]] = {}
+
+    def fake(side: str):  # a child that measures 1 img/s in the environment it was given
+        def run(cmd: list[str], log: Path, timeout: float, env: dict[str, str]) -> dict:
+            seen[side] = env
+            return {"samples_per_s": 1.0}
+
+        return run
+
+    monkeypatch.setattr(peak.runs, "zbench", fake("zbench"))
+    monkeypatch.setattr(peak.runs, "reference", fake("compile"))
+    monkeypatch.setattr(peak, "command", lambda *args: ["true"])
+    a = peak.parser().parse_args(["--start-home", str(tmp_path), "--budget", "1000"])
+    rows = peak.execute(a, [("zbench", "train", 256), ("compile", "train", 256)], 1, tmp_path)
+    assert [r["median"] for r in rows] == [1.0, 1.0]
+    warm = seen["zbench"].get("ZBENCH_HOME") == str(tmp_path / "train")
+    assert warm is filled
+    assert seen["compile"].get("ZBENCH_HOME") != str(tmp_path / "train")
+    assert "TORCHINDUCTOR_CACHE_DIR" in seen["compile"]
+    assert ("TORCHINDUCTOR_CACHE_DIR" in seen["zbench"]) is not filled
