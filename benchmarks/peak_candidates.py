@@ -30,7 +30,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,17 +76,6 @@ def parser() -> OneLineParser:
     return p
 
 
-def _window(step: Callable[[], None], steps: int) -> float:
-    import torch
-
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    torch.cuda.synchronize()
-    return time.perf_counter() - t0
-
-
 def serve(name: str) -> int:
     """One side in this process: build and compile its step, say ``ready <seconds>``, then run a
     timed window of N steps for each ``N`` read on stdin and answer its seconds; ``q`` ends."""
@@ -113,7 +101,8 @@ def serve(name: str) -> int:
         SETUPS[name]()
     t0 = time.perf_counter()
     step = zbench_step(c) if c.name in ZBENCH_SIDES else make_step(c)
-    _window(step, 3)
+    cuda = torch.device("cuda")
+    loop.timed(step, 3, 0, cuda)
     print(
         f"ready {time.perf_counter() - t0:.1f} {torch.cuda.max_memory_allocated() / 2**30:.1f}",
         flush=True,
@@ -121,7 +110,7 @@ def serve(name: str) -> int:
     for line in sys.stdin:
         if line.strip() == "q":
             break
-        print(f"{_window(step, int(line)):.6f}", flush=True)
+        print(f"{loop.timed(step, int(line), 0, cuda):.6f}", flush=True)
     return 0
 
 

@@ -20,7 +20,6 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +37,7 @@ from benchmarks.peak_profile import device_us  # noqa: E402
 from benchmarks.reference import loop, models  # noqa: E402
 
 BATCH, SIZE = 32, 256
+CUDA = torch.device("cuda")
 FLAGS = {"default": (False, True), "off": (False, False)}  # (matmul tf32, cudnn tf32)
 
 
@@ -114,15 +114,6 @@ def plain_step(
     return step
 
 
-def _window(step: Callable[[], None], steps: int) -> float:
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    torch.cuda.synchronize()
-    return time.perf_counter() - t0
-
-
 def kernels(step: Callable[[], None], steps: int) -> dict[str, float]:
     """GPU milliseconds per step, per kernel name."""
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
@@ -156,12 +147,12 @@ def main(argv: list[str]) -> int:
         sides["plain-zmodel"] = (plain_step(zmodel=True), "default")
     for step, flags in sides.values():  # cuDNN autotuning under each side's flags
         _flags(flags)
-        _window(step, 5)
+        loop.timed(step, 5, 0, CUDA)
     rates: dict[str, list[float]] = defaultdict(list)
     for _ in range(a.windows):
         for name, (step, flags) in sides.items():
             _flags(flags)
-            rates[name].append(BATCH * a.steps / _window(step, a.steps))
+            rates[name].append(BATCH * a.steps / loop.timed(step, a.steps, 0, CUDA))
     med = {k: statistics.median(v) for k, v in rates.items()}
     print(f"U-Net 2D bf16 channels-last train, batch {BATCH}, {torch.cuda.get_device_name()}:")
     for name, r in med.items():

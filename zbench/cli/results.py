@@ -148,6 +148,18 @@ def _query(filters: Filters, db: Db) -> list[ResultRow] | None:
         return None
 
 
+def _selected(filters: Filters, db: Db, verb: str) -> list[ResultRow] | int:
+    """The rows to ``verb`` (export, plot), or the exit status when there are none: 2 for a bad
+    filter, 1 for no run selected (said on stderr)."""
+    rows = _query(filters, db)
+    if rows is None:
+        return 2
+    if not rows:
+        err(filters.nothing_to(verb))
+        return 1
+    return rows
+
+
 def show_results(*, filters: Filters, db: Db, json_out: bool, wide: bool = False) -> int:
     """Print the filtered results as the review's table or JSON; 2 when a filter is bad."""
     rows = _query(filters, db)
@@ -181,12 +193,9 @@ def export_results(
         return 2
     if _over_database(output, db):
         return 2
-    rows = _query(filters, db)
-    if rows is None:
-        return 2
-    if not rows:
-        err(filters.nothing_to("export"))
-        return 1
+    rows = _selected(filters, db, "export")
+    if isinstance(rows, int):
+        return rows
     try:
         text = render(rows, fmt)
     except FormatError as exc:
@@ -378,12 +387,9 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
     if problem:
         err(problem)
         return 2
-    rows = _query(filters, db)
-    if rows is None:
-        return 2
-    if not rows:
-        err(filters.nothing_to("plot"))
-        return 1
+    rows = _selected(filters, db, "plot")
+    if isinstance(rows, int):
+        return rows
     from zbench.results.charts import DRAWN, write_charts
 
     try:

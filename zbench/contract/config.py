@@ -151,7 +151,10 @@ class UsageError(ValueError):
         return str(self) if m is None else f"{name(m[1].split('/'))}: {m[2]}"
 
 
-class _Parser(argparse.ArgumentParser):
+class UsageParser(argparse.ArgumentParser):
+    """An argparse parser whose errors raise `UsageError` instead of exiting (the runner's and
+    the demos' parsers)."""
+
     def error(self, message: str) -> Any:
         raise UsageError(message)
 
@@ -406,7 +409,7 @@ def build_parser(
     prog: str = "python -m zbench.runners", *, add_help: bool = True
 ) -> argparse.ArgumentParser:
     """The runner's option parser, built from :data:`RUN_OPTIONS`."""
-    p = _Parser(
+    p = UsageParser(
         prog=prog,
         description="Run one zbench workload and write runner-protocol events.",
         add_help=add_help,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zbench.contract import demos as registry
-from zbench.contract.config import UsageError, argparse_kwargs
+from zbench.contract.config import UsageError, UsageParser, argparse_kwargs
 from zbench.contract.demos import Demo, Opt
 
 
@@ -99,11 +99,6 @@ class DemoConfig:
         return cls.of(demo, **{k: v for k, v in data.items() if k in names})
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:
-        raise UsageError(message)
-
-
 def _add(p: argparse.ArgumentParser, opt: Opt) -> None:
     if opt.kind == "switch":  # --train|--animate: the one kind only demos have
         group = p.add_mutually_exclusive_group()
@@ -124,12 +119,12 @@ def build_parser(
     prog: str = "python -m zbench.demos", *, add_help: bool = True
 ) -> argparse.ArgumentParser:
     """The demos' argument parser: one subcommand per demo, its options from the demo table."""
-    p = _Parser(
+    p = UsageParser(
         prog=prog,
         description="Run one zbench demo and write runner-protocol events.",
         add_help=add_help,
     )
-    sub = p.add_subparsers(dest="demo", required=True, parser_class=_Parser, metavar="DEMO")
+    sub = p.add_subparsers(dest="demo", required=True, parser_class=UsageParser, metavar="DEMO")
     for entry in registry.demos().values():
         d = sub.add_parser(entry.name, help=entry.title, description=entry.title, add_help=add_help)
         for opt in entry.options:

@@ -77,6 +77,12 @@ TRACKING_BATCH = 8
 _DEVICE = Opt("device", "choice", "cuda", "cuda or cpu", choices=("cuda", "cpu"))
 _SEED = Opt("seed", "int", 0, "random seed", low=0, high=SEED_MAX)
 
+
+def _minutes(default: float) -> Opt:
+    """A demo's training budget: the same option in every demo, only its default differs."""
+    return Opt("minutes", "float", default, "training budget", low=0.0, high=24 * 60)
+
+
 SNAKE = Demo(
     name="snake",
     title="Snake by reinforcement learning",
@@ -93,7 +99,7 @@ SNAKE = Demo(
             low=1,
             high=1 << 20,
         ),
-        Opt("minutes", "float", 5.0, "training budget", low=0.0, high=24 * 60),
+        _minutes(5.0),
         _DEVICE,
         _SEED,
         Opt("compile", "bool", False, "torch.compile the policy (GPU only)"),
@@ -130,7 +136,7 @@ MOTION = Demo(
     title="Talking-head motion transfer",
     module="zbench.demos.motion.job",
     options=(
-        Opt("minutes", "float", 4.0, "training budget", low=0.0, high=24 * 60),
+        _minutes(4.0),
         Opt(
             "size",
             "int",
@@ -215,7 +221,7 @@ TRACKING = Demo(
     title="Multi-object tracking",
     module="zbench.demos.tracking",
     options=(
-        Opt("minutes", "float", 3.0, "training budget", low=0.0, high=24 * 60),
+        _minutes(3.0),
         Opt(
             "input",
             "str",

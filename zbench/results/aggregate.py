@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
-from zbench.results.bottleneck import bottleneck
+from zbench.results.bottleneck import bottleneck, throttle_fractions
 from zbench.telemetry.snapshot import NA, Snapshot
 
 Sample = dict[str, Any]
@@ -147,25 +147,8 @@ def aggregate_phase(samples: Sequence[Sample]) -> dict[str, Any]:
         "host_cpu_max": _max(s.get("host_cpu") for s in samples),
         "other_procs_max": _max(_across(s, "others", _sum) for s in samples),
         "other_mem_max_bytes": _max(_across(s, "others_mem", _sum) for s in samples),
-        "throttle_frac": _throttle_fractions(samples),
+        "throttle_frac": throttle_fractions(samples),
     }
-
-
-def _throttle_fractions(samples: Sequence[Sample]) -> dict[str, float] | None:
-    """Per clock-event reason: the fraction of samples (with reasons read) in which any of the job's
-    GPUs reported it. None when no sample read the reasons."""
-    known = 0
-    counts: dict[str, int] = {}
-    for s in samples:
-        reasons = [g.get("thr") for g in s.get("gpus", ())]
-        if not any(r is not None for r in reasons):
-            continue
-        known += 1
-        for name in {n for r in reasons if r for n in r}:
-            counts[name] = counts.get(name, 0) + 1
-    if not known:
-        return None
-    return {name: counts[name] / known for name in sorted(counts)}
 
 
 def aggregate(samples: Sequence[Sample]) -> dict[str, dict[str, Any]]:

@@ -189,7 +189,9 @@ def _communication_bound(samples: Sequence[Sample], notes: list[str]) -> Finding
     return Finding("communication-bound", text)
 
 
-def _throttled(samples: Sequence[Sample]) -> Finding | None:
+def throttle_fractions(samples: Sequence[Sample]) -> dict[str, float] | None:
+    """Per clock-event reason: the fraction of samples (with reasons read) in which any of the job's
+    GPUs reported it. None when no sample read the reasons."""
     known = 0
     counts: dict[str, int] = {}
     for s in samples:
@@ -197,9 +199,16 @@ def _throttled(samples: Sequence[Sample]) -> Finding | None:
         if not any(r is not None for r in reasons):
             continue
         known += 1
-        for name in {n for r in reasons if r for n in r if n in THROTTLES}:
+        for name in {n for r in reasons if r for n in r}:
             counts[name] = counts.get(name, 0) + 1
-    slow = {k: v / known for k, v in counts.items() if known and v / known >= THROTTLE_SHARE}
+    if not known:
+        return None
+    return {name: counts[name] / known for name in sorted(counts)}
+
+
+def _throttled(samples: Sequence[Sample]) -> Finding | None:
+    fractions = throttle_fractions(samples) or {}
+    slow = {k: v for k, v in fractions.items() if k in THROTTLES and v >= THROTTLE_SHARE}
     if not slow:
         return None
     what = ", ".join(f"{k} in {100 * v:.0f}% of samples" for k, v in sorted(slow.items()))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from zbench.demos.motion import evaluate, live, renderer, train, video
 from zbench.demos.motion.infer import Animator
 from zbench.demos.motion.model import MotionConfig, MotionModel
 from zbench.demos.motion.preview import downscale
+from zbench.demos.options import build
 from zbench.demos.progress import PhaseProgress
 
 Emit = Callable[..., None]
@@ -69,11 +70,7 @@ class MotionOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> MotionOptions:
-        known = {f.name for f in fields(cls)}
-        bad = sorted(set(options) - known)
-        if bad:
-            raise ValueError(f"unknown motion option(s): {', '.join(bad)}")
-        opts = cls(**dict(options))
+        opts = build(cls, options, "motion")
         if opts.smoke:
             opts.size, opts.batch, opts.frames = 64, 4, min(opts.frames or 12, 12)
             opts.steps = opts.steps or 6

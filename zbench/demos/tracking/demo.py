@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from zbench.contract.demos import TRACKING_BATCH, TRACKING_GENERATED_FRAMES
+from zbench.demos.options import build
 from zbench.demos.progress import PhaseProgress
 from zbench.demos.tracking import detector as det
 from zbench.demos.tracking import mot_io, pipeline, sources, train
@@ -69,11 +70,7 @@ class TrackingOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> TrackingOptions:
-        known = {f.name for f in fields(cls)}
-        bad = sorted(set(options) - known)
-        if bad:
-            raise ValueError(f"unknown tracking option(s): {', '.join(bad)}")
-        o = cls(**dict(options))
+        o = build(cls, options, "tracking")
         if o.smoke:
             o.width, o.height, o.targets = 320, 192, min(o.targets, 6)
             o.frames, o.steps = min(o.frames or 8, 8), o.steps or 1

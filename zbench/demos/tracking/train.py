@@ -149,6 +149,45 @@ def _loop(
     return losses
 
 
+def _fit(
+    model: nn.Module,
+    stream: Prefetch,
+    opt: torch.optim.Optimizer,
+    lr: float,
+    loss_fn: Callable[[], torch.Tensor | None],
+    steps: int | None,
+    seconds: float | None,
+    callback: Callback | None,
+    clip: float | None = None,
+) -> list[float]:
+    """Train on ``loss_fn()`` (a batch's loss; None for a batch with nothing to learn from, which
+    counts as a NaN loss and takes no optimizer step) under `_loop`'s budget and `_lr`'s schedule;
+    then close the stream and leave the model in eval mode."""
+    taken = 0  # optimizer steps: the schedule's clock
+
+    def one(frac: float) -> float:
+        nonlocal taken
+        loss = loss_fn()
+        if loss is None:
+            return float("nan")
+        for g in opt.param_groups:
+            g["lr"] = _lr(lr, taken, frac)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if clip is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        taken += 1
+        return float(loss.detach())
+
+    try:
+        out = _loop(one, steps, seconds, callback)
+    finally:
+        stream.close()
+    model.eval()
+    return out
+
+
 def train_detector(
     model: nn.Module,
     *,
@@ -167,9 +206,8 @@ def train_detector(
     model.train()
     stream = Prefetch(SceneStream(batch, size[0], size[1], device, seed))
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
-    step = [0]
 
-    def one(frac: float) -> float:
+    def loss_fn() -> torch.Tensor:
         images, targets = [], []
         for img, truth in stream.draw():
             keep = truth.visibility >= 0.2
@@ -182,22 +220,9 @@ def train_detector(
                     "labels": torch.ones(len(box), dtype=torch.int64, device=device),
                 }
             )
-        for g in opt.param_groups:
-            g["lr"] = _lr(lr, step[0], frac)
-        loss = sum(model(images, targets).values())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 10.0)
-        opt.step()
-        step[0] += 1
-        return float(loss.detach())
+        return sum(model(images, targets).values())
 
-    try:
-        out = _loop(one, steps, seconds, callback)
-    finally:
-        stream.close()
-    model.eval()
-    return out
+    return _fit(model, stream, opt, lr, loss_fn, steps, seconds, callback, clip=10.0)
 
 
 def _jitter(tlwh: np.ndarray, rng: np.random.Generator, amount: float = 0.08) -> np.ndarray:
@@ -229,9 +254,8 @@ def train_embedder(
     rng = np.random.default_rng(seed + 2)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
     use_bf16 = bf16 and device.type == "cuda"
-    step = [0]
 
-    def one(frac: float) -> float:
+    def loss_fn() -> torch.Tensor | None:
         crops, labels = [], []
         for img, truth in stream.draw():
             keep = truth.visibility >= 0.5
@@ -242,27 +266,15 @@ def train_embedder(
             crops.append(crop(img, box.to(device)))
             labels.append(torch.as_tensor(truth.identity[keep], device=device))
         if not crops:
-            return float("nan")
+            return None
         x, y = torch.cat(crops), torch.cat(labels)
         if torch.rand(()) < 0.5:
             x = x.flip(3)
-        for g in opt.param_groups:
-            g["lr"] = _lr(lr, step[0], frac)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
             logits = model.classify(x)
-        loss = F.cross_entropy(logits.float(), y, label_smoothing=0.1)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        step[0] += 1
-        return float(loss.detach())
+        return F.cross_entropy(logits.float(), y, label_smoothing=0.1)
 
-    try:
-        out = _loop(one, steps, seconds, callback)
-    finally:
-        stream.close()
-    model.eval()
-    return out
+    return _fit(model, stream, opt, lr, loss_fn, steps, seconds, callback)
 
 
 def held_out(n: int, size: tuple[int, int], device, targets: int = 40):
