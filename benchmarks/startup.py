@@ -1,4 +1,5 @@
-"""CLI start-up: how long `zbench jobs`, `zbench results` and `zbench monitor --once` take of their own.
+"""CLI start-up: how long `zbench --help`, `zbench jobs`, `zbench results` and `zbench monitor --once` take
+of their own.
 
     python benchmarks/startup.py [--repeat 9] [--json] [COMMAND ...]
 
@@ -26,6 +27,7 @@ import time
 
 GOAL_S = 0.3
 COMMANDS = {
+    "help": (["--help"], 0.0),
     "jobs": (["jobs"], 0.0),
     "results": (["results"], 0.0),
     "monitor --once": (["monitor", "--once"], 0.5),  # the deliberate wait between its two samples

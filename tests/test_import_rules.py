@@ -8,7 +8,6 @@ import json
 import pkgutil
 import subprocess
 import sys
-import time
 
 import zbench
 
@@ -79,8 +78,9 @@ def test_every_command_body_is_in_the_cli_package() -> None:
 
 
 def test_help_loads_no_framework_and_no_textual() -> None:
-    """What keeps `zbench --help` fast, read from sys.modules, not a clock: no framework, no TUI,
-    no NVML or store."""
+    """What keeps `zbench --help` fast, read from sys.modules, not a clock (the machine running
+    the gate may be busy; benchmarks/startup.py times it): no framework, no TUI, no NVML or
+    store."""
     code = (
         "import json, runpy, sys\n"
         "sys.argv = ['zbench', '--help']\n"
@@ -93,20 +93,6 @@ def test_help_loads_no_framework_and_no_textual() -> None:
     loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
     assert "zbench" in loaded and "typer" in loaded  # the help really ran in that interpreter
     assert not loaded & (FRAMEWORKS | {"textual", "pynvml", "sqlite3", "numpy"})
-
-
-def test_help_is_fast() -> None:
-    # Best of five, so a busy CI core does not make it flaky; "well under a second" is the target
-    # (about 0.3 s on 2 busy cores).
-    best = float("inf")
-    for _ in range(5):
-        t0 = time.perf_counter()
-        out = subprocess.run(
-            [sys.executable, "-m", "zbench", "--help"], capture_output=True, text=True, check=True
-        )
-        best = min(best, time.perf_counter() - t0)
-    assert "monitor" in out.stdout
-    assert best < 1.0, f"zbench --help took {best:.2f}s"
 
 
 def test_version_matches_package() -> None:

@@ -16,9 +16,6 @@ from collections.abc import Hashable, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from zbench.results.identity import differing as differing_fields
-from zbench.results.identity import fields, label, value_text
-
 if TYPE_CHECKING:
     from zbench.jobs.api import JobInfo
 
@@ -30,6 +27,9 @@ FOUND = frozenset({"gpu_model"})
 
 def setup(config: dict[str, Any]) -> dict[str, Any]:
     """A job's setup fields: ``results.identity.fields`` of the run its configuration asks for."""
+    # Imported when two jobs read alike: `zbench jobs` on a plain list loads no results code.
+    from zbench.results.identity import fields
+
     run = SimpleNamespace(
         **{k: config.get(k) for k in ("workload", "framework", "mode", "precision")},
         batch_size=config.get("batch_size"),
@@ -43,6 +43,8 @@ def setup(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _words(key: str, value: Any) -> str:
+    from zbench.results.identity import label, value_text
+
     # None in a job's configuration: the preset (or the runner) chooses.
     return f"{label(key)} {'default' if value is None else value_text(value)}"
 
@@ -76,6 +78,8 @@ def differing(
     for members in groups.values():
         if len(members) < 2:
             continue
+        from zbench.results.identity import differing as differing_fields
+
         setups = [setup(items[i][1]) for i in members]
         order = list(dict.fromkeys(k for s in setups for k in s))  # the configuration's order
         keys = sorted(differing_fields(setups, named | FOUND), key=order.index)
