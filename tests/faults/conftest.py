@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -16,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.job_home import kill_leftovers, use_fake_runner_home
 from zbench.store import Store
 
-FAKE_RUNNER = Path(__file__).parents[1] / "jobs" / "fake_runner.py"
 ROOT = Path(__file__).parents[2]
 
 
@@ -27,25 +26,11 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """ZBENCH_HOME in tmp with the stand-in runner and no GPUs; yields the home. Kills whatever
     runners and supervisors the test left behind, for every database in it."""
     home = tmp_path / "home"
-    monkeypatch.setenv("ZBENCH_HOME", str(home))
-    monkeypatch.delenv("ZBENCH_DB", raising=False)
-    monkeypatch.setenv("ZBENCH_RUNNER_MODULE", str(FAKE_RUNNER))
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    monkeypatch.setenv("ZBENCH_SUPERVISOR_IDLE_S", "1")
-    monkeypatch.setenv("ZBENCH_SAMPLE_INTERVAL_S", "0.1")
-    monkeypatch.setenv("ZBENCH_TELEMETRY_REPLAY", "")
+    use_fake_runner_home(monkeypatch, home)
     yield home
     for db in home.glob("*.db") if home.is_dir() else []:
-        with contextlib.suppress(Exception):
-            store = Store(db)
-            for job in store.jobs(("running",)):
-                if job["pid"]:
-                    with contextlib.suppress(OSError):
-                        os.killpg(int(job["pid"]), signal.SIGKILL)
-            sup = store.supervisor()
-            if sup is not None and int(sup["pid"]) != os.getpid():
-                with contextlib.suppress(OSError):
-                    os.kill(int(sup["pid"]), signal.SIGKILL)
+        with contextlib.suppress(Exception):  # a fault test may leave one that cannot be read
+            kill_leftovers(db)
 
 
 def zbench(*args: str, stdout: Any = subprocess.PIPE, timeout: float = 60) -> tuple[int, str, str]:

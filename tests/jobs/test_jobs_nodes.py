@@ -33,6 +33,25 @@ def submit_nodes(
     return job_id
 
 
+def submit_real_run_on_two_local_nodes(
+    db: Path, monkeypatch: pytest.MonkeyPatch, steps: int
+) -> int:
+    """The real runner, not the fake, on a tiny resnet50 for ``steps`` steps, one node launcher for
+    each of ``localhost,localhost``."""
+    monkeypatch.delenv("ZBENCH_RUNNER_MODULE")
+    run = RunConfig(
+        "resnet50",
+        device="cpu",
+        image_size=32,
+        batch_size=2,
+        steps=steps,
+        warmup=1,
+        repeat=1,
+        workers=0,
+    )
+    return submit_nodes(db, "localhost,localhost", run, timeout=240)
+
+
 def log_of(job_id: int, db: Path, timeout: float = 20.0) -> Path:
     """The job's runner log, once the supervisor recorded where it is."""
     deadline = time.monotonic() + timeout
@@ -213,18 +232,7 @@ def test_cli_run_nodes_rejects_gpu_ids_and_launcher_options(jobenv: Path) -> Non
 @pytest.mark.slow
 def test_real_torchrun_two_nodes_on_gloo(jobenv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """torchrun's c10d rendezvous across two node launchers on loopback, DDP on gloo (the CPU)."""
-    monkeypatch.delenv("ZBENCH_RUNNER_MODULE")
-    run = RunConfig(
-        "resnet50",
-        device="cpu",
-        image_size=32,
-        batch_size=2,
-        steps=2,
-        warmup=1,
-        repeat=1,
-        workers=0,
-    )
-    job_id = submit_nodes(jobenv, "localhost,localhost", run, timeout=240)
+    job_id = submit_real_run_on_two_local_nodes(jobenv, monkeypatch, steps=2)
     info = wait_for(job_id, jobenv, ("done", "failed", "crashed", "timeout"), timeout=260)
     assert info.state == "done", (info.reason, api.log_tail(job_id, jobenv, 40))
     [row] = Store(jobenv).runs(RunFilter(job_ids=[job_id]))
@@ -239,18 +247,7 @@ def test_two_nodes_on_this_machine_listen_on_loopback_only(
     """`--nodes localhost,localhost` used torchrun's c10d store, which listens on every interface;
     the nodes now meet through a file. Every process of the job is watched from outside."""
     psutil = pytest.importorskip("psutil")
-    monkeypatch.delenv("ZBENCH_RUNNER_MODULE")
-    run = RunConfig(
-        "resnet50",
-        device="cpu",
-        image_size=32,
-        batch_size=2,
-        steps=60,
-        warmup=1,
-        repeat=1,
-        workers=0,
-    )
-    job_id = submit_nodes(jobenv, "localhost,localhost", run, timeout=240)
+    job_id = submit_real_run_on_two_local_nodes(jobenv, monkeypatch, steps=60)
     listening: set[tuple[str, int]] = set()
     deadline = time.monotonic() + 260
     while api.get_job(job_id, jobenv).state in ("queued", "running"):

@@ -4,9 +4,6 @@ side."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +11,9 @@ from pathlib import Path
 import pytest
 from sshkit import Sshd, Unavailable, start_sshd
 
-from zbench.store import Store
+from tests.fakes.job_home import FAKE_RUNNER, kill_leftovers, use_fake_runner_home
 
 ROOT = Path(__file__).resolve().parents[2]
-FAKE_RUNNER = ROOT / "tests" / "jobs" / "fake_runner.py"
 
 
 @pytest.fixture
@@ -43,21 +39,7 @@ def sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
 @pytest.fixture
 def launcher_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The launching machine's ZBENCH_HOME, the fake runner, no GPUs; yields the database path."""
-    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("ZBENCH_DB", raising=False)
-    monkeypatch.setenv("ZBENCH_RUNNER_MODULE", str(FAKE_RUNNER))
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
-    monkeypatch.setenv("ZBENCH_SUPERVISOR_IDLE_S", "1")
-    monkeypatch.setenv("ZBENCH_TELEMETRY_REPLAY", "")
     db = tmp_path / "home" / "zbench.db"
+    use_fake_runner_home(monkeypatch, db.parent, sample_interval_s=None)
     yield db
-    if db.exists():
-        store = Store(db)
-        for job in store.jobs(("running",)):
-            if job["pid"]:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(int(job["pid"]), signal.SIGKILL)
-        sup = store.supervisor()
-        if sup is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(sup["pid"]), signal.SIGKILL)
+    kill_leftovers(db)

@@ -8,19 +8,10 @@ from pathlib import Path
 
 from sshkit import Sshd
 
+from tests.jobs.jobkit import wait_for
 from zbench.contract.config import RunConfig
 from zbench.jobs import api, nodes
 from zbench.jobs.liveness import pid_alive
-
-
-def wait_state(job_id: int, db: Path, states: tuple[str, ...], timeout: float = 60) -> api.JobInfo:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        info = api.get_job(job_id, db)
-        if info.state in states:
-            return info
-        time.sleep(0.1)
-    raise AssertionError(f"job {job_id} is {info.state}; wanted {states}")
 
 
 def remote_agents(log: Path, timeout: float = 30) -> list[int]:
@@ -39,7 +30,7 @@ def test_two_nodes_over_ssh_run_as_one_job(sshd: Sshd, launcher_home: Path) -> N
     cfg = nodes.parse_nodes("zb-a,zb-b", run)
     assert [launch.via for launch in nodes.plan(cfg, "t")] == ["ssh", "ssh"]
     [job_id] = api.submit([api.JobSpec(cfg)], db=launcher_home)  # type: ignore[arg-type]
-    info = wait_state(job_id, launcher_home, ("done", "failed", "crashed"))
+    info = wait_for(job_id, launcher_home, ("done", "failed", "crashed"), timeout=60)
     log = Path(info.log_path or "").read_text()
     assert info.state == "done", (info.reason, log[-3000:])
     assert "ssh -F" in log and "--rdzv-endpoint 127.0.0.1:" in log  # ssh -G resolved the alias
@@ -49,7 +40,7 @@ def test_cancel_over_ssh_stops_the_remote_processes(sshd: Sshd, launcher_home: P
     run = RunConfig("resnet50", device="cpu", steps=3000, batch_size=8)
     cfg = nodes.parse_nodes("zb-a,zb-b", run)
     [job_id] = api.submit([api.JobSpec(cfg)], db=launcher_home)  # type: ignore[arg-type]
-    info = wait_state(job_id, launcher_home, ("running",))
+    info = wait_for(job_id, launcher_home, ("running",), timeout=60)
     deadline = time.monotonic() + 30
     while info.log_path is None and time.monotonic() < deadline:  # set just after "running"
         time.sleep(0.1)
@@ -57,7 +48,7 @@ def test_cancel_over_ssh_stops_the_remote_processes(sshd: Sshd, launcher_home: P
     assert info.log_path is not None
     pids = remote_agents(Path(info.log_path))
     api.cancel(job_id, launcher_home, grace=5.0)
-    info = wait_state(job_id, launcher_home, ("cancelled", "failed", "crashed", "done"))
+    info = wait_for(job_id, launcher_home, ("cancelled", "failed", "crashed", "done"), timeout=60)
     assert info.state == "cancelled", info.reason
     deadline = time.monotonic() + 15
     while any(pid_alive(p) for p in pids) and time.monotonic() < deadline:
