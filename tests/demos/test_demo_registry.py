@@ -14,6 +14,7 @@ from zbench.contract import demos as registry
 from zbench.contract.config import UsageError
 from zbench.contract.demo_options import DemoConfig, parse_args
 from zbench.demos.motion.job import motion_options
+from zbench.demos.tracking import RENAMED
 from zbench.jobs.runjob import command_for
 
 CLI = CliRunner(env={"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"})
@@ -123,17 +124,41 @@ def test_motion_options_are_what_run_takes(tmp_path: Path) -> None:
     assert given(smoke=True)["compile"] is False
 
 
-def test_motion_run_options_default_to_the_demo_table() -> None:
-    """One set of defaults: ``run``'s own options start from the contract's schema."""
-    from dataclasses import fields
+# Each demo's own options dataclass (what its ``run`` takes), the table's options it knows by
+# another name, and those its job turns into something else (motion's ``--animate`` is a zero
+# training budget; its checkpoint folder defaults under ZBENCH_HOME). Snake's training loop reads
+# the table's ``DemoConfig`` itself: it has no second set of defaults to drift.
+RUN_OPTIONS: dict[str, tuple[str, dict[str, str], set[str]] | None] = {
+    "snake": None,
+    "motion": ("zbench.demos.motion.demo:MotionOptions", {}, {"mode", "checkpoint"}),
+    "tracking": ("zbench.demos.tracking.demo:TrackingOptions", RENAMED, set()),
+}
+
+
+def test_every_demo_says_where_its_run_options_are() -> None:
+    assert set(RUN_OPTIONS) == set(registry.demos())
+
+
+@pytest.mark.parametrize("demo", [d for d, where in RUN_OPTIONS.items() if where is not None])
+def test_run_options_default_to_the_demo_table(demo: str) -> None:
+    """One set of defaults: each option the table declares has the table's default in the demo's
+    own options dataclass too (a direct ``run`` call gets what ``zbench demo`` gets)."""
+    import importlib
+    from dataclasses import MISSING, fields
 
     pytest.importorskip("torch")
-    from zbench.demos.motion.demo import MotionOptions
-
-    table = registry.MOTION.defaults()
-    shared = {f.name: f.default for f in fields(MotionOptions) if f.name in table}
-    assert shared and shared == {k: table[k] for k in shared}
-    assert MotionOptions().drive == "scripted" and MotionOptions().compile is True
+    where = RUN_OPTIONS[demo]
+    assert where is not None
+    path, renamed, derived = where
+    module, name = path.split(":")
+    own = {
+        f.name: f.default
+        for f in fields(getattr(importlib.import_module(module), name))
+        if f.default is not MISSING
+    }
+    table = {k: v for k, v in registry.get(demo).defaults().items() if k not in derived}
+    assert [k for k in table if renamed.get(k, k) not in own] == []  # every option has a field
+    assert {k: own[renamed.get(k, k)] for k in table} == table
 
 
 def test_cli_demo_motion_help_lists_its_options() -> None:
