@@ -161,6 +161,39 @@ def test_run_options_default_to_the_demo_table(demo: str) -> None:
     assert {k: own[renamed.get(k, k)] for k in table} == table
 
 
+def test_a_smoke_motion_job_shows_the_size_it_runs_at() -> None:
+    """``--smoke`` runs motion at 64x64 on at most 12 frames: the job's stored config, the start
+    event its process writes and the live view say so, not the options' defaults (256, 150);
+    ``run``'s own options read the same caps from the table."""
+    from zbench.demos.adapter import EntryAdapter
+    from zbench.tui.demo_view import DemoView
+
+    config, _ = parse_args(["motion", "--smoke", "--device", "cpu"])
+    assert (config.size, config.frames) == (64, 12)
+    row = config.as_dict()  # what the store keeps and `zbench jobs` shows
+    assert (row["size"], row["frames"]) == (64, 12) and DemoConfig.from_dict(row) == config
+    in_process = parse_args(command_for("demo", row, Path("ev.jsonl"))[3:])[0]
+    start = EntryAdapter(in_process).config()  # the start event's config
+    assert (start["size"], start["frames"]) == (64, 12)
+    view = DemoView()
+    view.apply([{"type": "start", "t": 1.0, "demo": "motion", "config": start}])
+    assert "size 64" in view.figures() and "size 256" not in view.figures()
+    # Fewer frames than the cap are kept; --smoke without --smoke's options changes nothing.
+    assert DemoConfig.of("motion", smoke=True, frames=5).frames == 5
+    assert DemoConfig.of("motion", size=128).size == 128
+    pytest.importorskip("torch")
+    from zbench.demos.motion.demo import MotionOptions
+
+    opts = MotionOptions.parse({"smoke": True})
+    assert (opts.size, opts.frames, opts.batch, opts.steps) == (64, 12, 4, 6)
+
+
+def test_a_smoke_tracking_job_shows_its_frames_and_batch() -> None:
+    config, _ = parse_args(["tracking", "--smoke", "--device", "cpu"])
+    assert (config.frames, config.batch) == (8, 4)
+    assert DemoConfig.of("tracking", smoke=True, batch=2).batch == 2
+
+
 def test_cli_demo_motion_help_lists_its_options() -> None:
     out = CLI.invoke(app, ["demo", "motion", "--help"])
     assert out.exit_code == 0

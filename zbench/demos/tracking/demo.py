@@ -76,11 +76,12 @@ class TrackingOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> TrackingOptions:
-        o = build(cls, options, "tracking")
+        # --smoke's frames and batch are the table's (TRACKING.smoke); the scene and steps are
+        # run's own.
+        o = build(cls, TRACKING.resolve(options), "tracking")
         if o.smoke:
             o.width, o.height, o.targets = 320, 192, min(o.targets, 6)
-            o.frames, o.steps = min(o.frames or 8, 8), o.steps or 1
-            o.batch = o.batch or 4  # two chunks of the 8 frames: one warm-up, one timed
+            o.steps = o.steps or 1
         if o.batch is None:
             o.batch = 1 if o.input.startswith("webcam:") else TRACKING_BATCH
         if o.batch < 1:
