@@ -142,4 +142,6 @@ def test_motion_smoke_run_on_the_cpu(tmp_path: Path) -> None:
     assert set(frames[-1]["panels"]) == {"source", "driving", "result"}
     [result] = [e for e in evs if e["type"] == "result"]
     assert result["fps"] > 0 and "L1, model" in result["summary"]
+    [start] = [e for e in evs if e["type"] == "start"]
+    assert start["config"]["size"] == result["size"] == 64  # what ran is what shows
     assert (tmp_path / "ckpt" / "motion.pt").is_file()

@@ -14,6 +14,7 @@ from zbench.contract import demos as registry
 from zbench.contract.config import UsageError
 from zbench.contract.demo_options import DemoConfig, parse_args
 from zbench.demos.motion.job import motion_options
+from zbench.demos.tracking import RENAMED
 from zbench.jobs.runjob import command_for
 
 CLI = CliRunner(env={"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"})
@@ -123,17 +124,74 @@ def test_motion_options_are_what_run_takes(tmp_path: Path) -> None:
     assert given(smoke=True)["compile"] is False
 
 
-def test_motion_run_options_default_to_the_demo_table() -> None:
-    """One set of defaults: ``run``'s own options start from the contract's schema."""
-    from dataclasses import fields
+# Each demo's own options dataclass (what its ``run`` takes), the table's options it knows by
+# another name, and those its job turns into something else (motion's ``--animate`` is a zero
+# training budget; its checkpoint folder defaults under ZBENCH_HOME). Snake's training loop reads
+# the table's ``DemoConfig`` itself: it has no second set of defaults to drift.
+RUN_OPTIONS: dict[str, tuple[str, dict[str, str], set[str]] | None] = {
+    "snake": None,
+    "motion": ("zbench.demos.motion.demo:MotionOptions", {}, {"mode", "checkpoint"}),
+    "tracking": ("zbench.demos.tracking.demo:TrackingOptions", RENAMED, set()),
+}
 
+
+def test_every_demo_says_where_its_run_options_are() -> None:
+    assert set(RUN_OPTIONS) == set(registry.demos())
+
+
+@pytest.mark.parametrize("demo", [d for d, where in RUN_OPTIONS.items() if where is not None])
+def test_run_options_default_to_the_demo_table(demo: str) -> None:
+    """One set of defaults: each option the table declares has the table's default in the demo's
+    own options dataclass too (a direct ``run`` call gets what ``zbench demo`` gets)."""
+    import importlib
+    from dataclasses import MISSING, fields
+
+    pytest.importorskip("torch")
+    where = RUN_OPTIONS[demo]
+    assert where is not None
+    path, renamed, derived = where
+    module, name = path.split(":")
+    own = {
+        f.name: f.default
+        for f in fields(getattr(importlib.import_module(module), name))
+        if f.default is not MISSING
+    }
+    table = {k: v for k, v in registry.get(demo).defaults().items() if k not in derived}
+    assert [k for k in table if renamed.get(k, k) not in own] == []  # every option has a field
+    assert {k: own[renamed.get(k, k)] for k in table} == table
+
+
+def test_a_smoke_motion_job_shows_the_size_it_runs_at() -> None:
+    """``--smoke`` runs motion at 64x64 on at most 12 frames: the job's stored config, the start
+    event its process writes and the live view say so, not the options' defaults (256, 150);
+    ``run``'s own options read the same caps from the table."""
+    from zbench.demos.adapter import EntryAdapter
+    from zbench.tui.demo_view import DemoView
+
+    config, _ = parse_args(["motion", "--smoke", "--device", "cpu"])
+    assert (config.size, config.frames) == (64, 12)
+    row = config.as_dict()  # what the store keeps and `zbench jobs` shows
+    assert (row["size"], row["frames"]) == (64, 12) and DemoConfig.from_dict(row) == config
+    in_process = parse_args(command_for("demo", row, Path("ev.jsonl"))[3:])[0]
+    start = EntryAdapter(in_process).config()  # the start event's config
+    assert (start["size"], start["frames"]) == (64, 12)
+    view = DemoView()
+    view.apply([{"type": "start", "t": 1.0, "demo": "motion", "config": start}])
+    assert "size 64" in view.figures() and "size 256" not in view.figures()
+    # Fewer frames than the cap are kept; --smoke without --smoke's options changes nothing.
+    assert DemoConfig.of("motion", smoke=True, frames=5).frames == 5
+    assert DemoConfig.of("motion", size=128).size == 128
     pytest.importorskip("torch")
     from zbench.demos.motion.demo import MotionOptions
 
-    table = registry.MOTION.defaults()
-    shared = {f.name: f.default for f in fields(MotionOptions) if f.name in table}
-    assert shared and shared == {k: table[k] for k in shared}
-    assert MotionOptions().drive == "scripted" and MotionOptions().compile is True
+    opts = MotionOptions.parse({"smoke": True})
+    assert (opts.size, opts.frames, opts.batch, opts.steps) == (64, 12, 4, 6)
+
+
+def test_a_smoke_tracking_job_shows_its_frames_and_batch() -> None:
+    config, _ = parse_args(["tracking", "--smoke", "--device", "cpu"])
+    assert (config.frames, config.batch) == (8, 4)
+    assert DemoConfig.of("tracking", smoke=True, batch=2).batch == 2
 
 
 def test_cli_demo_motion_help_lists_its_options() -> None:

@@ -38,6 +38,7 @@ def test_view_folds_motion_events() -> None:
     assert view.curve and view.curve[0]["loss"] is not None
     text = view.figures()
     assert "Frames/s (device, batch 1)" in text and "L1, affine baseline" in text
+    assert "size 64" in text  # the recorded smoke run ran at 64x64
 
 
 START = {"type": "start", "t": 100.0, "demo": "motion", "title": "Talking-head motion transfer"}

@@ -34,14 +34,15 @@ class DemoConfig:
 
     @classmethod
     def of(cls, demo: str, **options: Any) -> DemoConfig:
-        """The demo's defaults with ``options`` over them (unknown names: ``UsageError``)."""
+        """The demo's defaults with ``options`` over them (unknown names: ``UsageError``), as the
+        run uses them (``--smoke``'s caps applied: ``Demo.resolve``)."""
         entry = registry.get(demo)
         values = entry.defaults()
         unknown = sorted(set(options) - set(values))
         if unknown:
             raise UsageError(f"{demo}: unknown option(s) {', '.join(unknown)}")
         values.update(options)
-        return cls(demo, tuple(values.items()))
+        return cls(demo, tuple(entry.resolve(values).items()))
 
     def check(self) -> str | None:
         """What the demo would refuse at once, in one line (None: nothing found): ``of`` and the

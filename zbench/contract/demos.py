@@ -51,10 +51,24 @@ class Demo:
     # the result's figure it ends on), as the live view's lines of (label, path); the first is
     # the headline. The view shows them, not the loss, while the latest event has the headline.
     live_rates: tuple[tuple[tuple[str, str], ...], ...] = ()
+    # What ``--smoke`` (the CPU test path) does to the options above: each named option is capped
+    # at the value here, and one left unset (None) takes it. ``resolve`` applies it for the job's
+    # config and for the demo's own options alike, so the stored config, the start event and the
+    # live view show what ran. Knobs that are not options (a batch of training pairs) stay the
+    # demo's.
+    smoke: tuple[tuple[str, int], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def defaults(self) -> dict[str, Any]:
         return {o.name: o.default for o in self.options}
+
+    def resolve(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """``options`` as a run uses them: with ``smoke`` on, each of ``smoke``'s caps applied."""
+        out = dict(options)
+        if out.get("smoke"):
+            for name, cap in self.smoke:
+                out[name] = cap if out.get(name) is None else min(out[name], cap)
+        return out
 
     def modes(self) -> frozenset[str]:
         """Every mode a run of this demo can have: ``mode`` over each combination of its options
@@ -187,6 +201,7 @@ MOTION = Demo(
         ),
         Opt("smoke", "bool", False, "tiny model, 64x64, a few steps (the CPU test path)"),
     ),
+    smoke=(("size", 64), ("frames", 12)),
     view="pixels",
     mode=lambda o: str(o.get("mode", "train")),
     summary=(
@@ -266,6 +281,7 @@ TRACKING = Demo(
         _SEED,
         Opt("smoke", "bool", False, "tiny models, a short scene (the CPU test path)"),
     ),
+    smoke=(("frames", 8), ("batch", 4)),  # two chunks: one warm-up, one timed
     view="boxes",
     mode=lambda o: str(o.get("tracker", "deepsort")),
     summary=(

@@ -81,7 +81,13 @@ def test_deepsort_detection_file_run_writes_results_and_metrics(tmp_path, tracke
     npy, gt = _deepsort_files(tmp_path)
     rec = Recorder()
     res = run(
-        {"input": str(npy), "gt": str(gt), "tracker": tracker, "out_dir": str(tmp_path / "out")},
+        {
+            "input": str(npy),
+            "gt": str(gt),
+            "tracker": tracker,
+            "out_dir": str(tmp_path / "out"),
+            "device": "cpu",
+        },
         rec,
     )
     assert res["frames"] == 30 and res["detector"] == "file" and res["tracks"] >= 8
@@ -105,7 +111,8 @@ def test_track_progress_carries_the_rates_measured_so_far(tmp_path):
     the result's own figures."""
     npy, gt = _deepsort_files(tmp_path)
     rec = Recorder()
-    res = run({"input": str(npy), "gt": str(gt), "out_dir": str(tmp_path / "out")}, rec)
+    opts = {"input": str(npy), "gt": str(gt), "device": "cpu"}
+    res = run({**opts, "out_dir": str(tmp_path / "out")}, rec)
     track = [p for p in rec.of("progress") if p["phase"] == "track"]
     keys = {"detector", "embedder", "tracker", "end_to_end"}
     assert all(set(p["fps"]) == keys for p in track)
@@ -121,7 +128,12 @@ def test_smoke_run_trains_detects_tracks_and_measures(tmp_path):
     """Tiny CPU end to end: train both models a step, detect, embed, track, write, evaluate."""
     rec = Recorder()
     res = run(
-        {"smoke": True, "out_dir": str(tmp_path / "out"), "checkpoint_dir": str(tmp_path / "ck")},
+        {
+            "smoke": True,
+            "device": "cpu",
+            "out_dir": str(tmp_path / "out"),
+            "checkpoint_dir": str(tmp_path / "ck"),
+        },
         rec,
     )
     assert (tmp_path / "ck" / "detector.pt").is_file() and (
@@ -147,6 +159,7 @@ def test_smoke_run_trains_detects_tracks_and_measures(tmp_path):
     again = run(
         {
             "smoke": True,
+            "device": "cpu",
             "detector": "truth",
             "video": False,
             "out_dir": str(tmp_path / "o2"),

@@ -143,9 +143,8 @@ def test_stopping_a_run_keeps_the_frames_tracked_so_far(tmp_path, monkeypatch):
             yield frame
 
     monkeypatch.setattr(sources, "deepsort_npy", interrupted)
-    res = demo.run(
-        {"input": str(npy), "gt": str(gt), "out_dir": str(tmp_path / "out")}, lambda *a, **k: None
-    )
+    opts = {"input": str(npy), "gt": str(gt), "out_dir": str(tmp_path / "out"), "device": "cpu"}
+    res = demo.run(opts, lambda *a, **k: None)
     assert res["stopped"] and res["frames"] == 25 and res["fps"]["end_to_end"] > 0
     rows = mot_io.read_mot_txt(Path(res["results"]))
     assert rows[:, 0].max() == 25 and "HOTA" in res["metrics"]

@@ -70,10 +70,10 @@ class MotionOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> MotionOptions:
-        opts = build(cls, options, "motion")
+        # --smoke's size and frames are the table's (MOTION.smoke); batch and steps are run's own.
+        opts = build(cls, MOTION.resolve(options), "motion")
         if opts.smoke:
-            opts.size, opts.batch, opts.frames = 64, 4, min(opts.frames or 12, 12)
-            opts.steps = opts.steps or 6
+            opts.batch, opts.steps = 4, opts.steps or 6
         if opts.size % 32 or opts.size < 64:
             raise ValueError(f"size must be a multiple of 32 and at least 64, got {opts.size}")
         return opts

@@ -10,9 +10,9 @@ RENAMED = {"out": "out_dir", "checkpoint": "checkpoint_dir"}
 
 
 def job_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """``TrackingOptions`` fields from the registry's options (``--out``, ``--checkpoint``); an
-    option left unset (None) takes ``TrackingOptions``' own default."""
-    return {RENAMED.get(k, k): v for k, v in options.items() if v is not None}
+    """``TrackingOptions`` fields from the registry's options (``--out``, ``--checkpoint``), whose
+    defaults are ``TrackingOptions``' own."""
+    return {RENAMED.get(k, k): v for k, v in options.items()}
 
 
 def check(options: Mapping[str, Any]) -> str | None:

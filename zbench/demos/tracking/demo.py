@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from zbench.contract.demos import TRACKING_BATCH, TRACKING_GENERATED_FRAMES
+from zbench.contract.demos import TRACKING, TRACKING_BATCH, TRACKING_GENERATED_FRAMES
 from zbench.demos.options import build
 from zbench.demos.progress import PhaseProgress
 from zbench.demos.tracking import detector as det
@@ -32,33 +32,39 @@ DETECTOR_FILE, EMBEDDER_FILE = "detector.pt", "embedder.pt"
 # timed apart from the tracking rate.
 WARMUP_CHUNKS = 1
 
+# The options a job offers come from the contract's demo table (one set of defaults; `--out` and
+# `--checkpoint` are `out_dir` and `checkpoint_dir` here); the rest are `run`'s own.
+_JOB = TRACKING.defaults()
+
 
 @dataclass
 class TrackingOptions:
     """Everything `run` accepts; unknown keys are a config error."""
 
-    input: str = "generated"  # "generated", a MOT folder, a video file, "webcam:N", a .npy file
-    gt: str | None = None  # gt.txt to score against (a MOT folder's own gt/gt.txt otherwise)
-    frames: int | None = None  # generated length (300), or a cap on other inputs (none)
-    batch: int | None = None  # frames per detector/embedder call (TRACKING_BATCH; webcam 1)
+    input: str = _JOB["input"]  # "generated", a MOT folder, a video file, "webcam:N", a .npy file
+    gt: str | None = _JOB["gt"]  # gt.txt to score against (a MOT folder's own gt/gt.txt otherwise)
+    frames: int | None = _JOB["frames"]  # generated length (300), or a cap on other inputs (none)
+    # frames per detector/embedder call (TRACKING_BATCH; webcam 1)
+    batch: int | None = _JOB["batch"]
     width: int = 1920
     height: int = 1080
     targets: int = 50
     detector: str = "model"  # "model", "truth" (generated: jittered truth), "public" (det.txt)
-    tracker: str = "deepsort"  # or "bytetrack", "fused"
-    checkpoint_dir: str = ""  # "": ZBENCH_HOME/demos/tracking/models (smoke: .../smoke)
+    tracker: str = _JOB["tracker"]  # or "bytetrack", "fused"
+    # None: ZBENCH_HOME/demos/tracking/models (smoke: .../smoke); `parse` sets it
+    checkpoint_dir: str | None = _JOB["checkpoint"]
     detector_weights: str | None = None  # a state dict for build_detector's model
     embedder_weights: str | None = None  # a state dict for ReidNet
-    minutes: float = 3.0  # training budget for both models (2/3 detector); 0: checkpoints only
+    minutes: float = _JOB["minutes"]  # budget for both models (2/3 detector); 0: checkpoints only
     steps: int | None = None  # caps each model's training steps
     resume: bool = True  # use checkpoints in checkpoint_dir when they are there
-    out_dir: str = ""  # "": ZBENCH_HOME/demos/tracking/out
+    out_dir: str | None = _JOB["out"]  # None: ZBENCH_HOME/demos/tracking/out; `parse` sets it
     video: bool = True  # write an annotated video
     save_detections: bool = False  # write Deep SORT's .npy detection file of this run
-    device: str = "auto"
+    device: str = _JOB["device"]  # or "auto": the GPU when there is one
     bf16: bool = True
-    seed: int = 0
-    smoke: bool = False  # tiny frames and models, a few steps: the CPU test path
+    seed: int = _JOB["seed"]
+    smoke: bool = _JOB["smoke"]  # tiny frames and models, a few steps: the CPU test path
     max_cosine_distance: float = 0.2
     nn_budget: int = 100
     max_age: int = 30
@@ -70,11 +76,12 @@ class TrackingOptions:
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> TrackingOptions:
-        o = build(cls, options, "tracking")
+        # --smoke's frames and batch are the table's (TRACKING.smoke); the scene and steps are
+        # run's own.
+        o = build(cls, TRACKING.resolve(options), "tracking")
         if o.smoke:
             o.width, o.height, o.targets = 320, 192, min(o.targets, 6)
-            o.frames, o.steps = min(o.frames or 8, 8), o.steps or 1
-            o.batch = o.batch or 4  # two chunks of the 8 frames: one warm-up, one timed
+            o.steps = o.steps or 1
         if o.batch is None:
             o.batch = 1 if o.input.startswith("webcam:") else TRACKING_BATCH
         if o.batch < 1:
