@@ -157,6 +157,25 @@ async def test_job_detail_of_a_long_named_job_keeps_its_state_and_speed_in_sight
         assert summary.region.bottom <= app.screen.query_one("#top").region.bottom
 
 
+async def test_job_detail_shows_the_whole_setup_the_jobs_table_cuts() -> None:
+    """Two jobs alike but for a late field: the jobs table shows what tells them apart, cut to its
+    column; the job's own view shows its whole setup, wrapped, the late field included."""
+    config = {"batch_size": 128, "steps": 50, "image_size": 224, "channels_last": True}
+    jobs = [
+        FakeJob(1, "resnet50", config={**config, "preset": "review", "workers": 8}),
+        FakeJob(2, "resnet50", config={**config, "preset": "max", "workers": 8}),
+    ]
+    app = make_app(services=FakeServices(jobs=jobs))
+    async with run_and_press(app, "enter", size=(80, 24)):  # the newest first: job 2
+        assert isinstance(app.screen, JobDetailScreen) and app.screen.job_id == 2
+        setup = app.screen.query_one("#setup", Static)
+        text = str(setup.render())
+        for words in ("batch per GPU 128", "steps 50", "image size 224", "preset max"):
+            assert words in text, text
+        assert "review" not in text and "workload" not in text
+        assert setup.region.height >= 2  # wrapped at 80 columns, not cut
+
+
 async def test_launch_sends_device_warmup_image_size_preset_and_repeats() -> None:
     services = FakeServices()
     app = make_app(services=services)

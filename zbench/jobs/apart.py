@@ -93,12 +93,25 @@ def apart(jobs: Sequence[JobInfo], shown: frozenset[str] = NAMED) -> dict[int, s
     """Job id -> what sets it apart from the jobs that share its name (:func:`differing`), for
     the jobs that need it. ``shown``: the parts of the name the listing shows (a table without a
     mode column tells a train and an infer job apart in words)."""
-    named = [
-        (
-            (j.kind, *(getattr(j, f) for f in sorted(NAMED & shown))),
-            {**{f: getattr(j, f) for f in sorted(NAMED)}, **j.config},
-        )
-        for j in jobs
-    ]
+    named = [((j.kind, *(getattr(j, f) for f in sorted(NAMED & shown))), _config(j)) for j in jobs]
     words = differing(named, NAMED & shown)
     return {j.id: w for j, w in zip(jobs, words, strict=True) if w}
+
+
+def _config(job: JobInfo) -> dict[str, Any]:
+    """A job's configuration with the parts of its name (a demo's config may lack them)."""
+    return {**{f: getattr(job, f) for f in sorted(NAMED)}, **job.config}
+
+
+# Said elsewhere wherever one job is shown: its name, the GPUs it got, what kind of job it is.
+NOT_SETUP = NAMED | FOUND | {"gpus", "kind", "demo"}
+
+
+def whole_setup(job: JobInfo) -> str:
+    """A job's whole setup in words (``batch per GPU 256, steps 50, ...``), in its configuration's
+    order, as the results name each field: what a view of that one job shows, where the jobs
+    table shows only what tells look-alikes apart, and cuts it."""
+    if not job.config:  # none stored (a job from before configurations were kept)
+        return ""
+    fields = setup(_config(job))
+    return ", ".join(_words(k, v) for k, v in fields.items() if k not in NOT_SETUP)

@@ -1,4 +1,5 @@
-"""One job: state and phase, its GPUs' and the host's figures, live throughput, the log's tail."""
+"""One job: state and phase, its whole setup, its GPUs' and the host's figures, live throughput, the
+log's tail."""
 
 from __future__ import annotations
 
@@ -44,6 +45,15 @@ def summary(job: JobInfo | None, now: float) -> str:
         f"samples/s {speed}  elapsed {elapsed}  GPUs {gpus}",
     ]
     return "\n".join(lines)
+
+
+def setup_text(job: JobInfo | None) -> str:
+    """The job's whole setup as markup, on a line of its own that wraps: the jobs table shows only
+    what tells look-alike jobs apart, cut to its column."""
+    from zbench.jobs.apart import whole_setup  # the results' field names: after the first frame
+
+    words = whole_setup(job) if job is not None else ""
+    return f"[$text-muted]setup[/] {escape(words)}" if words else ""
 
 
 def reason_text(job: JobInfo | None) -> str:
@@ -112,6 +122,7 @@ class JobDetailScreen(Screen[None]):
         with Horizontal(id="top"):
             yield Static(id="summary")
             yield Static(id="figures")
+        yield Static(id="setup")
         yield Static(id="reason")
         yield Static(verdict_text(None), id="verdict")
         yield ThroughputHistory(id="throughput")
@@ -161,6 +172,9 @@ class JobDetailScreen(Screen[None]):
     def refresh_jobs(self, jobs: Sequence[JobInfo]) -> None:
         now = self.app.clock()  # type: ignore[attr-defined]
         self.query_one("#summary", Static).update(summary(self.job, now))
+        setup = self.query_one("#setup", Static)
+        setup.update(text := setup_text(self.job))
+        setup.display = bool(text)
         reason = self.query_one("#reason", Static)
         reason.update(reason_text(self.job))
         reason.display = bool(self.job is not None and self.job.reason)
