@@ -238,8 +238,11 @@ def test_every_max_inductor_switch_exists() -> None:
     pytest.importorskip("torch")
     import torch._inductor.config as inductor_config
 
+    from zbench.contract.workloads import WORKLOADS
     from zbench.runners.torch import tuning
 
+    for workload, mode in tuning.MAX_INDUCTOR_FOR:  # a renamed workload would match no run
+        assert workload in WORKLOADS and mode in ("train", "infer"), (workload, mode)
     for extra in [{}, *tuning.MAX_INDUCTOR_FOR.values()]:
         for key in {**tuning.MAX_INDUCTOR, **extra}:
             owner, _, name = key.rpartition(".")
