@@ -189,6 +189,19 @@ CANDIDATES = (
         note="zbench's --preset max step + n-dimensional tiling preferred",
     ),
     Candidate(
+        "zbench-mpfb",
+        graph=True,
+        setup=("maxpool_fallback",),
+        note="zbench's --preset max step + max-pool backward by ATen's NHWC kernel",
+    ),
+    Candidate(
+        "zbench-mpfb-combo",
+        graph=True,
+        inductor=(("combo_kernels", True),),
+        setup=("maxpool_fallback",),
+        note="zbench's --preset max step + max-pool backward by ATen + combo kernels",
+    ),
+    Candidate(
         "freeze",
         mode="infer",
         batch=512,
@@ -259,14 +272,25 @@ def pad_stem(model: Any, x: Any, channels: int) -> tuple[Any, Any]:
 
 def _maxpool_fallback() -> None:
     """Inductor lowers max-pool's backward to a Triton gather over the pooling windows (with the
-    residual add fused in); this makes it call ATen's CUDA kernel instead."""
+    residual add fused in; torch 2.11) or a scatter-add (later torch); this makes it call ATen's
+    CUDA kernel instead."""
     import torch
-    from torch._inductor import lowering
+    from torch._inductor import decomposition, lowering
 
     op = torch.ops.aten.max_pool2d_with_indices_backward
+    for overload in (op, op.default):  # newer torch decomposes it to a scatter-add first
+        decomposition.decompositions.pop(overload, None)
     lowering.lowerings.pop(op, None)
     lowering.lowerings.pop(op.default, None)
     lowering.make_fallback(op, warn=False)
+    # The lowerings table is not in the FX-graph or AOTAutograd cache keys: a cache filled without
+    # this change would hand back the fused gather. Off here, so the graph is lowered again (the
+    # tuned kernels' block sizes, kept by kernel source, are still reused).
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    inductor_config.fx_graph_cache = False
+    functorch_config.enable_autograd_cache = False
 
 
 def _cudnn_all() -> None:

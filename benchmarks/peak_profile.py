@@ -1,14 +1,16 @@
 """Where a ResNet-50 bf16 training step's time goes on the GPU: a torch.profiler summary.
 
 Profiles the plain compiled reference of benchmarks/peak.py (bf16 autocast, channels-last, cuDNN
-autotuner, fused SGD, ``torch.compile`` default mode; zbench's ``--preset max`` measured within a few
-percent of it) and, with ``--variant eager``, the same step uncompiled. Reports the step's wall time
+autotuner, fused SGD, ``torch.compile`` default mode) and, with ``--variant eager``, the same step
+uncompiled; ``--variant zbench`` profiles zbench's own ``--preset max`` step instead, built by its
+runner in the data folder ``ZBENCH_HOME`` (a warm one loads its compiled step from the cache). Reports the step's wall time
 without the profiler, then, from a profiled window, the GPU kernel time per step split by kind
 (cuDNN convolutions, Triton kernels from inductor's fusions, matrix multiplies, batch norm and other
 native kernels, the optimizer, copies) and the longest kernels, so a missed peak goal can be read
 against what the GPU actually spends its time on.
 
     python3 benchmarks/peak_profile.py --out profile.json                 # H200: about a minute
+    ZBENCH_HOME=build/peak-home/train python3 benchmarks/peak_profile.py --variant zbench
     python3 benchmarks/peak_profile.py --device cpu --variant eager --batch-size 2 --image-size 32
 """
 
@@ -46,7 +48,7 @@ KINDS = (
 
 def parser() -> OneLineParser:
     p = OneLineParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
-    p.add_argument("--variant", choices=("compile", "eager"), default="compile")
+    p.add_argument("--variant", choices=("compile", "eager", "zbench"), default="compile")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--image-size", type=int, default=224)
     p.add_argument("--steps", type=int, default=20, help="profiled steps")
@@ -90,13 +92,7 @@ def summarize(kernels: dict[str, float], steps: int, wall_ms: float, top: int) -
     }
 
 
-def main(argv: list[str]) -> int:
-    a = parser().parse_args(argv)
-    if a.batch_size < 1 or a.steps < 1 or a.image_size < 32:
-        parser().error("--batch-size and --steps must be 1 or more, --image-size at least 32")
-    if a.device == "cuda" and not torch.cuda.is_available():
-        parser().error("no CUDA device visible; use --device cpu for a smoke run")
-    device = torch.device(a.device)
+def _loop_step(a: argparse.Namespace, device: torch.device) -> Any:
     loop.set_precision("bf16")
     torch.manual_seed(0)
     model = models.build("resnet50", a.image_size).to(device).to(memory_format=torch.channels_last)
@@ -111,7 +107,25 @@ def main(argv: list[str]) -> int:
         batch_size=a.batch_size,
         image_size=a.image_size,
     )
-    step = loop.make_step(ns, device, net)
+    return loop.make_step(ns, device, net)
+
+
+def _zbench_step(batch: int) -> Any:
+    from benchmarks import candidate_steps
+
+    return candidate_steps.zbench_step(candidate_steps.Candidate("zbench", batch=batch, graph=True))
+
+
+def main(argv: list[str]) -> int:
+    a = parser().parse_args(argv)
+    if a.batch_size < 1 or a.steps < 1 or a.image_size < 32:
+        parser().error("--batch-size and --steps must be 1 or more, --image-size at least 32")
+    if a.device == "cuda" and not torch.cuda.is_available():
+        parser().error("no CUDA device visible; use --device cpu for a smoke run")
+    if a.variant == "zbench" and (a.device != "cuda" or a.image_size != 224):
+        parser().error("--variant zbench profiles the GPU step at 224x224: no --device cpu")
+    device = torch.device(a.device)
+    step = _zbench_step(a.batch_size) if a.variant == "zbench" else _loop_step(a, device)
     t0 = time.perf_counter()
     for _ in range(3):  # compile, autotune
         step()

@@ -468,3 +468,42 @@ def test_peak_runs_zbench_warm_in_a_start_home_an_earlier_call_filled(
     assert seen["compile"].get("ZBENCH_HOME") != str(tmp_path / "train")
     assert "TORCHINDUCTOR_CACHE_DIR" in seen["compile"]
     assert ("TORCHINDUCTOR_CACHE_DIR" in seen["zbench"]) is not filled
+
+
+_MAXPOOL_CHECK = """
+import torch
+from torch._inductor.utils import run_and_get_code
+from benchmarks import candidate_steps
+
+candidate_steps.SETUPS["maxpool_fallback"]()
+import torch._functorch.config as fc, torch._inductor.config as ic
+assert not ic.fx_graph_cache and not fc.enable_autograd_cache
+
+def f(x):
+    torch.nn.functional.max_pool2d(x, 3, 2, 1).sum().backward()
+    return x.grad
+
+x = torch.randn(2, 4, 16, 16, requires_grad=True)
+want = f(x).clone()
+x.grad = None
+got, codes = run_and_get_code(torch.compile(f), x)
+torch.testing.assert_close(got, want)
+print("ATEN" if any("aten.max_pool2d_with_indices_backward" in c for c in codes) else "FUSED")
+"""
+
+
+@pytest.mark.torch
+def test_maxpool_fallback_candidate_compiles_the_backward_to_aten(tmp_path: Path) -> None:
+    """The mpfb candidates: their max-pool backward is ATen's kernel, not a cached fused gather."""
+    pytest.importorskip("torch")
+    env = {"PYTHONPATH": str(REPO), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", _MAXPOOL_CHECK],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**__import__("os").environ, **env},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "ATEN"
