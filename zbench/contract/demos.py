@@ -297,6 +297,7 @@ TRACKING = Demo(
         ("MOTA", "metrics.MOTA"),
         ("IDF1", "metrics.IDF1"),
         ("ID switches", "metrics.IDSW"),
+        ("Scores", "metrics_note"),  # only where they could not be computed, and why
         ("Frames", "frames"),
         ("Results", "results"),
     ),

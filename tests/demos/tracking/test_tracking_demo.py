@@ -105,6 +105,27 @@ def test_deepsort_detection_file_run_writes_results_and_metrics(tmp_path, tracke
     assert [e["phase"] for e in rec.of("phase")][-2:] == ["track", "evaluate"]
 
 
+def test_without_trackeval_the_speeds_stand_and_the_result_says_why_unscored(tmp_path, monkeypatch):
+    """A user who installed zbench without TrackEval: the tracks are measured and kept, the
+    scores are left out with the install hint, and the job's summary shows that line."""
+    from zbench.contract.demos import TRACKING, figure
+    from zbench.contract.measure import build_demo_result
+
+    monkeypatch.setitem(sys.modules, "trackeval", None)  # import trackeval -> ImportError
+    monkeypatch.setitem(sys.modules, "trackeval.metrics", None)
+    npy, gt = _deepsort_files(tmp_path)
+    rec = Recorder()
+    res = run(
+        {"input": str(npy), "gt": str(gt), "out_dir": str(tmp_path / "o"), "device": "cpu"}, rec
+    )
+    assert "metrics" not in res and res["frames"] == 30 and res["fps"]["end_to_end"] > 0
+    assert res["metrics_note"].startswith("not scored: TrackEval is missing: pip install")
+    assert rec.of("result") == [res] and Path(res["results"]).is_file()
+    summary = [(label, figure(res, path)) for label, path in TRACKING.summary]
+    shown = build_demo_result("tracking", TRACKING.title, res, summary=summary)["summary"]
+    assert shown["Scores"] == res["metrics_note"] and "HOTA" not in shown
+
+
 def test_track_progress_carries_the_rates_measured_so_far(tmp_path):
     """While tracking, each progress event carries the result's rates so far: none during the
     warm-up chunk (timed apart), then end to end and each stage's; the phase's last event has

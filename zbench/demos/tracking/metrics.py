@@ -21,6 +21,13 @@ from zbench.demos.tracking.boxes import iou_matrix
 from zbench.demos.tracking.mot_io import rows_by_frame
 
 
+class TrackEvalMissing(RuntimeError):
+    """TrackEval cannot be imported: the tracks are not scored (their speeds still stand)."""
+
+
+HINT = "pip install --no-deps trackeval (see docs/demos-tracking.md)"
+
+
 def _trackeval():
     try:
         # TrackEval's package import prints a line for each optional dataset class whose
@@ -28,9 +35,7 @@ def _trackeval():
         with contextlib.redirect_stdout(io.StringIO()):
             import trackeval.metrics as tm
     except ImportError as exc:
-        raise RuntimeError(
-            "TrackEval is missing: pip install --no-deps trackeval (see docs/demos-tracking.md)"
-        ) from exc
+        raise TrackEvalMissing(f"TrackEval is missing: {HINT}") from exc
     return tm
 
 
