@@ -93,6 +93,39 @@ def test_a_demo_run_is_start_setup_frames_result_done(tmp_path: Path) -> None:
     assert len(result["series"]["loss"]["points"]) == 200
 
 
+class Rated(Fake):
+    """A demo whose speed is a nested figure (as tracking's ``fps.end_to_end``)."""
+
+    rate = "fps.end"
+
+    def run(self) -> dict[str, Any]:
+        self.events.emit("progress", step=1, total=3, fps={"end": None})  # warm-up: no rate yet
+        self.events.emit("progress", step=2, total=3, fps={"end": 40.0})
+        self.events.emit("progress", step=3, total=3, fps={"end": 42.0}, samples_per_s=7.0)
+        return {"fps": {"end": 41.5}}
+
+    def series(self, figures: dict[str, Any], progress: list[dict[str, float]]) -> list[Any]:
+        return []
+
+
+def test_a_demos_rate_figure_is_the_speed_its_job_shows(tmp_path: Path) -> None:
+    """Progress events and the result carry ``samples_per_s`` (the jobs table's speed) as the
+    demo's rate figure; a rate the demo set itself is kept, and none is made up before it."""
+    from zbench.contract.demos import demos
+
+    status, events = _run(tmp_path, Rated())
+    assert status == 0
+    progress = [e for e in events if e["type"] == "progress"]
+    assert [e.get("samples_per_s") for e in progress] == [None, 40.0, 7.0]
+    [result] = [e for e in events if e["type"] == "result"]
+    assert result["samples_per_s"] == 41.5
+    # Each demo's rate is a figure its result's summary shows.
+    table = demos()
+    for demo in table.values():
+        assert demo.rate in dict(demo.summary).values(), demo.name
+    assert table["tracking"].rate == "fps.end_to_end" and table["motion"].rate == "stream_fps"
+
+
 def test_bad_input_is_one_config_line_and_exit_2(tmp_path: Path, capsys) -> None:
     status, events = _run(tmp_path, Fake(reason="no checkpoint in x"))
     assert status == 2

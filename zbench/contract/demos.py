@@ -62,6 +62,13 @@ class Demo:
     def defaults(self) -> dict[str, Any]:
         return {o.name: o.default for o in self.options}
 
+    @property
+    def rate(self) -> str:
+        """The figure a run's speed is, live and at the end (the jobs table's speed column): the
+        headline of ``live_rates``, which the progress events carry and which ends on the result's
+        own figure; else the result's ``samples_per_s``."""
+        return self.live_rates[0][0][1] if self.live_rates else "samples_per_s"
+
     def resolve(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """``options`` as a run uses them: with ``smoke`` on, each of ``smoke``'s caps applied."""
         out = dict(options)

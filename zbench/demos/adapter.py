@@ -29,10 +29,11 @@ class EntryAdapter(DemoAdapter):
     def __init__(self, config: DemoConfig) -> None:
         self.demo_config = config
         self.entry: Demo = config.entry
-        self.name, self.title, self.frame_hz = (
+        self.name, self.title, self.frame_hz, self.rate = (
             self.entry.name,
             self.entry.title,
             self.entry.frame_hz,
+            self.entry.rate,
         )
 
     def check(self) -> str | None:

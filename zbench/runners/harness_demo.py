@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+from zbench.contract.demos import figure
 from zbench.contract.measure import build_demo_result
 from zbench.contract.protocol import EventWriter
 from zbench.runners.harness import BadInput, guard
@@ -55,12 +56,23 @@ class FrameChannel:
             self.out.emit("frame", **fields)
 
 
+def with_rate(fields: dict[str, Any], rate: str) -> dict[str, Any]:
+    """``fields`` with ``samples_per_s`` set to the figure at ``rate`` (a dotted path), where
+    that is a number and ``samples_per_s`` is not set already."""
+    value = figure(fields, rate)
+    if fields.get("samples_per_s") is None and isinstance(value, int | float):
+        fields["samples_per_s"] = value
+    return fields
+
+
 class DemoEvents:
     """What a demo writes to: ``frame`` goes through the channel; ``result`` is kept for the
-    harness (which writes the one result record); ``progress`` points are kept for the series."""
+    harness (which writes the one result record); ``progress`` points are kept for the series,
+    and carry ``samples_per_s`` (what a job's speed is read from) as the demo's ``rate`` figure
+    where they have it."""
 
-    def __init__(self, out: Any, frames: FrameChannel) -> None:
-        self.out, self.frames = out, frames
+    def __init__(self, out: Any, frames: FrameChannel, rate: str = "samples_per_s") -> None:
+        self.out, self.frames, self.rate = out, frames, rate
         self.progress_points: list[dict[str, float]] = []
         self.reported: dict[str, Any] | None = None
 
@@ -72,6 +84,7 @@ class DemoEvents:
             self.reported = fields
             return
         if type == "progress":
+            with_rate(fields, self.rate)
             point = {k: float(v) for k, v in fields.items() if isinstance(v, int | float)}
             self.progress_points.append(point)
             if len(self.progress_points) > PROGRESS_KEEP:
@@ -98,6 +111,7 @@ class DemoAdapter(ABC):
     name: str
     title: str
     frame_hz: float = 4.0
+    rate: str = "samples_per_s"  # the figure a run's speed is (zbench.contract.demos.Demo.rate)
     events: Any = None
 
     def check(self) -> str | None:
@@ -134,7 +148,7 @@ class DemoAdapter(ABC):
 def run_demo(adapter: DemoAdapter, writer: EventWriter) -> int:
     """check -> start -> setup -> the demo (its phases, progress, frames) -> result -> done; every
     failure one ``error`` event. The exit status: 0 done, 1 the work failed, 2 bad input."""
-    events = DemoEvents(writer, FrameChannel(writer, adapter.frame_hz))
+    events = DemoEvents(writer, FrameChannel(writer, adapter.frame_hz), adapter.rate)
     adapter.events = events
 
     def body() -> int:
@@ -156,6 +170,7 @@ def run_demo(adapter: DemoAdapter, writer: EventWriter) -> int:
         # The run's wall time, for every demo (the demo table's "Min" reads it; a demo's own
         # figure, Snake's measured from launch, wins).
         figures.setdefault("wall_s", round(time.monotonic() - t0, 2))
+        with_rate(figures, adapter.rate)  # the job's speed, as its progress events had it
         events.frames.flush()
         result = build_demo_result(
             adapter.name,
