@@ -126,11 +126,15 @@ def test_motion_options_are_what_run_takes(tmp_path: Path) -> None:
 
 # Each demo's own options dataclass (what its ``run`` takes), the table's options it knows by
 # another name, and those its job turns into something else (motion's ``--animate`` is a zero
-# training budget; its checkpoint folder defaults under ZBENCH_HOME). Snake's training loop reads
+# training budget). Snake's training loop reads
 # the table's ``DemoConfig`` itself: it has no second set of defaults to drift.
 RUN_OPTIONS: dict[str, tuple[str, dict[str, str], set[str]] | None] = {
     "snake": None,
-    "motion": ("zbench.demos.motion.demo:MotionOptions", {}, {"mode", "checkpoint"}),
+    "motion": (
+        "zbench.demos.motion.demo:MotionOptions",
+        {"checkpoint": "checkpoint_dir"},
+        {"mode"},
+    ),
     "tracking": ("zbench.demos.tracking.demo:TrackingOptions", RENAMED, set()),
 }
 
@@ -186,6 +190,28 @@ def test_a_smoke_motion_job_shows_the_size_it_runs_at() -> None:
 
     opts = MotionOptions.parse({"smoke": True})
     assert (opts.size, opts.frames, opts.batch, opts.steps) == (64, 12, 4, 6)
+
+
+def test_motion_writes_under_the_data_folder_and_keeps_smoke_models_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job and a direct ``run`` call put the checkpoint and the video in the same folder under
+    ZBENCH_HOME, never the working folder; a smoke run's tiny model goes to a folder of its own,
+    so a real run never resumes from it."""
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    real = motion_options(DemoConfig.of("motion").as_options(), tmp_path / "home")
+    smoke = motion_options(DemoConfig.of("motion", smoke=True).as_options(), tmp_path / "home")
+    assert real["checkpoint_dir"] == str(tmp_path / "home" / "demos" / "motion")
+    assert smoke["checkpoint_dir"] == str(tmp_path / "home" / "demos" / "motion" / "smoke")
+    pytest.importorskip("torch")
+    from zbench.demos.motion.demo import MotionOptions
+
+    for job in (real, smoke):
+        opts = MotionOptions.parse({"smoke": job is smoke})
+        assert opts.checkpoint_dir == job["checkpoint_dir"]
+        assert opts.out and Path(opts.out).parent == Path(job["checkpoint_dir"])
+    assert MotionOptions.parse({"checkpoint_dir": "x", "out": "y.gif"}).out == "y.gif"
 
 
 def test_a_smoke_tracking_job_shows_its_frames_and_batch() -> None:

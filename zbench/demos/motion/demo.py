@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from zbench.contract.demos import MOTION, MOTION_SCRIPT_FRAMES
-from zbench.demos.motion import evaluate, live, renderer, train, video
+from zbench.demos.motion import evaluate, job, live, renderer, train, video
 from zbench.demos.motion.infer import Animator
 from zbench.demos.motion.model import MotionConfig, MotionModel
 from zbench.demos.motion.preview import downscale
@@ -49,7 +49,7 @@ _JOB = MOTION.defaults()
 class MotionOptions:
     """Everything `run` accepts; unknown keys are a config error."""
 
-    checkpoint_dir: str = "motion-checkpoints"
+    checkpoint_dir: str | None = _JOB["checkpoint"]  # None: job.default_folder; `parse` sets it
     minutes: float = _JOB["minutes"]  # training budget; 0 skips training (needs a checkpoint)
     steps: int | None = None  # caps training steps too
     resume: bool = True  # continue from checkpoint_dir when one is there
@@ -61,7 +61,7 @@ class MotionOptions:
     frames: int | None = _JOB[
         "frames"
     ]  # scripted: 150; a video: all of it; a webcam: until stopped
-    out: str = "motion.mp4"  # side-by-side video, .mp4 or .gif
+    out: str | None = None  # side-by-side video, .mp4 or .gif (None: job.video_path; `parse`)
     device: str = _JOB["device"]  # or "auto": the GPU when there is one
     bf16: bool = True
     compile: bool = _JOB["compile"]
@@ -76,6 +76,11 @@ class MotionOptions:
             opts.batch, opts.steps = 4, opts.steps or 6
         if opts.size % 32 or opts.size < 64:
             raise ValueError(f"size must be a multiple of 32 and at least 64, got {opts.size}")
+        if opts.checkpoint_dir is None:
+            from zbench import paths  # the data directory, as a job's
+
+            opts.checkpoint_dir = str(job.default_folder(paths.home(), opts.smoke))
+        opts.out = opts.out or str(job.video_path(Path(opts.checkpoint_dir)))
         return opts
 
 

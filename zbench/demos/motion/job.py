@@ -10,11 +10,22 @@ from typing import Any
 CHECKPOINT = "motion.pt"  # train.CHECKPOINT (train.py imports torch)
 
 
+def default_folder(home: Path, smoke: bool) -> Path:
+    """The checkpoint folder without ``--checkpoint``, under the data folder (never the working
+    one); smoke models are tiny and kept apart, so that a real run never resumes from one."""
+    return home / "demos" / "motion" / ("smoke" if smoke else "")
+
+
+def video_path(folder: Path) -> Path:
+    """The side-by-side video of a run whose options name none: in its checkpoint folder."""
+    return folder / f"motion-{time.strftime('%Y%m%d-%H%M%S')}.mp4"
+
+
 def motion_options(options: Mapping[str, Any], home: Path) -> dict[str, Any]:
     """``run``'s options (docs/demos-motion.md) from the job's, as ``contract.demo_options``
     parsed them (every option of the schema, validated): ``--animate`` trains nothing, the
-    checkpoint folder defaults to ``home/demos/motion`` and the video is written there."""
-    folder = Path(options["checkpoint"] or home / "demos" / "motion")
+    checkpoint folder defaults to ``default_folder`` and the video is written there."""
+    folder = Path(options["checkpoint"] or default_folder(home, bool(options["smoke"])))
     out: dict[str, Any] = {k: options[k] for k in ("size", "drive", "device", "seed", "frames")}
     out.update(
         checkpoint_dir=str(folder),
@@ -23,7 +34,7 @@ def motion_options(options: Mapping[str, Any], home: Path) -> dict[str, Any]:
         # Compiled, batch-1 animation is what reaches 120 frames/s and more on an H200; eager is
         # bound by the host's kernel launches. A CPU (the smoke path) runs eager.
         compile=bool(options["compile"]) and not options["smoke"] and options["device"] != "cpu",
-        out=str(folder / f"motion-{time.strftime('%Y%m%d-%H%M%S')}.mp4"),
+        out=str(video_path(folder)),
     )
     return out
 
