@@ -123,3 +123,33 @@ async def test_jobs_that_differ_only_in_a_late_field_read_apart_at_80_columns() 
         # The id aside (ids always differ), what sets the setups apart is in sight.
         setups = [row.split("resnet50", 1)[1] for row in rows]
         assert len(set(setups)) == 4, setups
+
+
+async def test_a_grid_of_look_alikes_reads_apart_at_80_columns() -> None:
+    """Batch x preset: each job's nearest look-alikes differ in one field each, and the words
+    of both do not fit the cell, so half the rows read alike cut; the values alone fit."""
+    base = run_config(preset="review")
+    jobs = [
+        FakeJob(i, "resnet50", state="done", phase="done", config={**base, **c})
+        for i, c in enumerate(
+            (
+                {"batch_size": 128},
+                {"batch_size": 256},
+                {"batch_size": 128, "preset": "max"},
+                {"batch_size": 256, "preset": "max"},
+            ),
+            start=1,
+        )
+    ]
+    app_ = make_app(services=FakeServices(jobs=jobs))
+    async with app_.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        rows = [line for line in screen_lines(app_) if "resnet50" in line]
+        assert len(rows) == 4, rows
+        want = ["256 · max", "128 · max", "256 · review", "128 · review"]  # newest first
+        assert all(f" {w} " in f"{row} " for row, w in zip(rows, want, strict=True)), rows
+    wide = make_app(services=FakeServices(jobs=jobs))
+    async with wide.run_test(size=(160, 50)) as pilot:  # room for the words: words
+        await settle(pilot)
+        rows = [line for line in screen_lines(wide) if "resnet50" in line]
+        assert "batch per GPU 256, preset max" in rows[0]

@@ -43,10 +43,10 @@ def setup(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _words(key: str, value: Any) -> str:
-    from zbench.results.identity import label, value_text
+    from zbench.results.identity import label
 
     # None in a job's configuration: the preset (or the runner) chooses.
-    return f"{label(key)} {'default' if value is None else value_text(value)}"
+    return f"{label(key)} {_value(value)}"
 
 
 def _leading(values: Sequence[dict[str, str]], i: int, keys: Sequence[str]) -> list[str]:
@@ -64,13 +64,22 @@ def _leading(values: Sequence[dict[str, str]], i: int, keys: Sequence[str]) -> l
     return sorted(keys, key=nearest.__getitem__)
 
 
+def _value(value: Any) -> str:
+    from zbench.results.identity import value_text
+
+    return "default" if value is None else value_text(value)
+
+
 def differing(
-    items: Sequence[tuple[Hashable, dict[str, Any]]], named: frozenset[str] = NAMED
+    items: Sequence[tuple[Hashable, dict[str, Any]]],
+    named: frozenset[str] = NAMED,
+    terse: bool = False,
 ) -> list[str]:
     """For each (name, configuration): the setup fields on which the items sharing its name
     differ (``preset max, batch per GPU 2``), led by what tells it from its nearest look-alikes
     (:func:`_leading`); "" for an item whose name no other shares, or whose look-alikes have its
-    setup (repeats). ``named``: the fields the name already says."""
+    setup (repeats). ``named``: the fields the name already says. ``terse``: the values alone
+    (``max · 2``), for a cell too narrow for the words."""
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for i, (name, _) in enumerate(items):
         groups[name].append(i)
@@ -85,17 +94,35 @@ def differing(
         keys = sorted(differing_fields(setups, named | FOUND), key=order.index)
         values = [{k: json.dumps(s.get(k), sort_keys=True) for k in keys} for s in setups]
         for n, (i, s) in enumerate(zip(members, setups, strict=True)):
-            out[i] = ", ".join(_words(k, s.get(k)) for k in _leading(values, n, keys))
+            lead = _leading(values, n, keys)
+            if terse:
+                out[i] = " · ".join(_value(s.get(k)) for k in lead)
+            else:
+                out[i] = ", ".join(_words(k, s.get(k)) for k in lead)
     return out
 
 
-def apart(jobs: Sequence[JobInfo], shown: frozenset[str] = NAMED) -> dict[int, str]:
+def apart(
+    jobs: Sequence[JobInfo], shown: frozenset[str] = NAMED, terse: bool = False
+) -> dict[int, str]:
     """Job id -> what sets it apart from the jobs that share its name (:func:`differing`), for
     the jobs that need it. ``shown``: the parts of the name the listing shows (a table without a
-    mode column tells a train and an infer job apart in words)."""
+    mode column tells a train and an infer job apart in words); ``terse``: values alone."""
     named = [((j.kind, *(getattr(j, f) for f in sorted(NAMED & shown))), _config(j)) for j in jobs]
-    words = differing(named, NAMED & shown)
+    words = differing(named, NAMED & shown, terse)
     return {j.id: w for j, w in zip(jobs, words, strict=True) if w}
+
+
+def told_apart(setups: dict[int, str], cells: dict[int, str]) -> int:
+    """How many pairs of jobs whose setups differ still differ in ``cells`` (the setups as a
+    narrow table cell shows them, cut)."""
+    ids = sorted(setups)
+    return sum(
+        cells[a] != cells[b]
+        for n, a in enumerate(ids)
+        for b in ids[n + 1 :]
+        if setups[a] != setups[b]
+    )
 
 
 def _config(job: JobInfo) -> dict[str, Any]:

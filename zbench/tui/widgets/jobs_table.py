@@ -128,6 +128,15 @@ class JobsTable(DataTable[object]):
         layout = fit(list(columns.values()), [*cells, floor], room if self.size.width else None)
         return tuple((keys[i], w) for i, w in zip(layout.keep, layout.widths, strict=True))
 
+    @staticmethod
+    def _told(setups: dict[int, str], shown: dict[int, str], width: int) -> int:
+        """How many pairs of differing setups still read apart when ``shown`` is cut to width."""
+        from zbench.jobs.apart import told_apart
+
+        return told_apart(
+            setups, {i: cut(text, width, glyphs().ellipsis) for i, text in shown.items()}
+        )
+
     def _columns(self, shown: tuple[tuple[str, int], ...]) -> None:
         """Lay the columns out (again: their rows go with them, and ``show`` adds them back)."""
         self.clear(columns=True)
@@ -145,6 +154,14 @@ class JobsTable(DataTable[object]):
         setups = apart(jobs, frozenset(COLUMNS))  # no mode column: in words
         rows = [cells(job, setups.get(job.id, "")) for job in ordered]
         shown = self._fit(setups, rows)
+        width = dict(shown).get(SETUP)
+        if width and any(len(s) > width for s in setups.values()):
+            # Cut, the words may read alike (batch x preset: each names one field); the values
+            # alone may not. The view of one job (Enter) has its whole setup in words.
+            terse = apart(jobs, frozenset(COLUMNS), terse=True)
+            if self._told(setups, terse, width) > self._told(setups, setups, width):
+                setups = terse
+                rows = [cells(job, setups.get(job.id, "")) for job in ordered]
         selected = None
         if shown != self.shown:  # the rows go with the columns: the cursor is put back below
             selected = self.selected_job_id
