@@ -190,3 +190,46 @@ def test_ctrl_c_while_following_with_json_prints_the_job_as_detach_does(
     monkeypatch.undo()
     assert run.exit_code == 0 and json.loads(run.stdout) == {"job_id": 1}
     assert suite_run.exit_code == 0 and json.loads(suite_run.stdout)["job_ids"] == [2]
+
+
+def test_jobs_take_the_results_filters_a_job_has_and_its_state(
+    cli: CliRunner, jobenv: Path
+) -> None:
+    """`zbench jobs --workload ...` as `zbench results --workload ...`: the same options, the
+    same one line for a name nothing has (exit 2); `--state` on top."""
+    from tests.rows import job_row
+    from zbench.cli import filters
+
+    jobenv.parent.mkdir(parents=True, exist_ok=True)
+    Store(jobenv).add_jobs(
+        [
+            job_row(workload="resnet50", state="done", ended=5.0, tag="a"),
+            job_row(workload="vgg16", mode="infer", state="failed", ended=6.0),
+            job_row(workload="vgg16", state="done", ended=7.0, suite="review"),
+        ]
+    )
+
+    def ids(*argv: str) -> list[int]:
+        result = cli.invoke(app, ["jobs", "--all", "--json", *argv])
+        assert result.exit_code == 0, result.output
+        return sorted(j["id"] for j in json.loads(result.output))
+
+    assert ids() == [1, 2, 3]
+    assert ids("--workload", "vgg16") == [2, 3]
+    assert ids("--workload", "vgg16", "--state", "done") == [3]
+    assert ids("--mode", "infer") == [2] and ids("--suite", "review") == [3]
+    assert ids("--tag", "a") == [1]
+    assert ids("--workload", "unet3d") == []  # a workload the tables know: an empty list
+    empty = cli.invoke(app, ["jobs", "--all", "--workload", "unet3d"])
+    assert empty.exit_code == 0 and "No jobs match (workload unet3d)" in empty.output
+    for argv, line in (
+        (["--workload", "resnt50"], "--workload resnt50: no such workload (choose from "),
+        (["--state", "finished"], "--state finished: no such state (choose from queued, "),
+    ):
+        bad = cli.invoke(app, ["jobs", "--all", *argv])
+        assert bad.exit_code == 2 and bad.output.count("\n") == 1 and line in bad.output
+    # Declared once: the jobs' filters are the results' own options, by name.
+    help_text = cli.invoke(app, ["jobs", "-h"]).output
+    for name in filters.JOB_FILTERS:
+        assert f"--{name}" in help_text
+    assert set(filters.JOB_FILTERS) <= set(filters.NAMES)

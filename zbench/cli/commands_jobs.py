@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from zbench.cli.filters import with_job_filters
 from zbench.cli.options import (
     DbOpt,
     JsonOpt,
@@ -293,8 +294,10 @@ def suite(
 
 
 @app.command()
+@with_job_filters
 def jobs(
     *,
+    filters: dict[str, str],
     all_jobs: Annotated[
         bool, typer.Option("--all", help="Include finished jobs from every day.")
     ] = False,
@@ -308,13 +311,16 @@ def jobs(
 ) -> None:
     """Jobs, live or finished, with their state."""
     if hosts is not None:
+        if filters:
+            err("zbench: --hosts lists every job of each host: it takes no filter")
+            raise typer.Exit(2)
         from zbench.cli.fleet import fleet_jobs
 
         _exit(fleet_jobs(hosts, all_jobs=all_jobs, json_out=json_out))
         return
     from zbench.cli.jobs import list_jobs
 
-    _exit(list_jobs(all_jobs=all_jobs, db=db, json_out=json_out, wide=wide))
+    _exit(list_jobs(all_jobs=all_jobs, db=db, json_out=json_out, wide=wide, filters=filters))
 
 
 @app.command()

@@ -1,6 +1,7 @@
 """The one filter set of the results commands, defined once: ``results``, ``export``, ``report``,
 ``compare``, ``plot``, ``demo results`` and the fleet's export take the same options with the same
-meanings, and receive them as one ``results.api.Filters``.
+meanings, and receive them as one ``results.api.Filters``; ``jobs`` takes those a job has
+(``JOB_FILTERS``), the same options, and ``--state``.
 
 ``@with_filters`` appends the options to a command's signature (Typer reads it) and hands the
 command a ``filters`` argument; ``filter_argv`` writes them back as options (for other hosts).
@@ -20,7 +21,7 @@ from zbench.cli.options import check_tag
 if TYPE_CHECKING:  # imported where a command runs: every command's start-up would pay for it
     from zbench.results.api import Filters
 
-PANEL = "Which runs"
+PANEL = "Filters"
 
 
 def _opt(*decls: str, help: str, hidden: bool = False, **kw: Any) -> Any:
@@ -108,11 +109,23 @@ FILTER_OPTIONS: tuple[tuple[str, Any], ...] = (
         "tag",
         Annotated[
             str | None,
-            _opt(help="Only runs of jobs given this tag (run/suite --tag).", callback=check_tag),
+            _opt(
+                help="Only jobs given this tag (run/suite --tag), and their runs.",
+                callback=check_tag,
+            ),
         ],
     ),
 )
 NAMES = tuple(name for name, _ in FILTER_OPTIONS)
+# `zbench jobs` takes the filters a job has, as declared above, and a job's state.
+JOB_FILTERS = ("workload", "framework", "mode", "precision", "suite", "tag")
+STATE_OPTION: tuple[str, Any] = (
+    "state",
+    Annotated[
+        str | None,
+        _named(help="Only jobs in this state: queued, running, done, failed, cancelled, ..."),
+    ],
+)
 
 
 def filters_from(values: dict[str, Any]) -> Filters:
@@ -144,6 +157,22 @@ def nothing_found(filters: Filters | None, first_time: str) -> str:
 
 def with_filters(func: Callable[..., Any]) -> Callable[..., Any]:
     """Add the filter options to a command whose function takes ``filters: Filters``."""
+    return _with_options(func, FILTER_OPTIONS, filters_from)
+
+
+def with_job_filters(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the filters a job has (``JOB_FILTERS``) and ``--state`` to a command whose function
+    takes ``filters: dict[str, str]`` (the ones given, by name)."""
+    options = (*((n, a) for n, a in FILTER_OPTIONS if n in JOB_FILTERS), STATE_OPTION)
+    return _with_options(func, options, lambda v: {k: x for k, x in v.items() if x is not None})
+
+
+def _with_options(
+    func: Callable[..., Any],
+    options: tuple[tuple[str, Any], ...],
+    make: Callable[[dict[str, Any]], Any],
+) -> Callable[..., Any]:
+    """``func`` as a command with ``options`` appended, handed to it as ``filters=make(values)``."""
     sig = inspect.signature(func)
     # The command's own annotations are evaluated here; ``filters: Filters`` is not (``Filters`` is
     # imported only when a command runs, so that no command's start-up pays for the results API).
@@ -154,13 +183,14 @@ def with_filters(func: Callable[..., Any]) -> Callable[..., Any]:
     ]
     added = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ann)
-        for name, ann in FILTER_OPTIONS
+        for name, ann in options
     ]
+    names = [name for name, _ in options]
 
     @functools.wraps(func)
     def command(**kwargs: Any) -> Any:
-        values = {name: kwargs.pop(name, None) for name in NAMES}
-        return func(**kwargs, filters=filters_from(values))
+        values = {name: kwargs.pop(name, None) for name in names}
+        return func(**kwargs, filters=make(values))
 
     params = [*own, *added]
     command.__signature__ = sig.replace(  # type: ignore[attr-defined]

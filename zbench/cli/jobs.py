@@ -278,8 +278,40 @@ def _when(t: float | None) -> str:
     return when.strftime("%H:%M:%S" if when.date() == dt.date.today() else "%Y-%m-%d %H:%M")
 
 
-def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> int:
-    """List today's jobs (all with --all), table or JSON, after marking a dead supervisor's lost."""
+def _filtered(jobs: list[JobInfo], filters: dict[str, str]) -> list[JobInfo]:
+    """The jobs each given filter keeps (``workload``, ..., ``tag``: the job's own field)."""
+    return [j for j in jobs if all(str(getattr(j, k)) == v for k, v in filters.items())]
+
+
+def _filter_problem(jobs: list[JobInfo], filters: dict[str, str]) -> str | None:
+    """Where a filter names what no job can have (a typo): the one line that says so; a name
+    the tables know, or a stored job has, is no error (an empty list)."""
+    states = [s.value for s in JobState]
+    if "state" in filters and filters["state"] not in states:
+        return f"--state {filters['state']}: no such state (choose from {', '.join(states)})"
+    names = [k for k in ("workload", "framework", "mode", "precision") if k in filters]
+    if not names:
+        return None
+    from zbench.results.api import FILTER_NAMES  # only to tell a typo from an empty list
+
+    for name in names:
+        known = FILTER_NAMES[name] | {str(getattr(j, name)) for j in jobs}
+        if filters[name] not in known:
+            choices = ", ".join(sorted(known))
+            return f"--{name} {filters[name]}: no such {name} (choose from {choices})"
+    return None
+
+
+def list_jobs(
+    *,
+    all_jobs: bool,
+    db: Db,
+    json_out: bool,
+    wide: bool = False,
+    filters: dict[str, str] | None = None,
+) -> int:
+    """List today's jobs (all with --all), table or JSON, after marking a dead supervisor's lost;
+    ``filters``: only the jobs whose field (workload, ..., tag, state) has the value given."""
     try:
         api.reconcile(db)
     except StoreError as exc:
@@ -287,7 +319,13 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> 
             raise
         # Locked by another program, a full disk: still show what is stored.
         err(f"warning: could not check for a dead supervisor: {exc}")
-    jobs = api.list_jobs(db)
+    stored = api.list_jobs(db)
+    jobs = _filtered(stored, filters or {})
+    if not jobs and filters:
+        problem = _filter_problem(stored, filters)
+        if problem:
+            err(f"zbench: {problem}")
+            return 2
     if not all_jobs:
         midnight = dt.datetime.combine(dt.date.today(), dt.time()).timestamp()
         jobs = [j for j in jobs if not j.finished or (j.ended or j.created) >= midnight]
@@ -296,7 +334,9 @@ def list_jobs(*, all_jobs: bool, db: Db, json_out: bool, wide: bool = False) -> 
         return 0
     console = _console()
     if not jobs:
-        console.print("No jobs" + ("" if all_jobs else " today (--all shows every job)") + ".")
+        given = "; ".join(f"{k} {v}" for k, v in (filters or {}).items())
+        what = f"No jobs match ({given})" if given else "No jobs"
+        console.print(what + ("" if all_jobs else " today (--all shows every job)") + ".")
         return 0
     now = time.time()
     notes = {j.id: _note(j, now) for j in jobs}

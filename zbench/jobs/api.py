@@ -71,6 +71,7 @@ class JobInfo:
     run_id: int | None
     suite: str | None
     kind: str = "benchmark"  # its row of contract.kinds
+    tag: str | None = None  # the user's (run/suite --tag)
     config: dict[str, Any] = field(
         default_factory=dict
     )  # as submitted (zbench.jobs.apart reads it)
@@ -152,6 +153,7 @@ def _info(row: JobRow) -> JobInfo:
         run_id=row.run_id,
         suite=row.suite,
         kind=row.kind,
+        tag=row.tag,
         config=row.config,
     )
 
