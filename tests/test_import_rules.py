@@ -135,6 +135,7 @@ def test_first_frame_imports_only_the_dashboard() -> None:
         "sqlite3",
         "psutil",
         "zbench.tui.screens.launch",
+        "zbench.tui.launch_form",
         "zbench.tui.screens.results",
         "zbench.tui.screens.history",
         "zbench.tui.screens.processes",

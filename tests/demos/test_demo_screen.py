@@ -24,8 +24,8 @@ from tests.tui.helpers import press, run_and_press, settle
 from zbench.demos.snake.render import render_board
 from zbench.jobs.api import JobInfo
 from zbench.jobs.states import FINISHED
+from zbench.tui.launch_form import build_request
 from zbench.tui.screens.demo import DemoScreen, DemoView
-from zbench.tui.screens.launch import build_request
 
 EVENTS = Path(__file__).parent / "fixtures" / "snake_events.jsonl"
 

@@ -112,7 +112,8 @@ class CannedStream:
         pass
 
 
-async def wait_for(pilot: Pilot[object], pred: Callable[[], bool], timeout: float = 30) -> None:
+async def wait_for(pilot: Pilot[object], pred: Callable[[], bool], timeout: float = 60) -> None:
+    # Generous: the fake hosts are subprocesses, slow to start on a loaded 2-core machine.
     deadline = time.monotonic() + timeout
     while not pred():
         assert time.monotonic() < deadline, "timed out"

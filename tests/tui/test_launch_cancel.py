@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button, Input, Log, Select, Static
 
+from zbench.tui.launch_form import build_request, parse_gpu_ids
 from zbench.tui.screens.confirm import ConfirmScreen
 from zbench.tui.screens.dashboard import DashboardScreen
 from zbench.tui.screens.job_detail import JobDetailScreen
-from zbench.tui.screens.launch import LaunchScreen, build_request, parse_gpu_ids
+from zbench.tui.screens.launch import LaunchScreen
 
 from .conftest import make_app
 from .fakes import FakeJob, FakeServices
@@ -245,7 +246,7 @@ async def test_cancel_on_the_detail_of_a_job_not_found_says_so() -> None:
 
 async def test_the_launch_fields_come_from_the_option_table() -> None:
     from zbench.contract.config import RUN_OPTION
-    from zbench.tui.screens.launch import TABLE
+    from zbench.tui.launch_form import TABLE
 
     app = make_app()
     async with run_and_press(app, "l", size=(160, 50)):
@@ -269,7 +270,7 @@ async def test_more_options_reach_the_runner() -> None:
     from textual.widgets import Collapsible
 
     from zbench.contract.config import RUN_OPTIONS
-    from zbench.tui.screens.launch import MORE, TABLE
+    from zbench.tui.launch_form import MORE, TABLE
 
     # Every option of the table is a field, but the GPU count (from the indices) and the data
     # source (the "data" field): the dialog offers what `zbench run` offers.
