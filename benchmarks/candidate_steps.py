@@ -410,6 +410,8 @@ def zbench_step(c: Candidate) -> Callable[[], None]:
     cfg = resolve(RunConfig("resnet50", preset="max", mode=c.mode, batch_size=c.batch)).config
     runner = torch_adapter.TorchAdapter()
     runner.prepare(cfg)
+    for name in c.setup:  # again: prepare turns the compile caches on (tuning.compile_cache)
+        SETUPS[name]()
     step = runner.build(cfg)
     for _ in range(torch_adapter.COMPILE_STEPS):
         step()

@@ -3,7 +3,8 @@
 Profiles the plain compiled reference of benchmarks/peak.py (bf16 autocast, channels-last, cuDNN
 autotuner, fused SGD, ``torch.compile`` default mode) and, with ``--variant eager``, the same step
 uncompiled; ``--variant zbench`` profiles zbench's own ``--preset max`` step instead, built by its
-runner in the data folder ``ZBENCH_HOME`` (a warm one loads its compiled step from the cache). Reports the step's wall time
+runner in the data folder ``ZBENCH_HOME`` (its tuned kernels are reused there; the compiled graphs
+that ``zbench run`` stored did not serve this in-process build, docs/performance.md). Reports the step's wall time
 without the profiler, then, from a profiled window, the GPU kernel time per step split by kind
 (cuDNN convolutions, Triton kernels from inductor's fusions, matrix multiplies, batch norm and other
 native kernels, the optimizer, copies) and the longest kernels, so a missed peak goal can be read
@@ -123,7 +124,9 @@ def main(argv: list[str]) -> int:
     if a.device == "cuda" and not torch.cuda.is_available():
         parser().error("no CUDA device visible; use --device cpu for a smoke run")
     if a.variant == "zbench" and (a.device != "cuda" or a.image_size != 224):
-        parser().error("--variant zbench profiles the GPU step at 224x224: no --device cpu")
+        parser().error(
+            "--variant zbench profiles the GPU step at 224x224: --device cuda only, no --image-size"
+        )
     device = torch.device(a.device)
     step = _zbench_step(a.batch_size) if a.variant == "zbench" else _loop_step(a, device)
     t0 = time.perf_counter()

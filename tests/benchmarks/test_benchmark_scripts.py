@@ -507,3 +507,40 @@ def test_maxpool_fallback_candidate_compiles_the_backward_to_aten(tmp_path: Path
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "ATEN"
+
+
+_ZBENCH_MPFB_CHECK = """
+import torch._functorch.config as fc, torch._inductor.config as ic
+from benchmarks import candidate_steps
+from zbench.runners.torch import adapter, tuning
+
+class Fake:  # the runner as far as the caches go: prepare turns them on, build makes the step
+    def prepare(self, cfg):
+        tuning.compile_cache()
+    def build(self, cfg):
+        return lambda: None
+
+adapter.TorchAdapter = Fake
+for name in ("zbench", "zbench-mpfb"):
+    candidate_steps.zbench_step(candidate_steps.BY_NAME[name])
+    print(name, ic.fx_graph_cache, fc.enable_autograd_cache)
+"""
+
+
+@pytest.mark.torch
+def test_zbench_mpfb_builds_its_step_with_the_compile_caches_off(tmp_path: Path) -> None:
+    """The runner's prepare turns the caches on: the fallback's switch comes after it, or a warm
+    data folder would hand the zbench-mpfb side zbench's own fused kernel."""
+    pytest.importorskip("torch")
+    env = {**__import__("os").environ, "PYTHONPATH": str(REPO), "ZBENCH_HOME": str(tmp_path)}
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _ZBENCH_MPFB_CHECK],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["zbench True True", "zbench-mpfb False False"]

@@ -88,3 +88,18 @@ def test_a_suite_dry_run_tells_its_look_alike_jobs_apart(
         "would run: resnet50 torch train default on cpu (batch per GPU 4)",
         "would run: vgg16 torch train default on cpu",
     ]
+
+
+def test_terse_setups_put_each_field_in_one_place_for_the_whole_group() -> None:
+    """Without names, a value's place must mean one field on every row: (batch 2, 2 GPUs) and
+    (batch 4, 2 GPUs) must not read as (4, 2) and (2, 4) led by each row's nearest difference."""
+    from zbench.jobs.apart import differing
+
+    def config(batch: int, gpus: int) -> dict[str, object]:
+        return {"workload": "resnet50", "batch_size": batch, "gpus": gpus}
+
+    items = [("r", config(b, g)) for b, g in ((2, 2), (2, 4), (4, 2), (8, 2))]
+    terse = differing(items, terse="|")
+    assert len(set(terse)) == 4, terse
+    assert terse[0].split(" | ") == ["2", "2"]
+    assert [t.split(" | ")[0] for t in terse] == ["2", "2", "4", "8"]  # one place, one field

@@ -222,12 +222,16 @@ def test_jobs_take_the_results_filters_a_job_has_and_its_state(
     assert ids("--workload", "unet3d") == []  # a workload the tables know: an empty list
     empty = cli.invoke(app, ["jobs", "--all", "--workload", "unet3d"])
     assert empty.exit_code == 0 and "No jobs match (workload unet3d)" in empty.output
+    assert ids("--precision", "bf16") == []  # no job stored one (None: the runner decides)
     for argv, line in (
-        (["--workload", "resnt50"], "--workload resnt50: no such workload (choose from "),
-        (["--state", "finished"], "--state finished: no such state (choose from queued, "),
+        (["--workload", "resnt50"], "zbench: --workload resnt50: no such workload (choose from "),
+        (["--state", "finished"], "zbench: --state finished: no such state (choose from queued, "),
+        (["--suite", "nosuch"], "zbench: no jobs of suite 'nosuch' in the database"),
+        (["--precision", "None"], "zbench: --precision None: no such precision (choose from b"),
     ):
         bad = cli.invoke(app, ["jobs", "--all", *argv])
-        assert bad.exit_code == 2 and bad.output.count("\n") == 1 and line in bad.output
+        assert bad.exit_code == 2 and bad.output.count("\n") == 1, bad.output
+        assert bad.output.startswith(line), bad.output
     # Declared once: the jobs' filters are the results' own options, by name.
     help_text = cli.invoke(app, ["jobs", "-h"]).output
     for name in filters.JOB_FILTERS:

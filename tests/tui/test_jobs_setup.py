@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.rows import job_row, run_config
+from zbench.glyphs import glyphs
 from zbench.jobs.api import JobInfo
 from zbench.store import Store
 from zbench.tui.services import LocalServices
@@ -146,7 +147,8 @@ async def test_a_grid_of_look_alikes_reads_apart_at_80_columns() -> None:
         await settle(pilot)
         rows = [line for line in screen_lines(app_) if "resnet50" in line]
         assert len(rows) == 4, rows
-        want = ["256 · max", "128 · max", "256 · review", "128 · review"]  # newest first
+        dot = glyphs().sep
+        want = [f"{b} {dot} {p}" for p in ("max", "review") for b in (256, 128)]  # newest first
         assert all(f" {w} " in f"{row} " for row, w in zip(rows, want, strict=True)), rows
     wide = make_app(services=FakeServices(jobs=jobs))
     async with wide.run_test(size=(160, 50)) as pilot:  # room for the words: words

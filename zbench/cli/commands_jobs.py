@@ -312,7 +312,7 @@ def jobs(
     """Jobs, live or finished, with their state."""
     if hosts is not None:
         if filters:
-            err("zbench: --hosts lists every job of each host: it takes no filter")
+            err("--hosts lists every job of each host: it takes no filter")
             raise typer.Exit(2)
         from zbench.cli.fleet import fleet_jobs
 

@@ -280,7 +280,12 @@ def _when(t: float | None) -> str:
 
 def _filtered(jobs: list[JobInfo], filters: dict[str, str]) -> list[JobInfo]:
     """The jobs each given filter keeps (``workload``, ..., ``tag``: the job's own field)."""
-    return [j for j in jobs if all(str(getattr(j, k)) == v for k, v in filters.items())]
+    # A field the job has not got (a queued max job's precision: its runner decides) matches none.
+    return [
+        j
+        for j in jobs
+        if all(getattr(j, k) is not None and str(getattr(j, k)) == v for k, v in filters.items())
+    ]
 
 
 def _filter_problem(jobs: list[JobInfo], filters: dict[str, str]) -> str | None:
@@ -289,13 +294,15 @@ def _filter_problem(jobs: list[JobInfo], filters: dict[str, str]) -> str | None:
     states = [s.value for s in JobState]
     if "state" in filters and filters["state"] not in states:
         return f"--state {filters['state']}: no such state (choose from {', '.join(states)})"
+    if "suite" in filters and all(j.suite != filters["suite"] for j in jobs):
+        return f"no jobs of suite {filters['suite']!r} in the database"  # as `zbench results`
     names = [k for k in ("workload", "framework", "mode", "precision") if k in filters]
     if not names:
         return None
     from zbench.results.api import FILTER_NAMES  # only to tell a typo from an empty list
 
     for name in names:
-        known = FILTER_NAMES[name] | {str(getattr(j, name)) for j in jobs}
+        known = FILTER_NAMES[name] | {str(v) for j in jobs if (v := getattr(j, name)) is not None}
         if filters[name] not in known:
             choices = ", ".join(sorted(known))
             return f"--{name} {filters[name]}: no such {name} (choose from {choices})"
@@ -324,7 +331,7 @@ def list_jobs(
     if not jobs and filters:
         problem = _filter_problem(stored, filters)
         if problem:
-            err(f"zbench: {problem}")
+            err(problem)
             return 2
     if not all_jobs:
         midnight = dt.datetime.combine(dt.date.today(), dt.time()).timestamp()

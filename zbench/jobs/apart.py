@@ -73,13 +73,14 @@ def _value(value: Any) -> str:
 def differing(
     items: Sequence[tuple[Hashable, dict[str, Any]]],
     named: frozenset[str] = NAMED,
-    terse: bool = False,
+    terse: str | None = None,
 ) -> list[str]:
     """For each (name, configuration): the setup fields on which the items sharing its name
     differ (``preset max, batch per GPU 2``), led by what tells it from its nearest look-alikes
     (:func:`_leading`); "" for an item whose name no other shares, or whose look-alikes have its
-    setup (repeats). ``named``: the fields the name already says. ``terse``: the values alone
-    (``max · 2``), for a cell too narrow for the words."""
+    setup (repeats). ``named``: the fields the name already says. ``terse``: a separator; the
+    values alone, joined by it (``2 · max``), in one order for the whole group (without names, a
+    place must mean the same field on every row), for a cell too narrow for the words."""
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for i, (name, _) in enumerate(items):
         groups[name].append(i)
@@ -94,20 +95,20 @@ def differing(
         keys = sorted(differing_fields(setups, named | FOUND), key=order.index)
         values = [{k: json.dumps(s.get(k), sort_keys=True) for k in keys} for s in setups]
         for n, (i, s) in enumerate(zip(members, setups, strict=True)):
-            lead = _leading(values, n, keys)
-            if terse:
-                out[i] = " · ".join(_value(s.get(k)) for k in lead)
+            if terse is not None:
+                out[i] = f" {terse} ".join(_value(s.get(k)) for k in keys)
             else:
-                out[i] = ", ".join(_words(k, s.get(k)) for k in lead)
+                out[i] = ", ".join(_words(k, s.get(k)) for k in _leading(values, n, keys))
     return out
 
 
 def apart(
-    jobs: Sequence[JobInfo], shown: frozenset[str] = NAMED, terse: bool = False
+    jobs: Sequence[JobInfo], shown: frozenset[str] = NAMED, terse: str | None = None
 ) -> dict[int, str]:
     """Job id -> what sets it apart from the jobs that share its name (:func:`differing`), for
     the jobs that need it. ``shown``: the parts of the name the listing shows (a table without a
-    mode column tells a train and an infer job apart in words); ``terse``: values alone."""
+    mode column tells a train and an infer job apart in words); ``terse``: values alone, joined
+    by this separator."""
     named = [((j.kind, *(getattr(j, f) for f in sorted(NAMED & shown))), _config(j)) for j in jobs]
     words = differing(named, NAMED & shown, terse)
     return {j.id: w for j, w in zip(jobs, words, strict=True) if w}

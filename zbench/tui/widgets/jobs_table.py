@@ -158,7 +158,7 @@ class JobsTable(DataTable[object]):
         if width and any(len(s) > width for s in setups.values()):
             # Cut, the words may read alike (batch x preset: each names one field); the values
             # alone may not. The view of one job (Enter) has its whole setup in words.
-            terse = apart(jobs, frozenset(COLUMNS), terse=True)
+            terse = apart(jobs, frozenset(COLUMNS), terse=glyphs().sep)
             if self._told(setups, terse, width) > self._told(setups, setups, width):
                 setups = terse
                 rows = [cells(job, setups.get(job.id, "")) for job in ordered]
