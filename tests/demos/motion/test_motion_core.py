@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -153,3 +155,25 @@ def test_options_reject_unknown_keys_and_bad_sizes():
         MotionOptions.parse({"sise": 3})
     with pytest.raises(ValueError, match="multiple of 32"):
         MotionOptions.parse({"size": 100})
+
+
+def test_a_real_training_run_does_not_resume_a_smoke_runs_tiny_model(tmp_path: Path) -> None:
+    """A folder holding a --smoke model (earlier versions kept it where real runs resume): a real
+    training run starts a full-size model and says why; animating it, or a smoke run, loads it."""
+    from zbench.demos.motion import train
+    from zbench.demos.motion.demo import _model
+    from zbench.demos.motion.model import MotionConfig, MotionModel
+
+    train.save(MotionModel(SMOKE_CONFIG), tmp_path, step=6)
+    phases: list[str] = []
+
+    def emit(type_: str, **fields: object) -> None:
+        phases.append(str(fields.get("detail")))
+
+    def model_for(**opts: object) -> MotionConfig:
+        o = MotionOptions.parse({"checkpoint_dir": str(tmp_path), "device": "cpu", **opts})
+        return _model(o, torch.device("cpu"), emit)[0].cfg
+
+    assert model_for() == MotionConfig() and "a --smoke run's tiny model" in phases[-1]
+    assert model_for(smoke=True) == SMOKE_CONFIG and phases[-1].startswith("loaded")
+    assert model_for(minutes=0.0) == SMOKE_CONFIG  # animate what is there, as asked

@@ -117,12 +117,22 @@ def _model(opts: MotionOptions, device: torch.device, emit: Emit):
     ckpt = Path(opts.checkpoint_dir)
     if opts.resume and (ckpt / train.CHECKPOINT).exists():
         model, state = train.load(ckpt, device)
-        emit(
-            "phase",
-            phase="setup",
-            detail=f"loaded {ckpt / train.CHECKPOINT} (step {state['step']})",
-        )
-        return model, state
+        training = opts.minutes > 0 or bool(opts.steps)
+        if model.cfg == SMOKE_CONFIG and training and not opts.smoke:
+            # A --smoke run's tiny model (earlier versions kept them beside the real ones):
+            # a real training run starts afresh rather than go on training it at full size.
+            emit(
+                "phase",
+                phase="setup",
+                detail=f"not resuming {ckpt / train.CHECKPOINT}: a --smoke run's tiny model",
+            )
+        else:
+            emit(
+                "phase",
+                phase="setup",
+                detail=f"loaded {ckpt / train.CHECKPOINT} (step {state['step']})",
+            )
+            return model, state
     if opts.minutes <= 0 and not opts.steps:
         raise ValueError(f"no checkpoint in {ckpt} and no training budget (minutes=0)")
     cfg = SMOKE_CONFIG if opts.smoke else MotionConfig()
