@@ -121,6 +121,31 @@ def test_cancel_unknown_job_is_one_line_exit_2(cli: CliRunner) -> None:
     assert result.output.strip() == "zbench: no job 999"
 
 
+def test_cancel_takes_several_ids_and_refuses_them_all_on_one_unknown(
+    cli: CliRunner, jobenv: Path
+) -> None:
+    from tests.rows import job_row
+
+    jobenv.parent.mkdir(parents=True, exist_ok=True)
+    Store(jobenv).add_jobs([job_row(), job_row(), job_row(state="done", ended=2.0)])
+    bad = cli.invoke(app, ["cancel", "1", "7", "2", "9"])
+    assert bad.exit_code == 2 and bad.output.strip() == "zbench: no job 7, 9"
+    assert [
+        j["state"] for j in json.loads(cli.invoke(app, ["jobs", "--all", "--json"]).output)
+    ] == [
+        "queued",
+        "queued",
+        "done",
+    ]  # nothing cancelled
+    done = cli.invoke(app, ["cancel", "1", "2", "3", "1"])
+    assert done.exit_code == 0, done.output
+    assert done.output.splitlines() == [
+        "Job 1 cancelled.",
+        "Job 2 cancelled.",
+        "Job 3 already ended (done); nothing to cancel.",
+    ]
+
+
 def test_suite_end_to_end_with_fake_runner(cli: CliRunner, tmp_path: Path) -> None:
     suite = tmp_path / "two.toml"
     suite.write_text(

@@ -325,7 +325,9 @@ def jobs(
 
 @app.command()
 def cancel(
-    job_id: Annotated[int, typer.Argument(help="The job's id (see `zbench jobs`).")],
+    job_ids: Annotated[
+        list[int], typer.Argument(help="The jobs' ids (see `zbench jobs`), one or more.")
+    ],
     *,
     grace: Annotated[
         # At most an hour: a runner that ignores SIGTERM must not keep its GPUs for ever (inf).
@@ -333,7 +335,7 @@ def cancel(
     ] = 10.0,
     db: ReadDbOpt = None,
 ) -> None:
-    """Cancel a queued or running job."""
-    from zbench.cli.jobs import cancel_job
+    """Cancel queued or running jobs."""
+    from zbench.cli.jobs import cancel_jobs
 
-    _exit(cancel_job(job_id, grace=grace, db=db))
+    _exit(cancel_jobs(job_ids, grace=grace, db=db))

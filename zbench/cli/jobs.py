@@ -380,6 +380,23 @@ def _note(job: JobInfo, now: float) -> str:
     return job.reason or ""
 
 
+def cancel_jobs(job_ids: list[int], *, grace: float, db: Db) -> int:
+    """Cancel each job in turn: exit 0 when every one is (or already was) not running any more;
+    2, before cancelling any, when an id names no job (one line naming them all)."""
+    missing: list[int] = []
+    for job_id in dict.fromkeys(job_ids):  # each once, in the order given
+        try:
+            api.get_job(job_id, db)
+        except JobNotFound:
+            missing.append(job_id)
+    if missing:
+        err(f"no job {', '.join(map(str, missing))}")
+        return 2
+    for job_id in dict.fromkeys(job_ids):
+        cancel_job(job_id, grace=grace, db=db)
+    return 0
+
+
 def cancel_job(job_id: int, *, grace: float, db: Db) -> int:
     """Exit 0 when the job is (or already was) not running any more, 2 for an unknown id."""
     try:
