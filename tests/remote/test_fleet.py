@@ -38,6 +38,9 @@ def test_jobs_and_export_gather_every_host_keeping_each_rows_machine(sshd: Sshd)
         ("zb-b", 1, "done"),
         ("zb-b", 2, "done"),
     ]
+    for argv, want in ((["--state", "done"], 3), (["--state", "failed"], 0)):  # each host filters
+        out = runner.invoke(app, ["jobs", "--hosts", "zb-a,zb-b", "--json", *argv])
+        assert out.exit_code == 0 and len(json.loads(out.stdout)) == want, out.output
     out = runner.invoke(app, ["export", "--hosts", "zb-a,zb-b", "-f", "csv"])
     assert out.exit_code == 0, out.output
     table = list(csv.DictReader(io.StringIO(out.stdout)))

@@ -311,12 +311,9 @@ def jobs(
 ) -> None:
     """Jobs, live or finished, with their state."""
     if hosts is not None:
-        if filters:
-            err("--hosts lists every job of each host: it takes no filter")
-            raise typer.Exit(2)
         from zbench.cli.fleet import fleet_jobs
 
-        _exit(fleet_jobs(hosts, all_jobs=all_jobs, json_out=json_out))
+        _exit(fleet_jobs(hosts, all_jobs=all_jobs, json_out=json_out, filters=filters))
         return
     from zbench.cli.jobs import list_jobs
 

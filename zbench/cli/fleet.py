@@ -22,14 +22,18 @@ def _report(got: Gathered) -> int:
     return 1 if got.errors else 0
 
 
-def fleet_jobs(hosts_text: str, *, all_jobs: bool, json_out: bool) -> int:
-    """Print every host's jobs in one table (or JSON), each row with its host; 2 on bad --hosts."""
+def fleet_jobs(
+    hosts_text: str, *, all_jobs: bool, json_out: bool, filters: dict[str, str] | None = None
+) -> int:
+    """Print every host's jobs in one table (or JSON), each row with its host; 2 on bad --hosts.
+    ``filters`` (``zbench jobs``' own, by name) go to every host as they were given."""
     try:
         hosts = parse_hosts(hosts_text)
     except HostsError as exc:
         err(str(exc))
         return 2
-    got = gather(hosts, ["jobs", *(["--all"] if all_jobs else [])])
+    given = [a for name, value in (filters or {}).items() for a in (f"--{name}", value)]
+    got = gather(hosts, ["jobs", *(["--all"] if all_jobs else []), *given])
     if json_out:
         print(json.dumps(got.rows, indent=2))
         return _report(got)
