@@ -4,6 +4,7 @@ parse with the runner's own parser, bad input exits 2, and (slow) one CPU cell r
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -492,21 +493,29 @@ print("ATEN" if any("aten.max_pool2d_with_indices_backward" in c for c in codes)
 """
 
 
-@pytest.mark.torch
-def test_maxpool_fallback_candidate_compiles_the_backward_to_aten(tmp_path: Path) -> None:
-    """The mpfb candidates: their max-pool backward is ATen's kernel, not a cached fused gather."""
-    pytest.importorskip("torch")
-    env = {"PYTHONPATH": str(REPO), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+def _fresh_python(code: str, **env: str) -> str:
+    """``code``'s output in a fresh interpreter (it changes torch's process-wide tables)."""
+    environ = {**os.environ, "PYTHONPATH": str(REPO), **env}
+    if "TORCHINDUCTOR_CACHE_DIR" not in env:  # the test's own cache, or the data folder's
+        environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
     done = subprocess.run(
-        [sys.executable, "-c", _MAXPOOL_CHECK],
+        [sys.executable, "-c", code],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=600,
-        env={**__import__("os").environ, **env},
+        env=environ,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split()[-1] == "ATEN"
+    return done.stdout
+
+
+@pytest.mark.torch
+def test_maxpool_fallback_candidate_compiles_the_backward_to_aten(tmp_path: Path) -> None:
+    """The mpfb candidates: their max-pool backward is ATen's kernel, not a cached fused gather."""
+    pytest.importorskip("torch")
+    out = _fresh_python(_MAXPOOL_CHECK, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
+    assert out.split()[-1] == "ATEN"
 
 
 _ZBENCH_MPFB_CHECK = """
@@ -532,15 +541,5 @@ def test_zbench_mpfb_builds_its_step_with_the_compile_caches_off(tmp_path: Path)
     """The runner's prepare turns the caches on: the fallback's switch comes after it, or a warm
     data folder would hand the zbench-mpfb side zbench's own fused kernel."""
     pytest.importorskip("torch")
-    env = {**__import__("os").environ, "PYTHONPATH": str(REPO), "ZBENCH_HOME": str(tmp_path)}
-    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
-    done = subprocess.run(
-        [sys.executable, "-c", _ZBENCH_MPFB_CHECK],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split("\n")[:2] == ["zbench True True", "zbench-mpfb False False"]
+    out = _fresh_python(_ZBENCH_MPFB_CHECK, ZBENCH_HOME=str(tmp_path))
+    assert out.split("\n")[:2] == ["zbench True True", "zbench-mpfb False False"]
