@@ -26,7 +26,7 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             ["cancel", "abc"],
             # Typer's pydantic words ("Input should be a valid integer, unable to parse...") are
             # said as zbench's own checks say them.
-            "zbench: cancel: Invalid value for 'job_id': must be a whole number "
+            "zbench: cancel: Invalid value for 'job_ids': must be a whole number "
             "(see zbench cancel -h)",
         ),
         (

@@ -323,7 +323,7 @@ def jobs(
 @app.command()
 def cancel(
     job_ids: Annotated[
-        list[int], typer.Argument(help="The jobs' ids (see `zbench jobs`), one or more.")
+        list[int], typer.Argument(help="The id of each job to cancel (see `zbench jobs`).")
     ],
     *,
     grace: Annotated[
