@@ -114,18 +114,6 @@ def apart(
     return {j.id: w for j, w in zip(jobs, words, strict=True) if w}
 
 
-def told_apart(setups: dict[int, str], cells: dict[int, str]) -> int:
-    """How many pairs of jobs whose setups differ still differ in ``cells`` (the setups as a
-    narrow table cell shows them, cut)."""
-    ids = sorted(setups)
-    return sum(
-        cells[a] != cells[b]
-        for n, a in enumerate(ids)
-        for b in ids[n + 1 :]
-        if setups[a] != setups[b]
-    )
-
-
 def _config(job: JobInfo) -> dict[str, Any]:
     """A job's configuration with the parts of its name (a demo's config may lack them)."""
     return {**{f: getattr(job, f) for f in sorted(NAMED)}, **job.config}

@@ -129,13 +129,9 @@ class JobsTable(DataTable[object]):
         return tuple((keys[i], w) for i, w in zip(layout.keep, layout.widths, strict=True))
 
     @staticmethod
-    def _told(setups: dict[int, str], shown: dict[int, str], width: int) -> int:
-        """How many pairs of differing setups still read apart when ``shown`` is cut to width."""
-        from zbench.jobs.apart import told_apart
-
-        return told_apart(
-            setups, {i: cut(text, width, glyphs().ellipsis) for i, text in shown.items()}
-        )
+    def _told(shown: dict[int, str], width: int) -> int:
+        """How many setups still read apart when ``shown`` is cut to ``width``."""
+        return len({cut(text, width, glyphs().ellipsis) for text in shown.values()})
 
     def _columns(self, shown: tuple[tuple[str, int], ...]) -> None:
         """Lay the columns out (again: their rows go with them, and ``show`` adds them back)."""
@@ -159,7 +155,7 @@ class JobsTable(DataTable[object]):
             # Cut, the words may read alike (batch x preset: each names one field); the values
             # alone may not. The view of one job (Enter) has its whole setup in words.
             terse = apart(jobs, frozenset(COLUMNS), terse=glyphs().sep)
-            if self._told(setups, terse, width) > self._told(setups, setups, width):
+            if self._told(terse, width) > self._told(setups, width):
                 setups = terse
                 rows = [cells(job, setups.get(job.id, "")) for job in ordered]
         selected = None
