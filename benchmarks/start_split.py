@@ -52,24 +52,102 @@ VARIANTS: dict[str, dict[str, str]] = {
     "prewarm": {"ZBENCH_CUDNN_PREWARM": "1"},
     "no-prewarm": {"ZBENCH_CUDNN_PREWARM": "0"},
     "prewarm-threads1": {"ZBENCH_CUDNN_PREWARM": "1", "TORCHINDUCTOR_COMPILE_THREADS": "1"},
+    # A copy of the data folder whose FX-graph and AOTAutograd entries were compiled again after
+    # the cold run's coordinate-descent search (see ``resave``): its bundled kernels hold the
+    # winning block sizes, so a warm start need not build them from source.
+    "resaved": {},
 }
+# Inductor's own timers (torch._dynamo.utils.compilation_time_metrics) worth a line each: where a
+# warm start's compile seconds go. A run writes them at exit (``metrics_site``).
+METRICS = (
+    "inductor_import",
+    "TritonBundler.load_cached_static_autotuners",
+    "StaticAutotunerFuture.warm_precompile",
+    "CachingAutotuner.slow_precompile_config",
+    "reload_kernel_in_parent",
+    "async_compile.wait",
+    "compile_fx_inner",
+    "fx_codegen_and_compile",
+    "aot_autograd_cache_load",
+    "_compile.compile_inner",
+)
 
 
 def variant_env(name: str, env: dict[str, str], home: Path) -> dict[str, str]:
     """``env`` with variant ``name`` applied. A cuDNN benchmark limit has no environment variable:
     a ``sitecustomize`` module ahead on the path sets it at interpreter start (zbench sets
-    ``cudnn.benchmark`` only, never the limit, so it stays)."""
+    ``cudnn.benchmark`` only, never the limit, so it stays). ``resaved`` runs in ``resave``'s
+    copy of ``home``."""
     extra = dict(VARIANTS[name])
     limit = extra.pop("benchmark_limit", None)
     out = {**env, **extra}
+    if name == "resaved":
+        out["ZBENCH_HOME"] = str(resaved_home(home))  # bytecode: the same PYTHONPYCACHEPREFIX
     if limit is not None:
         site = home / f"site-{name}"
         site.mkdir(exist_ok=True)
         (site / "sitecustomize.py").write_text(
             f"import torch\ntorch.backends.cudnn.benchmark_limit = {int(limit)}\n"
         )
-        out["PYTHONPATH"] = os.pathsep.join(filter(None, (str(site), env.get("PYTHONPATH"))))
+        out["PYTHONPATH"] = os.pathsep.join(filter(None, (str(site), out.get("PYTHONPATH"))))
     return out
+
+
+def resaved_home(home: Path) -> Path:
+    return home.with_name(home.name + "-resaved")
+
+
+# The cache folders that hold a compiled graph (inductor's FX-graph entries, AOTAutograd's); the
+# kernels' sources, their tuned block sizes and Triton's binaries stay.
+GRAPH_ENTRIES = ("fxgraph", "aotautograd")
+
+
+def resave(home: Path) -> Path:
+    """Copy ``home`` (filled by a cold run) and drop the copy's compiled-graph entries, so its next
+    run compiles the graphs again (no tuning: the winners are cached) and saves them with the
+    winning kernels bundled. On torch 2.11 the cold run bundles each kernel as compiled, before
+    coordinate-descent tuning ran, and a warm start then builds each winner from source
+    (``CachingAutotuner.slow_precompile_config``). Returns the copy."""
+    import shutil
+
+    copy = resaved_home(home)
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(home, copy, symlinks=True, ignore=shutil.ignore_patterns("site-*", "*.log"))
+    for sub in GRAPH_ENTRIES:
+        for found in (copy / "cache").rglob(sub):
+            if found.is_dir():
+                shutil.rmtree(found)
+    return copy
+
+
+def metrics_site(home: Path) -> Path:
+    """A ``sitecustomize`` folder whose module, at exit, writes inductor's timers to
+    ``$ZBENCH_START_METRICS`` (nothing is imported at start: the start is what is measured)."""
+    site = home / "site-metrics"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(
+        "import atexit, json, os, sys\n"
+        "def _dump():\n"
+        "    path = os.environ.get('ZBENCH_START_METRICS')\n"
+        "    utils = sys.modules.get('torch._dynamo.utils')\n"
+        "    if path and utils is not None:\n"
+        "        got = {k: [round(x, 4) for x in v]\n"
+        "               for k, v in utils.compilation_time_metrics.items()}\n"
+        "        with open(path, 'w') as fh:\n"
+        "            json.dump(got, fh)\n"
+        "atexit.register(_dump)\n"
+    )
+    return site
+
+
+def metric_sums(path: Path) -> dict[str, object]:
+    """``METRICS``' totals (seconds, calls) from one run's dump."""
+    try:
+        got = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: [round(sum(got[k]), 2), len(got[k])] for k in METRICS if got.get(k)}
 
 
 def summary(prof: Path, top: int) -> dict[str, object]:
@@ -112,6 +190,11 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=1, help="times to run the warm run and each variant"
     )
     p.add_argument("--no-profile", action="store_true", help="skip the profiled warm run")
+    p.add_argument(
+        "--metrics",
+        action="store_true",
+        help="record inductor's own timers of each run (METRICS) beside its start",
+    )
     p.add_argument("--home", type=Path, help="data folder to use (default: a fresh one)")
     p.add_argument(
         "--skip-cold",
@@ -143,16 +226,34 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, object] = {}
     warm = ("warm", *(f"variant:{v}" for v in a.variants))
     order = [*(() if a.skip_cold else ("cold",)), *(warm * a.rounds)]
+    if "resaved" in a.variants:
+        if "cold" in order:
+            order.insert(1, "resave")
+        else:
+            order.insert(0, "resave")
     seen: dict[str, int] = {}
     for name in order:
         seen[name] = seen.get(name, 0) + 1
-        key = name if a.rounds == 1 else f"{name}#{seen[name]}"
+        key = name if a.rounds == 1 or name in ("cold", "resave") else f"{name}#{seen[name]}"
+        if name == "resave":  # the copy's one run that compiles its graphs again
+            resave(Path(home))
+            name = "variant:resaved"
         run_env = variant_env(name[8:], env, Path(home)) if name.startswith("variant:") else env
+        dump = Path(home) / f"metrics-{key.replace(':', '-').replace('#', '-')}.json"
+        if a.metrics:
+            site = metrics_site(Path(home))
+            run_env = {
+                **run_env,
+                "ZBENCH_START_METRICS": str(dump),
+                "PYTHONPATH": os.pathsep.join(filter(None, (str(site), run_env.get("PYTHONPATH")))),
+            }
         res = runs.zbench(argv_run, log, 600, run_env)
         out[key] = {
             k: res.get(k)
             for k in ("to_measure_s", "marks_s", "compile_s", "samples_per_s", "process_s", "error")
         }
+        if a.metrics:
+            out[key]["inductor_s"] = metric_sums(dump)
         # Whether the runner's cuDNN prewarm ran, why, and for how long (its settings).
         out[key]["cudnn_prewarm"] = (res.get("settings") or {}).get("cudnn_prewarm")
         print(f"{key}: {json.dumps(out[key])}", flush=True)

@@ -420,6 +420,60 @@ def test_start_split_prewarm_variant_sets_the_runners_switch(tmp_path: Path) -> 
     assert env == {"PATH": "/bin", prewarm.ENV: "1"}
 
 
+def test_start_split_resave_copies_the_folder_without_its_compiled_graphs(tmp_path: Path) -> None:
+    """The `resaved` variant's folder keeps the kernels, their tuned block sizes and Triton's
+    binaries, and loses only the FX-graph and AOTAutograd entries; its runs use it."""
+    from benchmarks import start_split
+
+    home = tmp_path / "train"
+    inductor = home / "cache" / "torchinductor"
+    for rel in (
+        "fxgraph/ab/entry",
+        "aotautograd/cd/entry",
+        "ab/kernel.py",
+        "ab/kernel.best_config",
+    ):
+        (inductor / rel).parent.mkdir(parents=True, exist_ok=True)
+        (inductor / rel).write_text("x")
+    (home / "cache" / "triton" / "h").mkdir(parents=True)
+    (home / "cache" / "triton" / "h" / "k.cubin").write_text("x")
+    (home / "runs.log").write_text("log")
+
+    copy = start_split.resave(home)
+    kept = sorted(str(p.relative_to(copy)) for p in copy.rglob("*") if p.is_file())
+    assert kept == [
+        "cache/torchinductor/ab/kernel.best_config",
+        "cache/torchinductor/ab/kernel.py",
+        "cache/triton/h/k.cubin",
+    ]
+    assert (inductor / "fxgraph" / "ab" / "entry").exists()  # the original is untouched
+    env = start_split.variant_env("resaved", {"ZBENCH_HOME": str(home)}, home)
+    assert env["ZBENCH_HOME"] == str(copy)
+
+
+def test_start_split_metrics_site_writes_inductors_timers_at_exit(tmp_path: Path) -> None:
+    """The sitecustomize imports nothing at start and, at exit, writes the timers of a process
+    that loaded torch._dynamo.utils; the sums pick METRICS."""
+    import subprocess
+    import sys
+
+    from benchmarks import start_split
+
+    site = start_split.metrics_site(tmp_path)
+    dump = tmp_path / "m.json"
+    code = (
+        "import sys, types\n"
+        "assert 'torch' not in sys.modules\n"
+        "m = types.ModuleType('torch._dynamo.utils')\n"
+        "m.compilation_time_metrics = {'inductor_import': [0.5, 0.25], 'other': [9.0]}\n"
+        "sys.modules['torch._dynamo.utils'] = m\n"
+    )
+    env = {"PYTHONPATH": str(site), "ZBENCH_START_METRICS": str(dump), "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    assert start_split.metric_sums(dump) == {"inductor_import": [0.75, 2]}
+    assert start_split.metric_sums(tmp_path / "missing.json") == {}
+
+
 @pytest.mark.parametrize("filled", [True, False])
 def test_peak_runs_zbench_warm_in_a_start_home_an_earlier_call_filled(
     filled: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
