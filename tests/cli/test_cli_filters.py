@@ -243,6 +243,23 @@ def test_a_bad_format_reads_the_same_on_export_and_demo_results(tmp_path: Path, 
     }
 
 
+def test_demo_results_reads_format_and_db_as_export_does(tmp_path: Path) -> None:
+    """`demo results -f CSV` was refused while `export -f CSV` writes CSV; its -h listed --db
+    as `<str>`, "Results database.", where every other command says `<path>` and its default."""
+    db = str(tmp_path / "zbench.db")
+    Store(db)
+    for cmd in (["export"], ["demo", "results"]):
+        got = CLI.invoke(app, [*cmd, "-f", "CSV", "--db", db])
+        assert got.exit_code == 1 and "results to export" in got.output, got.output
+    db_line = {
+        " ".join(cmd): next(
+            x for x in CLI.invoke(app, [*cmd, "-h"]).output.splitlines() if "--db" in x
+        )
+        for cmd in (["export"], ["demo", "results"])
+    }
+    assert len({" ".join(line.split()) for line in db_line.values()}) == 1, db_line
+
+
 def test_export_to_dash_is_standard_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     db = str(tmp_path / "zbench.db")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from zbench.cli.options import check_tag
+from zbench.cli.options import DbOpt, check_tag
 
 if TYPE_CHECKING:  # imported where a command runs: every command's start-up would pay for it
     from zbench.results.api import Filters
@@ -242,9 +242,7 @@ _after_demo = typer.Typer(add_completion=False, context_settings={"help_option_n
 def _demo_results(
     *,
     fmt: Annotated[str | None, typer.Option("--format", "-f", help="md, csv or json.")] = None,
-    db: Annotated[
-        str | None, typer.Option("--db", help="Results database.", show_default=False)
-    ] = None,
+    db: DbOpt = None,
     filters: Filters,
 ) -> Filters:
     """The stored demo results as a table (Markdown), CSV or JSON."""
