@@ -82,6 +82,22 @@ def test_a_gpu_count_and_gpu_indices_have_two_names() -> None:
     assert "many GPUs" in help_of["gpus"]
 
 
+def test_a_filters_help_lists_the_values_of_the_table_that_declares_them() -> None:
+    """The help of --framework, --mode, --precision and --state was typed out by hand: `--state`
+    listed five of the nine states ("..."), and a precision added to the contract would have been
+    missing from it. Each now reads its table."""
+    from zbench.cli.filters import STATE_OPTION
+    from zbench.contract.config import FRAMEWORKS, MODES, PRECISIONS
+    from zbench.jobs.states import JobState
+
+    help_of = {name: str(ann.__metadata__[0].help) for name, ann in [*FILTER_OPTIONS, STATE_OPTION]}
+    tables = {"framework": FRAMEWORKS, "mode": MODES, "precision": PRECISIONS}
+    tables["state"] = tuple(str(s) for s in JobState)
+    for name, values in tables.items():
+        named = re.findall(r"[\w-]+", help_of[name].split(":", 1)[1].split("(")[0])
+        assert [v for v in named if v != "or"] == list(values), (name, help_of[name])
+
+
 def test_filters_travel_to_other_hosts_unchanged() -> None:
     given = Filters(
         workload="resnet50",
