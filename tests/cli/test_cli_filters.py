@@ -308,6 +308,41 @@ def test_an_empty_table_says_whether_the_store_is_empty_or_the_filters_matched_n
         assert out.exit_code == 0 and out.output.startswith(first_line), (args, out.output)
 
 
+def test_an_empty_export_or_plot_says_where_the_runs_named_are_as_the_table_does(
+    tmp_path: Path,
+) -> None:
+    """`results --workload snake` pointed to `zbench demo results`, while `export` and `plot` with
+    the same filter said only "no runs match"; `demo results --workload resnet50` did not say
+    where a benchmark's runs are. The report shows every table: it names none."""
+    db = str(tmp_path / "zbench.db")
+    store = Store(db)
+    store.add_run(run_row(workload="resnet50"))
+    store.add_run(run_row(workload="snake", framework="demo", mode="ppo", kind="demo"))
+    snake = "snake is a demo: its runs are in `zbench demo results --workload snake`."
+    cases = [
+        (["results"], 0, f"No runs match (workload snake). {snake}"),
+        (["export"], 1, f"zbench: no runs match (workload snake): nothing to export. {snake}"),
+        (
+            ["plot", "-o", str(tmp_path / "charts")],
+            1,
+            f"zbench: no runs match (workload snake): nothing to plot. {snake}",
+        ),
+        (["export", "--framework", "demo"], 1, "Demo runs are in `zbench demo results`."),
+    ]
+    for args, code, said in cases:
+        out = CLI.invoke(app, [*args, "--workload", "snake", "--db", db])
+        assert out.exit_code == code and " ".join(out.output.split()).endswith(said), out.output
+    benchmark = "Benchmark runs are in `zbench results`."
+    for args, code, start in (
+        ([], 0, "No runs match (workload resnet50)."),
+        (["-f", "csv"], 1, "zbench: no runs match (workload resnet50): nothing to export."),
+    ):
+        out = CLI.invoke(app, ["demo", "results", *args, "--workload", "resnet50", "--db", db])
+        assert (out.exit_code, out.output) == (code, f"{start} {benchmark}\n"), out.output
+    out = CLI.invoke(app, ["report", "-o", str(tmp_path / "r"), "--workload", "vgg16", "--db", db])
+    assert out.output == "zbench: no runs match (workload vgg16): nothing to report\n"
+
+
 @pytest.mark.parametrize(
     "command", [*TYPO_COMMANDS, ["jobs"], ["cancel", "1"], ["compare", "1", "2"]]
 )

@@ -90,9 +90,11 @@ def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> 
     if not rows:
         if fmt is not None:
             first = "run a demo first (`zbench demo snake`)"
-            err(filters.nothing_to("export", runs="demo results", first=first))
+            err(filters.nothing_to("export", runs="demo results", first=first, section="demos"))
             return 1
-        print(nothing_found(filters, "No demo results yet. Run `zbench demo snake`."))
+        where = filters.elsewhere("demos")  # a benchmark's or a probe's runs: this table has none
+        said = nothing_found(filters, "No demo results yet. Run `zbench demo snake`.")
+        print(said + (f" {where}" if where else ""))
         return 0
     if fmt is None:
         print_tables(_console(), rows)
