@@ -82,6 +82,22 @@ def test_a_gpu_count_and_gpu_indices_have_two_names() -> None:
     assert "many GPUs" in help_of["gpus"]
 
 
+def test_a_filters_help_lists_the_values_of_the_table_that_declares_them() -> None:
+    """The help of --framework, --mode, --precision and --state was typed out by hand: `--state`
+    listed five of the nine states ("..."), and a precision added to the contract would have been
+    missing from it. Each now reads its table."""
+    from zbench.cli.filters import STATE_OPTION
+    from zbench.contract.config import FRAMEWORKS, MODES, PRECISIONS
+    from zbench.jobs.states import JobState
+
+    help_of = {name: str(ann.__metadata__[0].help) for name, ann in [*FILTER_OPTIONS, STATE_OPTION]}
+    tables = {"framework": FRAMEWORKS, "mode": MODES, "precision": PRECISIONS}
+    tables["state"] = tuple(str(s) for s in JobState)
+    for name, values in tables.items():
+        named = re.findall(r"[\w-]+", help_of[name].split(":", 1)[1].split("(")[0])
+        assert [v for v in named if v != "or"] == list(values), (name, help_of[name])
+
+
 def test_filters_travel_to_other_hosts_unchanged() -> None:
     given = Filters(
         workload="resnet50",
@@ -243,6 +259,23 @@ def test_a_bad_format_reads_the_same_on_export_and_demo_results(tmp_path: Path, 
     }
 
 
+def test_demo_results_reads_format_and_db_as_export_does(tmp_path: Path) -> None:
+    """`demo results -f CSV` was refused while `export -f CSV` writes CSV; its -h listed --db
+    as `<str>`, "Results database.", where every other command says `<path>` and its default."""
+    db = str(tmp_path / "zbench.db")
+    Store(db)
+    for cmd in (["export"], ["demo", "results"]):
+        got = CLI.invoke(app, [*cmd, "-f", "CSV", "--db", db])
+        assert got.exit_code == 1 and "results to export" in got.output, got.output
+    db_line = {
+        " ".join(cmd): next(
+            x for x in CLI.invoke(app, [*cmd, "-h"]).output.splitlines() if "--db" in x
+        )
+        for cmd in (["export"], ["demo", "results"])
+    }
+    assert len({" ".join(line.split()) for line in db_line.values()}) == 1, db_line
+
+
 def test_export_to_dash_is_standard_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     db = str(tmp_path / "zbench.db")
@@ -273,6 +306,41 @@ def test_an_empty_table_says_whether_the_store_is_empty_or_the_filters_matched_n
     for args, first_line in cases:
         out = CLI.invoke(app, args)
         assert out.exit_code == 0 and out.output.startswith(first_line), (args, out.output)
+
+
+def test_an_empty_export_or_plot_says_where_the_runs_named_are_as_the_table_does(
+    tmp_path: Path,
+) -> None:
+    """`results --workload snake` pointed to `zbench demo results`, while `export` and `plot` with
+    the same filter said only "no runs match"; `demo results --workload resnet50` did not say
+    where a benchmark's runs are. The report shows every table: it names none."""
+    db = str(tmp_path / "zbench.db")
+    store = Store(db)
+    store.add_run(run_row(workload="resnet50"))
+    store.add_run(run_row(workload="snake", framework="demo", mode="ppo", kind="demo"))
+    snake = "snake is a demo: its runs are in `zbench demo results --workload snake`."
+    cases = [
+        (["results"], 0, f"No runs match (workload snake). {snake}"),
+        (["export"], 1, f"zbench: no runs match (workload snake): nothing to export. {snake}"),
+        (
+            ["plot", "-o", str(tmp_path / "charts")],
+            1,
+            f"zbench: no runs match (workload snake): nothing to plot. {snake}",
+        ),
+        (["export", "--framework", "demo"], 1, "Demo runs are in `zbench demo results`."),
+    ]
+    for args, code, said in cases:
+        out = CLI.invoke(app, [*args, "--workload", "snake", "--db", db])
+        assert out.exit_code == code and " ".join(out.output.split()).endswith(said), out.output
+    benchmark = "Benchmark runs are in `zbench results`."
+    for args, code, start in (
+        ([], 0, "No runs match (workload resnet50)."),
+        (["-f", "csv"], 1, "zbench: no runs match (workload resnet50): nothing to export."),
+    ):
+        out = CLI.invoke(app, ["demo", "results", *args, "--workload", "resnet50", "--db", db])
+        assert (out.exit_code, out.output) == (code, f"{start} {benchmark}\n"), out.output
+    out = CLI.invoke(app, ["report", "-o", str(tmp_path / "r"), "--workload", "vgg16", "--db", db])
+    assert out.output == "zbench: no runs match (workload vgg16): nothing to report\n"
 
 
 @pytest.mark.parametrize(

@@ -153,7 +153,7 @@ def test_demo_results_are_tables_of_figures_never_python_objects(tmp_path: Path)
     lines = out.output.splitlines()
     assert "Multi-object tracking" in lines and "{" not in out.output
     assert "|" not in out.output and max(len(line) for line in lines) <= 80
-    assert any(line.split()[:2] == ["tracking", "deepsort"] for line in lines)
+    assert any(line.split()[:3] == ["3", "tracking", "deepsort"] for line in lines)
 
 
 def test_an_empty_demo_export_is_one_line_exit_1_and_writes_nothing(tmp_path: Path) -> None:
@@ -199,3 +199,51 @@ def test_a_demo_runs_options_are_refused_by_demo_results(tmp_path: Path) -> None
         got = CliRunner().invoke(app, ["demo", "results", *args, "--db", db])
         assert got.exit_code == 2
         assert got.output == f"zbench: {args[0]} is for a demo run, not `zbench demo results`\n"
+
+
+def test_demo_runs_that_differ_in_an_option_never_print_alike(tmp_path: Path) -> None:
+    """Two snake runs, compile off and on, printed as two identical rows in every format (and
+    the JSON dropped the options); each output now has a Compile column, the Run column that
+    `--run` names, and the JSON the options. The mode's own options, the seed and the columns
+    the table has already get none."""
+    from typer.testing import CliRunner
+
+    from zbench.cli import app
+
+    db = demo_db(tmp_path / "d.db")
+    store = Store(db)
+    snake = build_demo_result("snake", "Snake by reinforcement learning", SNAKE)
+    base = {"demo": "snake", "algo": "ppo", "board": 12, "seed": 0, "compile": False}
+    for n, options in enumerate(({**base}, {**base, "compile": True, "seed": 7}), start=5):
+        [job] = store.add_jobs(
+            [job_row(workload="snake", framework="demo", mode="ppo", kind="demo", state="done")]
+        )
+        store.add_run(
+            run_row(
+                job_id=job,
+                created=T0 + n,
+                workload="snake",
+                framework="demo",
+                mode="ppo",
+                precision=None,
+                batch_size=None,
+                config={**options, "kind": "demo", "mode": "ppo", "device": "cuda"},
+                result=snake,
+                kind="demo",
+            )
+        )
+    rows = [r for r in demo_results(db) if r.run_id in (3, 4)]
+    md = render(rows, "md")
+    assert md.startswith("| Run | Demo | Mode | GPU | Min | Compile | Board |"), md
+    assert "| 3 | snake | ppo |" in md and "| off |" in md and "| on |" in md
+    assert "Seed" not in md and "Algo" not in md
+    table = list(csv.DictReader(io.StringIO(render(rows, "csv"))))
+    assert [(r["Run"], r["Compile"]) for r in table] == [("3", "off"), ("4", "on")]
+    data = json.loads(render(rows, "json"))["demo_results"]
+    assert [d["options"]["compile"] for d in data] == [False, True]
+    out = CliRunner().invoke(
+        app, ["demo", "results", "--run", "3", "--run", "4", "--db", str(db)], env={"COLUMNS": "80"}
+    )
+    lines = out.output.splitlines()
+    snake_rows = [line.split() for line in lines if line.startswith("snake ")]
+    assert [words[4] for words in snake_rows] == ["off", "on"], out.output  # after "NVIDIA H200"

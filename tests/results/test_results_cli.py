@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +72,19 @@ def test_compare_run_ids_and_exported_files(filled: Path, tmp_path: Path) -> Non
     table = CLI.invoke(app, ["compare", f"{exported}:6", "1", "--unlike"])
     assert table.exit_code == 0
     assert "0.53x" in table.output and "Not alike: precision fp16 vs fp32" in table.output
-    # Memory in GiB, as the results table shows it (it printed 14,066,017,894.40 bytes); the
-    # JSON keeps the bytes.
+    # Each figure as the results table prints it, under its column's title (it printed
+    # 14,066,017,894.40 bytes, then "GPU memory GiB 40.20" and "GPU util % 97.00" beside the
+    # table's "GPU mem GiB 40.2" and "97"); the JSON keeps the bytes.
     side = CLI.invoke(app, ["compare", "1", "4", "--unlike"]).output
-    gib = [line for line in side.splitlines() if "GPU memory" in line]
-    assert gib and "GPU memory GiB" in gib[0] and "bytes" not in side
-    a_gib = metrics["gpu_mem_bytes"]["a"] / 2**30
-    assert f"{a_gib:,.2f}" in gib[0]
+    rows = {line.split("│")[1].strip(): line.split("│")[2:4] for line in side.splitlines()[6:-1]}
+    table = CLI.invoke(app, ["results", "--run", "1", "--run", "4", "--wide"]).output.splitlines()
+    head = table[1].split("  ")
+    titles = [t.strip() for t in head if t.strip()]
+    for title in ("Samples/s", "GPU util %", "Mem-ctrl util %", "GPU mem GiB", "CPU util %"):
+        col = titles.index(title)
+        shown = [re.split(r"\s{2,}", line.strip())[col] for line in table[2:4]]
+        assert [c.strip() for c in rows[title]] == shown, (title, side)
+    assert "bytes" not in side
     assert CLI.invoke(app, ["compare", "1", "99"]).exit_code == 2
     same = CLI.invoke(app, ["compare", "1", "01"])  # one run twice compares nothing
     assert same.exit_code == 2 and "same run" in same.output

@@ -73,11 +73,13 @@ def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> 
     it; with ``fmt`` it is an export, and as ``zbench export`` does, 1 with nothing written: a
     header alone must not read as an export of runs."""
     from zbench.results.demos import from_result_rows, render
-    from zbench.results.export import FORMATS, FormatError
+    from zbench.results.export import FORMATS, FormatError, pick_format
 
     filters = filters or Filters()
-    if fmt is not None and fmt not in FORMATS:  # bad input is said first, whatever is stored
-        err(str(FormatError.unknown(fmt)))
+    try:  # bad input is said first, whatever is stored; -f CSV is csv, as `zbench export` reads it
+        fmt = None if fmt is None else pick_format(fmt, None, FORMATS, "md")
+    except FormatError as exc:
+        err(str(exc))
         return 2
     try:
         chosen = filters.query_demos(db)
@@ -88,9 +90,11 @@ def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> 
     if not rows:
         if fmt is not None:
             first = "run a demo first (`zbench demo snake`)"
-            err(filters.nothing_to("export", runs="demo results", first=first))
+            err(filters.nothing_to("export", runs="demo results", first=first, section="demos"))
             return 1
-        print(nothing_found(filters, "No demo results yet. Run `zbench demo snake`."))
+        where = filters.elsewhere("demos")  # a benchmark's or a probe's runs: this table has none
+        said = nothing_found(filters, "No demo results yet. Run `zbench demo snake`.")
+        print(said + (f" {where}" if where else ""))
         return 0
     if fmt is None:
         print_tables(_console(), rows)

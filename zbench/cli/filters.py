@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from zbench.cli.options import check_tag
+from zbench.cli.options import DbOpt, check_tag
+from zbench.contract.config import FRAMEWORKS, MODES, PRECISIONS
+from zbench.jobs.states import JobState
 
 if TYPE_CHECKING:  # imported where a command runs: every command's start-up would pay for it
     from zbench.results.api import Filters
@@ -42,20 +44,30 @@ def _not_blank(ctx: typer.Context, param: typer.CallbackParam, value: str | None
     return value
 
 
+def _choices(values: tuple[str, ...] | list[str]) -> str:
+    """``a, b or c``: the values a filter takes, as the table that declares them lists them."""
+    return ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else values[0]
+
+
 # (parameter, its annotation): the options in the order help lists them.
 FILTER_OPTIONS: tuple[tuple[str, Any], ...] = (
     (
         "workload",
         Annotated[str | None, _named(help="Only this workload (a demo's name for demos).")],
     ),
-    ("framework", Annotated[str | None, _named(help="Only this framework: torch or tf.")]),
+    (
+        "framework",
+        Annotated[str | None, _named(help=f"Only this framework: {_choices(FRAMEWORKS)}.")],
+    ),
     (
         "mode",
-        Annotated[str | None, _named(help="Only this mode: train or infer (a demo's: ppo, ...).")],
+        Annotated[
+            str | None, _named(help=f"Only this mode: {_choices(MODES)} (a demo's: ppo, ...).")
+        ],
     ),
     (
         "precision",
-        Annotated[str | None, _named(help="Only this precision: fp32, tf32, fp16 or bf16.")],
+        Annotated[str | None, _named(help=f"Only this precision: {_choices(PRECISIONS)}.")],
     ),
     (
         "gpus",
@@ -123,7 +135,7 @@ STATE_OPTION: tuple[str, Any] = (
     "state",
     Annotated[
         str | None,
-        _named(help="Only jobs in this state: queued, running, done, failed, cancelled, ..."),
+        _named(help=f"Only jobs in this state: {_choices([str(x) for x in JobState])}."),
     ],
 )
 
@@ -242,9 +254,7 @@ _after_demo = typer.Typer(add_completion=False, context_settings={"help_option_n
 def _demo_results(
     *,
     fmt: Annotated[str | None, typer.Option("--format", "-f", help="md, csv or json.")] = None,
-    db: Annotated[
-        str | None, typer.Option("--db", help="Results database.", show_default=False)
-    ] = None,
+    db: DbOpt = None,
     filters: Filters,
 ) -> Filters:
     """The stored demo results as a table (Markdown), CSV or JSON."""

@@ -33,6 +33,7 @@ from zbench.results.api import (
 )
 from zbench.results.export import FORMATS, FormatError, pick_format, render
 from zbench.results.format import (
+    COLUMNS,
     NUMERIC,
     cells,
     published_cell,
@@ -259,18 +260,16 @@ def write_output(text: str, output: Path | None, what: str, db: Db) -> int:
 
 # --- compare ---------------------------------------------------------------------------------
 
+# (metric, its title in the JSON, the results table's column that shows it). The table prints
+# each value as that column does (memory in GiB, utilization in whole percent); JSON keeps bytes.
 COMPARED = (
-    ("samples_per_s", "Samples/s"),
-    ("gpu_util", "GPU util %"),
-    ("mem_util", "Mem-ctrl util %"),
-    ("gpu_mem_bytes", "GPU memory (bytes)"),
-    ("cpu_util", "CPU util %"),
-    ("cpu_mem_bytes", "CPU memory (bytes)"),
+    ("samples_per_s", "Samples/s", "Samples/s"),
+    ("gpu_util", "GPU util %", "GPU util %"),
+    ("mem_util", "Mem-ctrl util %", "Mem-ctrl util %"),
+    ("gpu_mem_bytes", "GPU memory (bytes)", "GPU mem GiB"),
+    ("cpu_util", "CPU util %", "CPU util %"),
+    ("cpu_mem_bytes", "CPU memory (bytes)", "CPU mem GiB"),
 )
-
-
-# The table shows memory in GiB, as the results table does (JSON keeps the bytes).
-IN_GIB = {"gpu_mem_bytes": "GPU memory GiB", "cpu_mem_bytes": "CPU memory GiB"}
 
 
 class CompareError(ZbenchError, ValueError):
@@ -326,7 +325,7 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
 def compare_values(a: ResultRow, b: ResultRow) -> list[dict[str, Any]]:
     """Per metric: both values and b/a (None where either side is missing or a is 0)."""
     out = []
-    for key, title in COMPARED:
+    for key, title, _ in COMPARED:
         va, vb = getattr(a, key), getattr(b, key)
         ratio = vb / va if va not in (None, 0) and vb is not None else None
         out.append({"metric": key, "title": title, "a": va, "b": vb, "ratio_b_over_a": ratio})
@@ -366,17 +365,14 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
     title = f"A: {_side_label(ra)}\nB: {_side_label(rb)}"
     if diffs:
         title += "\nNot alike: " + differences_text(ra, rb)
-    table = Table(title=title)
+    table = Table(title=title, min_width=max(len(line) for line in title.splitlines()))
     for col in ("Metric", "A", "B", "B / A"):
         table.add_column(col, justify="left" if col == "Metric" else "right")
-    for v in values:
-        scale = 2**30 if v["metric"] in IN_GIB else 1
-
-        def num(x: float | None, scale: int = scale) -> str:
-            return "n/a" if x is None else f"{x / scale:,.2f}"
-
+    shown_as = {title: text for title, _, text in COLUMNS}
+    for (_, _, column), v in zip(COMPARED, values, strict=True):
+        text = shown_as[column]
         ratio = "n/a" if v["ratio_b_over_a"] is None else f"{v['ratio_b_over_a']:.2f}x"
-        table.add_row(IN_GIB.get(v["metric"], v["title"]), num(v["a"]), num(v["b"]), ratio)
+        table.add_row(column, text(v["a"]), text(v["b"]), ratio)
     Console(highlight=False, markup=False).print(table)  # GPU names are data, not markup
     return 0
 

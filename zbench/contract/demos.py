@@ -87,6 +87,18 @@ class Demo:
             for combo in itertools.product(*values)
         )
 
+    def in_mode(self) -> frozenset[str]:
+        """The options the mode spells (snake's ``algo`` and ``faithful``, tracking's
+        ``tracker``): each of their values, the rest at their defaults, gives a mode of its own,
+        so a table's Mode column already tells runs that differ in one apart."""
+        few = [o for o in self.options if o.choices or o.kind == "bool"]
+        spelled = set()
+        for o in few:
+            values = tuple(o.choices) if o.choices else (False, True)
+            if len({self.mode({**self.defaults(), o.name: v}) for v in values}) == len(values):
+                spelled.add(o.name)
+        return frozenset(spelled)
+
 
 # The lengths of the demos' own inputs when `--frames` is not given (a file is used whole).
 MOTION_SCRIPT_FRAMES = 150  # the scripted performance

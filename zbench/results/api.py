@@ -252,18 +252,21 @@ class Filters:
                 raise ValueError(shown)
         return rows
 
-    def elsewhere(self) -> str:
-        """Where the runs a filter names are, when another table shows them (``--workload probe``,
-        ``--framework demo``, a demo's name): the sentence an empty results table adds, or ""."""
+    def elsewhere(self, section: str = "rows") -> str:
+        """Where the runs a filter names are, when another table than ``section``'s shows them
+        (``--workload probe``, ``--framework demo``, a demo's name; a benchmark's for the demos):
+        the sentence an empty table or export adds, or ""."""
         for k in KINDS.values():
-            if k.section != "rows" and (
+            if k.section != section and (
                 (k.workload and self.workload == k.workload)
                 or (k.framework and self.framework == k.framework)
             ):
                 return f"{k.title.capitalize()} runs are in `{SHOWN_BY[k.section]}`."
         name = self.workload
-        if name in demo_table.demos():
+        if section != "demos" and name in demo_table.demos():
             return f"{name} is a demo: its runs are in `zbench demo results --workload {name}`."
+        if section == "demos" and (name in WORKLOADS or self.framework in FRAMEWORKS):
+            return f"Benchmark runs are in `{SHOWN_BY['rows']}`."
         return ""
 
     def keeps(self, row: Any) -> bool:
@@ -306,14 +309,17 @@ class Filters:
         *,
         runs: str = "results",
         first: str = "run a suite first (`zbench suite quick`)",
+        section: str | None = "rows",
     ) -> str:
         """The one line for an empty selection: an empty store says how to fill it (``first``:
         how to make ``runs``), filters that match nothing say which (export, report, plot and
-        demo results say it alike)."""
+        demo results say it alike), and where the runs they name are when another table than
+        ``section``'s shows them (None: the report, which shows every section)."""
         given = self.describe()
         if given == "all runs":
             return f"no {runs} to {what}: {first}"
-        return f"no runs match ({given}): nothing to {what}"
+        where = self.elsewhere(section) if section is not None else ""
+        return f"no runs match ({given}): nothing to {what}" + (f". {where}" if where else "")
 
 
 def review_order(rows: list[ResultRow]) -> list[ResultRow]:

@@ -1,7 +1,9 @@
 """Demo results (runs of framework ``demo``): their own table, as Markdown, CSV or JSON.
 
 The columns of each demo come from the demo table (``zbench.contract.demos``: Snake's scores,
-motion's frames per second and L1 against its baselines), after the columns every demo has.
+motion's frames per second and L1 against its baselines), after the columns every demo has and a
+column for each of the demo's options on which its rows differ (compile, device, input, ...), so
+unlike runs never print alike, as in the benchmark tables.
 """
 
 from __future__ import annotations
@@ -17,16 +19,19 @@ from zbench.contract.kinds import DEMO
 from zbench.csvcell import write_rows
 from zbench.results.api import read_store
 from zbench.results.export import FormatError
+from zbench.results.identity import CONFIG_NOT_IDENTITY, differing, label, value_text
 from zbench.store import RunFilter
 from zbench.textfit import Column, one_line
 
 COMMON: tuple[tuple[str, str], ...] = (
+    ("Run", "run_id"),
     ("Demo", "demo"),
     ("Mode", "mode"),
     ("GPU", "gpu_name"),
     ("Min", "minutes"),
 )
 TEXT_COLUMNS = {"Demo", "Mode", "GPU"}
+OPTION = "option:"  # the key of an option's column: ``option:compile``
 
 
 @dataclass(frozen=True)
@@ -42,11 +47,23 @@ class DemoResult:
     minutes: float | None
     figures: dict[str, Any]  # column title -> value, the demo's own columns (the table's order)
     curve: list[dict[str, Any]] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)  # the demo's options as the run stored
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def cell(self, title: str, key: str) -> Any:
+        if key == "run_id":
+            return str(self.run_id)  # an id, not a quantity: no thousands separator
+        if key.startswith(OPTION):
+            name = key[len(OPTION) :]
+            entry = known(self.demo)
+            if entry is None or all(o.name != name for o in entry.options):
+                return None  # another demo's option
+            if name not in self.options:
+                return "n/a"  # not recorded
+            value = self.options[name]
+            return "default" if value is None else value_text(value)
         return getattr(self, key) if (title, key) in COMMON else self.figures.get(title)
 
 
@@ -56,10 +73,28 @@ def demo_columns(demo: str) -> tuple[tuple[str, str], ...]:
     return entry.table if entry is not None else ()
 
 
+def option_columns(rows: Sequence[DemoResult]) -> list[tuple[str, str]]:
+    """A column for each option of the rows' demo on which they differ, in the demo table's
+    order; not those a column already shows (the mode's, the board, the budget) nor the seed
+    (a repeat, not another setup: ``results.identity``)."""
+    entry = known(rows[0].demo) if rows else None
+    if entry is None:
+        return []
+    shown = {k for _, k in COMMON} | {path for _, path in entry.table} | entry.in_mode()
+    apart = set(differing([r.options for r in rows], shown | CONFIG_NOT_IDENTITY))
+    return [
+        (label(o.name)[:1].upper() + label(o.name)[1:], OPTION + o.name)
+        for o in entry.options
+        if o.name in apart
+    ]
+
+
 def _row(run: dict[str, Any]) -> DemoResult:
     res, cfg = run["result"] or {}, run["config"] or {}
     wall = res.get("wall_s")
     demo = str(run["workload"])
+    entry = known(demo)
+    names = [o.name for o in entry.options] if entry is not None else []
     figures = {title: figure(res, path) for title, path in demo_columns(demo)}
     for title, path in demo_columns(demo):  # a figure the result lacks may be an option
         if figures[title] is None and path in cfg:
@@ -74,6 +109,7 @@ def _row(run: dict[str, Any]) -> DemoResult:
         minutes=round(wall / 60, 2) if isinstance(wall, int | float) else cfg.get("minutes"),
         figures=figures,
         curve=list(res.get("curve") or []),
+        options={name: cfg[name] for name in names if name in cfg},
     )
 
 
@@ -128,41 +164,58 @@ def cell(value: Any) -> str:
     return str(value)
 
 
+def _of(rows: Sequence[DemoResult], demo: str) -> list[DemoResult]:
+    return [r for r in rows if r.demo == demo]
+
+
 def _columns(rows: Sequence[DemoResult]) -> list[tuple[str, str]]:
+    """Every demo's columns (CSV): the common ones, each demo's options that differ, its figures."""
+    demos = list(dict.fromkeys(r.demo for r in rows))
     cols = list(COMMON)
-    for demo in dict.fromkeys(r.demo for r in rows):
+    for demo in demos:
+        cols += [c for c in option_columns(_of(rows, demo)) if c not in cols]
+    for demo in demos:
         cols += [c for c in demo_columns(demo) if c not in cols]
     return cols
+
+
+def _text(key: str, title: str) -> bool:
+    """Whether a column holds words (left-aligned), not figures."""
+    return title in TEXT_COLUMNS or key.startswith(OPTION)
 
 
 def _md(rows: Sequence[DemoResult]) -> list[str]:
     cols = _columns(rows)
     lines = ["| " + " | ".join(t for t, _ in cols) + " |"]
-    lines.append("|" + "|".join("---" if t in TEXT_COLUMNS else "---:" for t, _ in cols) + "|")
+    lines.append("|" + "|".join("---" if _text(k, t) else "---:" for t, k in cols) + "|")
     lines += ["| " + " | ".join(cell(r.cell(t, k)) for t, k in cols) + " |" for r in rows]
     return lines
 
 
 def tables(rows: Sequence[DemoResult]) -> list[tuple[str, list[Column], list[list[str]]]]:
     """One fitted table per demo (title, columns, cells) for a terminal: the GPU name is cut
-    first, then the demo's own columns are dropped from the last (the registry's order)."""
+    first, then the run id and the budget go, then the demo's own figures from the last (the
+    registry's order); the options that tell its rows apart stay, as the demo and mode do."""
     out = []
     for demo in dict.fromkeys(r.demo for r in rows):
-        mine = [r for r in rows if r.demo == demo]
-        cols = [*COMMON, *demo_columns(demo)]
+        mine = _of(rows, demo)
+        options = option_columns(mine)
+        cols = [*COMMON, *options, *demo_columns(demo)]
 
-        def priority(i: int, title: str) -> int:
-            return 0 if i < 2 else 99 if title == "Min" else i
+        def priority(i: int, title: str, key: str) -> int:
+            if key in ("demo", "mode") or key.startswith(OPTION):
+                return 0
+            return {"minutes": 99, "run_id": 98}.get(key, i)
 
         columns = [
             Column(
                 t,
-                right=t not in TEXT_COLUMNS,
+                right=not _text(k, t),
                 flex=t == "GPU",
                 min_width=6,
-                priority=priority(i, t),
+                priority=priority(i, t, k),
             )
-            for i, (t, _) in enumerate(cols)
+            for i, (t, k) in enumerate(cols)
         ]
         cells = [[one_line(cell(r.cell(t, k))) for t, k in cols] for r in mine]
         entry = known(demo)
@@ -184,6 +237,6 @@ def render(rows: Sequence[DemoResult], fmt: str) -> str:
         demos = list(dict.fromkeys(r.demo for r in rows)) or [""]
         out: list[str] = []
         for demo in demos:
-            out += [*_md([r for r in rows if r.demo == demo]), ""]
+            out += [*_md(_of(rows, demo)), ""]
         return "\n".join(out[:-1]) + "\n"
     raise FormatError.unknown(fmt)

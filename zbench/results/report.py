@@ -149,7 +149,7 @@ def write_report(
     say = progress or (lambda _msg: None)
     sel = select(db, flt)
     if not sel.all:
-        raise ReportError(flt.nothing_to("report"))
+        raise ReportError(flt.nothing_to("report", section=None))
     out_dir.mkdir(parents=True, exist_ok=True)
     text, figures = build_markdown(sel, flt, db, out_dir, say)
     md_path = out_dir / "report.md"
