@@ -262,3 +262,21 @@ def test_jobs_take_the_results_filters_a_job_has_and_its_state(
     for name in filters.JOB_FILTERS:
         assert f"--{name}" in help_text
     assert set(filters.JOB_FILTERS) <= set(filters.NAMES)
+
+
+def test_a_jobs_speed_prints_alike_everywhere_and_a_reported_zero_is_shown() -> None:
+    """The jobs table, the job view and --follow each wrote the speed themselves, and all took a
+    reported 0.0 samples/s for "none reported"."""
+    from zbench.jobs.api import JobInfo, rate_text
+    from zbench.tui.screens.job_detail import summary
+    from zbench.tui.widgets.jobs_table import cells
+
+    fields = {f: None for f in JobInfo.__dataclass_fields__}
+    base = fields | {"id": 3, "workload": "resnet50", "framework": "torch", "mode": "train"}
+    info = JobInfo(**base | {"state": "running", "created": 0.0, "samples_per_s": 0.0})
+    assert rate_text(12345.67) == "12,345.7"
+    assert (rate_text(0.0), rate_text(None), rate_text(None, "-")) == ("0.0", "", "-")
+    assert str(cells(info)["speed"]) == "0.0"
+    assert "samples/s 0.0" in summary(info, now=1.0)
+    none = dataclasses.replace(info, samples_per_s=None)
+    assert str(cells(none)["speed"]) == "-" and "samples/s -" in summary(none, now=1.0)

@@ -277,3 +277,34 @@ async def test_an_empty_results_table_says_why(zbench_home: Path) -> None:
         assert str(empty.render()) == "No row matches the filter '[nomatch]': / edits it."
         await press(pilot, "slash", *["backspace"] * 9, "enter")
         assert not empty.display and len(screen.shown) == 8
+
+
+async def test_sorting_by_gpus_orders_the_counts_as_numbers(zbench_home: Path) -> None:
+    """The GPUs column sorted as text put 16 before 2; a run over machines (2x4) sorts as its 8."""
+    from zbench.results.api import ResultRow
+
+    from .fakes import FakeServices
+
+    def row(run: int, gpus: int, nodes: int = 1) -> ResultRow:
+        result = {"nodes": [{"gpus": gpus // nodes}] * nodes} if nodes > 1 else {}
+        return ResultRow(
+            "resnet50", "torch", "train", gpus, "NVIDIA H200", "bf16", 256, 1000.0 * gpus,
+            run_id=run, result=result,
+        )  # fmt: skip
+
+    rows = [row(1, 16), row(2, 2), row(3, 8, nodes=2), row(4, 1), row(5, 4)]
+    app = make_app(services=FakeServices(results=rows))
+    async with run_and_press(app, "r", size=(200, 50)) as pilot:
+        await press(pilot, *["right"] * 3, "s")
+        table = app.screen.query_one(DataTable)
+        at = [str(c.label) for c in table.ordered_columns].index("GPUs")
+        shown = [str(table.get_row_at(i)[at]) for i in range(table.row_count)]
+    assert shown == ["1", "2", "4", "2x4", "16"]
+
+
+def test_text_cells_sort_with_their_numbers_as_numbers() -> None:
+    from zbench.tui.screens.results import sorted_rows
+
+    col = ("Setup", lambda r: r, str)
+    got = sorted_rows(["image 128", None, "image 64", "Image 32"], col, reverse=False)
+    assert got == ["Image 32", "image 64", "image 128", None]

@@ -13,6 +13,7 @@ from pathlib import Path
 from zbench.cli.filters import filter_argv
 from zbench.cli.options import err
 from zbench.fleet.gather import Gathered, HostsError, gather, parse_hosts, to_csv
+from zbench.jobs.api import rate_text
 from zbench.results.api import Filters
 
 
@@ -46,7 +47,7 @@ def fleet_jobs(
             else ""
         )
         job = f"{r.get('workload')} {r.get('framework')} {r.get('mode')}"
-        rate = f"{r['samples_per_s']:,.1f}" if r.get("samples_per_s") else ""
+        rate = rate_text(r.get("samples_per_s"))
         lines.append(
             (r["host"], str(r["id"]), r["state"], job, rate, started, r.get("reason") or "")
         )

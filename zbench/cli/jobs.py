@@ -355,7 +355,7 @@ def list_jobs(
         gpus = ",".join(str(g) for g in j.gpu_ids) if j.gpu_ids else ""
         gpus = "cpu" if j.gpu_ids == () and j.state != JobState.QUEUED else gpus
         step = f"{j.step}/{j.total}" if j.step is not None else ""
-        sps = f"{j.samples_per_s:,.1f}" if j.samples_per_s else ""
+        sps = j.rate()
         cells = [
             str(j.id),
             j.state,

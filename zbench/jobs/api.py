@@ -80,6 +80,10 @@ class JobInfo:
     def finished(self) -> bool:
         return JobState(self.state).finished
 
+    def rate(self, missing: str = "") -> str:
+        """Its speed as every jobs view prints it (rate_text)."""
+        return rate_text(self.samples_per_s, missing)
+
     @property
     def refused(self) -> bool:
         """Failed on input its runner refused (a dataset it could not read, a bad option)."""
@@ -94,6 +98,12 @@ class JobInfo:
         except OSError:
             return None
         return max(0.0, (now or time.time()) - max(last, self.started or 0.0))
+
+
+def rate_text(samples_per_s: float | None, missing: str = "") -> str:
+    """A job's samples/s as the jobs table, the job view, `--follow` and the fleet print it: one
+    decimal with thousands separators; ``missing`` until one is reported (a reported 0.0 is 0.0)."""
+    return missing if samples_per_s is None else f"{samples_per_s:,.1f}"
 
 
 class JobSpecError(ZbenchError):

@@ -4,6 +4,7 @@ that was not measured prints as ``n/a``, never 0."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -70,6 +71,28 @@ COLUMNS: tuple[tuple[str, Callable[[ResultRow], Any], Callable[[Any], str]], ...
     ("Setup", setup_id, str),
     ("Flags", flags, lambda v: v or "-"),
 )
+# Where a column's cells do not sort as their values do: GPUs by their count ("16" after "2"; a run
+# over machines, "2x4", as its 8 GPUs).
+SORT_BY: dict[str, Callable[[ResultRow], Any]] = {"GPUs": lambda r: (r.gpus, gpus_cell(r))}
+
+
+def sort_key(column: Col) -> Callable[[ResultRow], Any]:
+    """How rows sort by ``column``: SORT_BY's key, else its values, text with the numbers in it
+    compared as numbers (``image 64`` before ``image 128``). Missing values are the caller's."""
+    if column[0] in SORT_BY:
+        return SORT_BY[column[0]]
+    get = column[1]
+
+    def key(row: ResultRow) -> Any:
+        value = get(row)
+        if not isinstance(value, str):
+            return value
+        parts = re.split(r"(\d+)", value.lower())
+        return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+    return key
+
+
 # Columns whose cells are numbers (right-aligned in every table).
 NUMERIC = {"GPUs", "Batch", "Samples/s", "GPU util %", "Mem-ctrl util %", "GPU mem GiB"}
 NUMERIC |= {"CPU util %", "CPU mem GiB", "Spread %"}

@@ -36,7 +36,7 @@ def summary(job: JobInfo | None, now: float) -> str:
     end = job.ended or now
     elapsed = f"{end - job.started:.0f} s" if job.started else "-"
     step = f"{job.step or 0}/{job.total}" if job.total else "-"
-    speed = f"{job.samples_per_s:,.1f}" if job.samples_per_s else "-"
+    speed = job.rate("-")
     gpus = ",".join(map(str, job.gpu_ids)) if job.gpu_ids else "-"
     name = job.workload if len(job.workload) <= NAME_MAX else job.workload[: NAME_MAX - 1] + "…"
     lines = [

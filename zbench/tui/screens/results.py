@@ -20,7 +20,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select, Static
 
 from zbench.results.export import FORMAT_NAMES, SUFFIX_FORMATS
-from zbench.results.format import COLUMNS, NUMERIC, Col, table_columns
+from zbench.results.format import COLUMNS, NUMERIC, Col, sort_key, table_columns
 
 from ..widgets.charts import ScalingChart, ThroughputBars
 from .confirm import ConfirmScreen
@@ -43,7 +43,7 @@ def sorted_rows(rows: Sequence[Any], column: Col, reverse: bool) -> list[Any]:
     """Rows by a column's values, missing values last either way (reversing the whole order
     put them first)."""
     get = column[1]
-    present = sorted((r for r in rows if get(r) is not None), key=get, reverse=reverse)
+    present = sorted((r for r in rows if get(r) is not None), key=sort_key(column), reverse=reverse)
     return [*present, *(r for r in rows if get(r) is None)]
 
 

@@ -76,7 +76,7 @@ def cells(job: JobInfo, setup: str = "") -> dict[str, object]:
     gpus = ",".join(str(g) for g in job.gpu_ids) if job.gpu_ids else "-"
     if job.gpu_ids == () and job.state != JobState.QUEUED:
         gpus = "cpu"  # allocated no GPU: a CPU job (as `zbench jobs` says)
-    speed = f"{job.samples_per_s:,.1f}" if job.samples_per_s else "-"
+    speed = job.rate("-")
     # A running job shows its phase (setup, warmup, measure): the one thing worth knowing about it.
     state = (
         f"{glyphs().running} {job.phase}"
