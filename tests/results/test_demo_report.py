@@ -247,3 +247,26 @@ def test_demo_runs_that_differ_in_an_option_never_print_alike(tmp_path: Path) ->
     lines = out.output.splitlines()
     snake_rows = [line.split() for line in lines if line.startswith("snake ")]
     assert [words[4] for words in snake_rows] == ["off", "on"], out.output  # after "NVIDIA H200"
+
+
+def test_an_empty_table_says_where_the_stored_runs_are(tmp_path: Path) -> None:
+    """After demos only, `zbench results` said "No results yet" as if nothing were stored, and
+    `demo results` said the same of a store of benchmark runs."""
+    from typer.testing import CliRunner
+
+    from zbench.cli import app
+
+    cli = CliRunner(env={"COLUMNS": "200"})
+    demos = str(demo_db(tmp_path / "d.db"))
+    got = cli.invoke(app, ["results", "--db", demos])
+    assert got.exit_code == 0
+    assert got.output == ("No benchmark results yet. 2 demo runs are in `zbench demo results`.\n")
+    benchmarks = tmp_path / "b.db"
+    Store(benchmarks).add_run(run_row())
+    got = cli.invoke(app, ["demo", "results", "--db", str(benchmarks)])
+    assert got.exit_code == 0
+    assert got.output == (
+        "No demo results yet. Run `zbench demo snake`. 1 benchmark run is in `zbench results`.\n"
+    )
+    filtered = cli.invoke(app, ["results", "--db", demos, "--mode", "infer"])
+    assert "demo runs are in" not in filtered.output  # a filter says which filter matched nothing

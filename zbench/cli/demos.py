@@ -14,7 +14,7 @@ from zbench.jobs import api
 from zbench.jobs.api import JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
-from zbench.results.api import Filters
+from zbench.results.api import Filters, stored_elsewhere
 
 
 def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) -> int:
@@ -93,7 +93,10 @@ def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> 
             err(filters.nothing_to("export", runs="demo results", first=first, section="demos"))
             return 1
         where = filters.elsewhere("demos")  # a benchmark's or a probe's runs: this table has none
-        said = nothing_found(filters, "No demo results yet. Run `zbench demo snake`.")
+        first = "No demo results yet. Run `zbench demo snake`."
+        if filters.describe() == "all runs" and (stored := stored_elsewhere(db, "demos")):
+            first = f"{first} {stored}"
+        said = nothing_found(filters, first)
         print(said + (f" {where}" if where else ""))
         return 0
     if fmt is None:

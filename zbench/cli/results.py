@@ -30,6 +30,7 @@ from zbench.results.api import (
     review_order,
     rows_from_json,
     shown_elsewhere,
+    stored_elsewhere,
 )
 from zbench.results.export import FORMATS, FormatError, pick_format, render
 from zbench.results.format import (
@@ -171,6 +172,8 @@ def show_results(*, filters: Filters, db: Db, json_out: bool, wide: bool = False
         return 0
     if not rows:
         hint = "No results yet. Run `zbench suite quick` or `zbench run resnet50`."
+        if filters.describe() == "all runs" and (stored := stored_elsewhere(db)):
+            hint = f"No benchmark results yet. {stored}"
         where = filters.elsewhere()  # a probe's or a demo's runs: this table has none
         said = nothing_found(filters, hint) + (f" {where}" if where else "")
         Console(highlight=False).print(said)

@@ -175,6 +175,22 @@ def _job_filter(
 DEVICE_KINDS = ("cpu", "cuda")
 
 
+def stored_elsewhere(db: str | os.PathLike[str] | None, section: str = "rows") -> str:
+    """What an empty, unfiltered table of ``section`` adds when the store holds runs that other
+    tables show ("2 demo runs are in `zbench demo results`."), so it never reads as an empty
+    store; "" when there are none."""
+    said = []
+    for other, command in SHOWN_BY.items():
+        if other == section:
+            continue
+        kinds = tuple(in_section(other))
+        n = len(query_results(db, kinds=kinds))
+        if n:
+            title = KINDS[kinds[0]].title
+            said.append(f"{n} {title} run{'s are' if n > 1 else ' is'} in `{command}`")
+    return "; ".join(said) + "." if said else ""
+
+
 def shown_elsewhere(run_id: Any, kind_name: Any, section: str | None = "rows") -> str | None:
     """The line for a run that another table than ``section`` shows ("run 11 is a probe run:
     `zbench report` shows it"); None where ``section`` shows it, or is None (every section)."""
