@@ -21,7 +21,7 @@ from zbench.cli.filters import nothing_found
 from zbench.cli.options import err, folder_problem
 from zbench.cli.tableview import print_table
 from zbench.contract.kinds import KINDS
-from zbench.errors import ZbenchError, os_error_exit
+from zbench.errors import ZbenchError, bad_path, os_error_exit
 from zbench.results.anchors import published_for
 from zbench.results.api import (
     Filters,
@@ -249,10 +249,10 @@ def write_output(text: str, output: Path | None, what: str, db: Db) -> int:
     if _over_database(output, db):
         return 2
     try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
+        paths.write_text_replacing(output, text)
+    except OSError as exc:  # the old file, if any, is as it was
         err(f"cannot write {output}: {exc.strerror or exc}")
-        return 2
+        return 2 if bad_path(exc) else 1
     print(f"Wrote {what} to {output}", file=sys.stderr)
     return 0
 
