@@ -285,6 +285,8 @@ def _run_id(ref: str) -> int | None:
 def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
     """A run id from the store, or an exported JSON file: ``file.json:N`` for the result with run
     id N, or the one result left after ``filters`` (tag, job ids, since)."""
+    if not ref.strip():  # Path("") is this folder: "Is a directory: '.'" said it
+        raise CompareError(f"compare needs a run id or an exported file (FILE:RUN), got {ref!r}")
     run_id = _run_id(ref)
     if run_id is not None:
         rows = query_results(db, run_ids=[run_id], kinds=tuple(KINDS))
@@ -303,7 +305,8 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
     try:
         rows = rows_from_json(Path(path_text).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
-        raise CompareError(f"{ref}: not a run id or a zbench JSON export ({exc})") from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise CompareError(f"{ref}: not a run id or a zbench JSON export ({why})") from None
     if not rows:
         raise CompareError(f"{ref}: no results in it")
     held = ", ".join(str(r.run_id) for r in rows[:8]) + (", ..." if len(rows) > 8 else "")
