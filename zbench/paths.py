@@ -248,3 +248,38 @@ def check_writable(path: Path) -> None:
     make_dir(path)
     if not os.access(path, os.W_OK | os.X_OK):
         raise DataDirError(f"{path}: the folder is not writable")
+
+
+_IN_PLACE = ("/dev/", "/proc/")  # devices and open files (/dev/stdout, /proc/self/fd/1)
+
+
+def write_text_replacing(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: into a new file beside it, renamed over it
+    once written, so a write that fails (a full disk) leaves the old file as it was. A device or
+    pipe (``/dev/stdout``) is written in place, as is a file in a folder where no new file may be
+    made; a link is followed, its target replaced."""
+    target = Path(os.path.realpath(path))
+    named = (str(Path(path).absolute()), str(target))
+    if any(p.startswith(_IN_PLACE) for p in named) or (target.exists() and not target.is_file()):
+        Path(path).write_text(text, encoding="utf-8")  # /dev/stdout is the caller's open file
+        return
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM) or not target.is_file():
+            exc.filename = str(path)
+            raise
+        target.write_text(text, encoding="utf-8")
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if target.exists():
+            shutil.copymode(target, tmp)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename in (str(tmp), None):
+            exc.filename = str(path)  # the name the user gave, not the new file's
+        raise

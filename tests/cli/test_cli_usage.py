@@ -106,6 +106,21 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             ["results", "foo"],
             "zbench: results: Got unexpected extra argument(s) (foo) (see zbench results -h)",
         ),
+        (  # the dashboard's --db before a command was dropped: results read the default database
+            ["--db", "elsewhere.db", "results"],
+            "zbench: --db before a command is the dashboard's option; give it after the "
+            "command: zbench results --db ... (see zbench -h)",
+        ),
+        (  # monitor showed the hardware, not the trace
+            ["--replay", "t.jsonl", "monitor", "--once"],
+            "zbench: --replay before a command is the dashboard's option; give it after the "
+            "command: zbench monitor --replay ... (see zbench -h)",
+        ),
+        (
+            ["--interval", "5", "jobs"],
+            "zbench: --interval before a command is the dashboard's option; `zbench jobs` takes "
+            "no --interval (see zbench -h)",
+        ),
     ],
 )
 def test_usage_errors_are_one_line_on_stderr_exit_2(args: list[str], line: str) -> None:
@@ -113,6 +128,34 @@ def test_usage_errors_are_one_line_on_stderr_exit_2(args: list[str], line: str) 
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr.splitlines() == [line]
+
+
+def test_replay_or_db_beside_hosts_is_refused_before_the_fleet_view_opens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fleet view opened and the trace or database given was never read."""
+    import zbench.tui.fleet_app
+
+    opened: list[str] = []
+    monkeypatch.setattr(zbench.tui.fleet_app, "run", lambda hosts, interval: opened.append(hosts))
+    for option in ("--replay", "--db"):
+        result = CLI.invoke(app, ["--hosts", "gpu1", option, "t.jsonl"])
+        assert result.exit_code == 2
+        assert result.stderr.splitlines() == [
+            f"zbench: {option} cannot go with --hosts: the fleet view shows the hosts' own live "
+            "state (see zbench -h)"
+        ]
+    assert opened == []
+
+
+def test_zbench_db_in_the_environment_is_no_dashboard_option_given(tmp_path: Path) -> None:
+    """$ZBENCH_DB fills the dashboard's --db too: only one typed before a command is refused."""
+    from zbench.store import Store
+
+    db = tmp_path / "z.db"
+    Store(db).close()
+    result = CLI.invoke(app, ["jobs"], env={"ZBENCH_DB": str(db)})
+    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize(

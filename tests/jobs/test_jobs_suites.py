@@ -173,6 +173,13 @@ def test_unknown_suite_name() -> None:
         load_suite("nope")
 
 
+@pytest.mark.parametrize("name", ["", " "])
+def test_a_blank_suite_name_is_no_suite_not_this_folder(name: str) -> None:
+    """``Path("")`` is the current folder: `zbench suite ""` said ". is a folder"."""
+    with pytest.raises(SuiteError, match=rf"^no suite named '{name}' \(built in: "):
+        load_suite(name)
+
+
 def test_a_folder_or_a_fifo_is_no_suite_file(tmp_path: Path) -> None:
     """A folder was "no suite", as if it were not there."""
     folder = tmp_path / "mine.toml"

@@ -132,6 +132,13 @@ def test_compare_of_a_digit_that_is_no_number_is_one_line(filled: Path) -> None:
         assert len(out.output.splitlines()) == 1
 
 
+def test_compare_of_a_blank_side_asks_for_a_run(filled: Path) -> None:
+    """A blank side was read as this folder: "not a run id ... ([Errno 21] Is a directory: '.')"."""
+    out = CLI.invoke(app, ["compare", "", "1"])
+    assert out.exit_code == 2
+    assert out.output == "zbench: compare needs a run id or an exported file (FILE:RUN), got ''\n"
+
+
 def test_plot_writes_pngs_and_says_what_each_shows(filled: Path, tmp_path: Path) -> None:
     result = CLI.invoke(app, ["plot", "-o", str(tmp_path / "charts")])
     assert result.exit_code == 0

@@ -93,3 +93,27 @@ def test_the_run_filter_matches_every_field_given(tmp_path: Path) -> None:
     assert ids(since=15.0) == [b]
     assert ids(run_ids=[a, c], job_ids=[3]) == [c]
     assert ids(job_ids=[]) == []  # an empty job list matches nothing, not everything
+
+
+def test_a_stored_value_that_is_no_json_is_one_line_naming_the_database(filled: Path) -> None:
+    """A config cell edited by hand ended every read with the JSON parser's words alone
+    ("Expecting property name enclosed in double quotes: ...") and no word of where."""
+    import subprocess
+    import sys
+
+    conn = sqlite3.connect(filled)
+    conn.execute("UPDATE runs SET config = '{notjson' WHERE id = 1")
+    conn.commit()
+    conn.close()
+    for args in (["results"], ["export", "-f", "json"]):
+        got = subprocess.run(
+            [sys.executable, "-m", "zbench", *args, "--db", str(filled)],
+            capture_output=True,
+            text=True,
+        )
+        assert got.returncode == 2
+        assert got.stderr.startswith(
+            f"zbench: {filled}: damaged: the config of row 1 is not JSON ("
+        )
+        assert got.stderr.endswith("; was the database edited outside zbench?\n")
+        assert len(got.stderr.splitlines()) == 1

@@ -19,6 +19,7 @@ from typing import Annotated
 import typer
 
 from zbench.cli.options import DbOpt, _exit, app, err, path_option
+from zbench.cli.usage import dashboard_options_apart
 from zbench.settings import MAX_INTERVAL, MIN_INTERVAL
 
 
@@ -52,6 +53,7 @@ def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     """Without a command: open the TUI."""
+    dashboard_options_apart(ctx, ("replay", "interval", "db", "hosts"))
     if version:
         from zbench import __version__
 

@@ -21,7 +21,7 @@ from zbench.cli.filters import nothing_found
 from zbench.cli.options import err, folder_problem
 from zbench.cli.tableview import print_table
 from zbench.contract.kinds import KINDS
-from zbench.errors import ZbenchError, os_error_exit
+from zbench.errors import ZbenchError, bad_path, os_error_exit
 from zbench.results.anchors import published_for
 from zbench.results.api import (
     Filters,
@@ -253,10 +253,10 @@ def write_output(text: str, output: Path | None, what: str, db: Db) -> int:
     if _over_database(output, db):
         return 2
     try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
+        paths.write_text_replacing(output, text)
+    except OSError as exc:  # the old file, if any, is as it was
         err(f"cannot write {output}: {exc.strerror or exc}")
-        return 2
+        return 2 if bad_path(exc) else 1
     print(f"Wrote {what} to {output}", file=sys.stderr)
     return 0
 
@@ -287,6 +287,8 @@ def _run_id(ref: str) -> int | None:
 def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
     """A run id from the store, or an exported JSON file: ``file.json:N`` for the result with run
     id N, or the one result left after ``filters`` (tag, job ids, since)."""
+    if not ref.strip():  # Path("") is this folder: "Is a directory: '.'" said it
+        raise CompareError(f"compare needs a run id or an exported file (FILE:RUN), got {ref!r}")
     run_id = _run_id(ref)
     if run_id is not None:
         rows = query_results(db, run_ids=[run_id], kinds=tuple(KINDS))
@@ -305,7 +307,8 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
     try:
         rows = rows_from_json(Path(path_text).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
-        raise CompareError(f"{ref}: not a run id or a zbench JSON export ({exc})") from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise CompareError(f"{ref}: not a run id or a zbench JSON export ({why})") from None
     if not rows:
         raise CompareError(f"{ref}: no results in it")
     held = ", ".join(str(r.run_id) for r in rows[:8]) + (", ..." if len(rows) > 8 else "")

@@ -131,6 +131,44 @@ def _did_you_mean(exc: Any) -> str:
     return f"; did you mean `zbench {' '.join(words)}`?"
 
 
+def dashboard_options_apart(ctx: Any, names: Sequence[str]) -> None:
+    """The options before a command are the dashboard's (``zbench --db x.db``): ``zbench --db x.db
+    results`` read the default database, ``zbench --replay t.jsonl monitor`` the hardware, as if
+    nothing had been given. Given there, or beside ``--hosts`` (the fleet view has no --db or
+    --replay), they are a usage error that says where they go."""
+    typed = [
+        name
+        for name in names
+        if ctx.get_parameter_source(name) == _click.core.ParameterSource.COMMANDLINE
+    ]
+    flags = {name: f"--{name.replace('_', '-')}" for name in typed}
+    sub = ctx.invoked_subcommand
+    if sub is None:
+        apart = [flags[name] for name in typed if name in ("replay", "db")]
+        if "hosts" in typed and apart:
+            raise _click.exceptions.UsageError(
+                f"{' and '.join(apart)} cannot go with --hosts: the fleet view shows the hosts' "
+                "own live state",
+                ctx=ctx,
+            )
+        return
+    if not typed:
+        return
+    flag = flags[typed[0]]
+    command = ctx.command.commands.get(sub)
+    takes = command is not None and any(
+        flag in getattr(param, "opts", ()) for param in command.params
+    )
+    where = (
+        f"give it after the command: zbench {sub} {flag} ..."
+        if takes
+        else f"`zbench {sub}` takes no {flag}"
+    )
+    raise _click.exceptions.UsageError(
+        f"{flag} before a command is the dashboard's option; {where}", ctx=ctx
+    )
+
+
 def _commands(group: Any) -> Iterator[Any]:
     yield group
     for command in getattr(group, "commands", {}).values():

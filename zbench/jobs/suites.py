@@ -85,6 +85,11 @@ def load_suite(
 ) -> Suite:
     """A built-in suite by name, or a suite file. ``gpu_count`` and ``frameworks`` default to what
     this machine has."""
+    known = ", ".join(SUITES)
+    if not str(name_or_path).strip():  # Path("") is this folder: ". is a folder" said it
+        raise SuiteError(
+            f"no suite named {str(name_or_path)!r} (built in: {known}; or a .toml file)"
+        )
     path = SUITES.get(str(name_or_path)) or Path(name_or_path)
     try:  # stat raises, not answers False, under a folder that cannot be looked in
         exists, is_file = path.exists(), path.is_file()
@@ -94,7 +99,6 @@ def load_suite(
         what = "a folder" if path.is_dir() else "not a regular file"
         raise SuiteError(f"{path} is {what}; a suite file is a .toml file")
     if not exists:
-        known = ", ".join(SUITES)
         raise SuiteError(f"no suite {str(name_or_path)!r} (built in: {known}; or a .toml file)")
     try:
         raw = path.read_bytes()

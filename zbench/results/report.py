@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zbench.errors import ZbenchError
+from zbench.paths import write_text_replacing
 from zbench.results.api import Filters, ResultRow, read_store
 from zbench.results.charts import not_drawn, write_charts
 from zbench.results.export import md_text
@@ -153,8 +154,8 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     text, figures = build_markdown(sel, flt, db, out_dir, say)
     md_path = out_dir / "report.md"
-    md_path.write_text(text, encoding="utf-8")
+    write_text_replacing(md_path, text)
     say("HTML")
     html_path = out_dir / "report.html"
-    html_path.write_text(render_html(text, out_dir, TITLE), encoding="utf-8")
+    write_text_replacing(html_path, render_html(text, out_dir, TITLE))
     return Report(md_path, html_path, tuple(figures), len(sel.all))

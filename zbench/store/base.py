@@ -57,12 +57,20 @@ def storable(value: int) -> bool:
     return -(2**63) <= value < 2**63
 
 
-def decode(row: sqlite3.Row) -> dict[str, Any]:
-    """A row as a dict, its JSON columns decoded."""
+def decode(row: sqlite3.Row, path: Path | None = None) -> dict[str, Any]:
+    """A row as a dict, its JSON columns decoded; a :class:`StoreError` naming the database
+    ``path``, the column and the row where one holds no JSON (edited outside zbench)."""
     out = {}
     for key in row.keys():  # noqa: SIM118 (sqlite3.Row is not a mapping)
         value = row[key]
-        out[key] = json.loads(value) if key in _JSON_COLUMNS and value is not None else value
+        try:
+            out[key] = json.loads(value) if key in _JSON_COLUMNS and value is not None else value
+        except (ValueError, TypeError, RecursionError) as exc:
+            where = f" of row {row['id']}" if "id" in row.keys() else ""  # noqa: SIM118
+            raise StoreError(
+                f"{path}: damaged: the {key}{where} is not JSON ({exc}); "
+                "was the database edited outside zbench?"
+            ) from None
     return out
 
 
@@ -308,7 +316,9 @@ class StoreBase:
         return self._retry(attempt)
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        return self._retry(lambda: [decode(r) for r in self._conn().execute(sql, params)])
+        return self._retry(
+            lambda: [decode(r, self.path) for r in self._conn().execute(sql, params)]
+        )
 
     def _migrate_if_behind(self) -> None:
         """Read the schema version; take the write lock only when there is something to do."""

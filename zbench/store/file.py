@@ -159,6 +159,8 @@ def holds_database(path: Path, db: Path | None = None) -> bool:
         return False
     if db is not None and target in (file_id(db), *side_ids(db)):
         return True
+    if not os.path.isfile(path):  # a pipe or a terminal (-o /dev/stdout): reading it would wait
+        return False
     try:
         with open(path, "rb") as f:
             head = f.read(16)
