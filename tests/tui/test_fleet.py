@@ -333,3 +333,25 @@ async def test_q_ends_the_fleet_view_and_zbench_with_it(monkeypatch: pytest.Monk
     monkeypatch.setattr(zbench.tui.app, "run_app", lambda **_: opened.append("dashboard") or 0)
     out = CliRunner().invoke(cli_app, ["--hosts", "alpha"])
     assert out.exit_code == 0 and opened == []
+
+
+async def test_a_snapshot_before_the_host_panel_is_composed_is_drawn_after() -> None:
+    """A host's first snapshot could reach its panel between mounting and composing (a loaded
+    machine): the fleet view crashed with NoMatches('#compact')."""
+    from textual.app import App
+
+    from zbench.telemetry.snapshot import HostSnapshot
+    from zbench.tui.widgets.host_panel import HostPanel
+
+    class One(App[None]):
+        pass
+
+    app = One()
+    async with app.run_test(size=(100, 20)) as pilot:
+        panel = HostPanel()
+        mounting = app.screen.mount(panel)  # not awaited: no children yet
+        assert not panel.query("#compact")
+        panel.show(HostSnapshot(cpu_pct=42.0, per_core_pct=(40.0, 44.0)), [42.0])
+        await mounting
+        await pilot.pause()
+        assert "42" in str(panel.query_one("#cpu", Static).render())

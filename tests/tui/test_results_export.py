@@ -288,9 +288,17 @@ async def test_sorting_by_gpus_orders_the_counts_as_numbers(zbench_home: Path) -
     def row(run: int, gpus: int, nodes: int = 1) -> ResultRow:
         result = {"nodes": [{"gpus": gpus // nodes}] * nodes} if nodes > 1 else {}
         return ResultRow(
-            "resnet50", "torch", "train", gpus, "NVIDIA H200", "bf16", 256, 1000.0 * gpus,
-            run_id=run, result=result,
-        )  # fmt: skip
+            "resnet50",
+            "torch",
+            "train",
+            gpus,
+            "NVIDIA H200",
+            "bf16",
+            256,
+            1000.0 * gpus,
+            run_id=run,
+            result=result,
+        )
 
     rows = [row(1, 16), row(2, 2), row(3, 8, nodes=2), row(4, 1), row(5, 4)]
     app = make_app(services=FakeServices(results=rows))

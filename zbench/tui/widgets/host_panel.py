@@ -71,9 +71,12 @@ class HostPanel(Widget):
         yield Static(id="ram")
         yield Static(id="compact")
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._shown: dict[str, str] = {}
+
     def on_mount(self) -> None:
         self.border_title = "host"
-        self._shown: dict[str, str] = {}
 
     def _set(self, widget_id: str, text: str) -> None:
         # As in GpuPanel: an unchanged line is not parsed and laid out again.
@@ -82,8 +85,12 @@ class HostPanel(Widget):
             self.query_one(f"#{widget_id}", Static).update(text)
 
     def show(self, host: HostSnapshot, history: Sequence[float]) -> None:
+        compact = self.query("#compact")
+        if not compact:  # a snapshot before this panel's children are composed: drawn after
+            self.call_after_refresh(self.show, host, list(history))
+            return
         cores = cores_text(host)
-        if self.query_one("#compact", Static).display:
+        if compact.first(Static).display:
             ram = ratio_pct(host.ram_used_bytes, host.ram_total_bytes)
             self._set(
                 "compact",
