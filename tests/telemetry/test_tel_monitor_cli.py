@@ -103,6 +103,26 @@ def test_recording_over_the_trace_being_replayed_is_refused(
     assert trace.read_bytes() == synthetic_trace.read_bytes()
 
 
+def test_recording_over_an_existing_file_is_refused(fake: FakeNvml, tmp_path: Path) -> None:
+    """`monitor --record T` replaced a trace already at T without a word: the earlier recording
+    was lost. An empty file (made by the user, or `touch`) is written."""
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text('{"type": "header"}\n{"t": 1}\n')
+    before = kept.read_bytes()
+    res = runner.invoke(app, ["monitor", "--count", "1", "--record", str(kept), "--json"])
+    assert res.exit_code == 2
+    assert res.output.strip() == (
+        f"zbench: --record {kept} already holds {len(before)} bytes (a recording?): give a new "
+        "path, or delete it first"
+    )
+    assert kept.read_bytes() == before
+    empty = tmp_path / "empty.jsonl"
+    empty.touch()
+    res = runner.invoke(app, ["monitor", "--count", "1", "--record", str(empty), "--json"])
+    assert res.exit_code == 0, res.output
+    assert read_header(empty)["gpus"]
+
+
 def test_a_recording_of_a_replay_names_the_replayed_host(
     tmp_path: Path, synthetic_trace: Path
 ) -> None:

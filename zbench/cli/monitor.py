@@ -19,6 +19,15 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _held_bytes(path: Path) -> int:
+    """The size of a regular file already at ``path`` (0: none, empty, or a device such as
+    /dev/stdout): what a recording there would overwrite."""
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
+
+
 def run_monitor(
     interval: float = 0.5,
     count: int | None = None,
@@ -44,6 +53,12 @@ def run_monitor(
     if record is not None and replay is not None and _same_file(record, replay):
         backend.close()
         return _fail(f"--record {record} is the trace --replay plays: recording would overwrite it")
+    if record is not None and (held := _held_bytes(record)):
+        backend.close()
+        return _fail(
+            f"--record {record} already holds {held:,} bytes (a recording?): give a new path, "
+            "or delete it first"
+        )
     if record is not None:
         from zbench.telemetry.trace import TraceWriter
 
