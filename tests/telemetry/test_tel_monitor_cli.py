@@ -76,6 +76,7 @@ def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
         (["--gpu-ids", "0,x"], "--gpu-ids: 'x' is not a GPU index"),
         (["--gpu-ids", "5"], "GPU 5 does not exist"),
         (["--replay", "missing.jsonl"], "no such trace file: missing.jsonl"),
+        (["--once"], "--once shows one sample: it cannot go with --count 1"),
         (["--replay", __file__], "is not a zbench trace"),
     ],
 )

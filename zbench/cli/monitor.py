@@ -42,6 +42,8 @@ def run_monitor(
     """``once``: sample twice and show the second sample only, so CPU %, PCIe and NVLink rates are
     real (a first sample has no earlier counters to take a difference from). ``runners`` gives the
     running jobs' runner pids (pid -> job id) to name the job of a GPU process."""
+    if once and count is not None:
+        return _fail(f"--once shows one sample: it cannot go with --count {count}")
     if once:
         count = 2
     try:
