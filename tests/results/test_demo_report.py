@@ -270,3 +270,12 @@ def test_an_empty_table_says_where_the_stored_runs_are(tmp_path: Path) -> None:
     )
     filtered = cli.invoke(app, ["results", "--db", demos, "--mode", "infer"])
     assert "demo runs are in" not in filtered.output  # a filter says which filter matched nothing
+
+
+def test_a_demo_figure_not_measured_reads_n_a_as_in_the_benchmark_tables() -> None:
+    """Demo tables wrote a missing figure as "-" where every benchmark table writes "n/a"."""
+    from zbench.results.demos import cell
+    from zbench.results.format import NA_TEXT, num
+
+    assert cell(None) == cell({}) == cell([]) == NA_TEXT == num(None, ".1f")
+    assert cell({"detector": None, "tracker": 2.5}) == f"detector {NA_TEXT}, tracker 2.50"

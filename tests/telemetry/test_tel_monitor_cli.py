@@ -76,6 +76,7 @@ def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
         (["--gpu-ids", "0,x"], "--gpu-ids: 'x' is not a GPU index"),
         (["--gpu-ids", "5"], "GPU 5 does not exist"),
         (["--replay", "missing.jsonl"], "no such trace file: missing.jsonl"),
+        (["--once"], "--once shows one sample: it cannot go with --count 1"),
         (["--replay", __file__], "is not a zbench trace"),
     ],
 )
@@ -101,6 +102,26 @@ def test_recording_over_the_trace_being_replayed_is_refused(
             f"zbench: --record {record} is the trace --replay plays: recording would overwrite it"
         )
     assert trace.read_bytes() == synthetic_trace.read_bytes()
+
+
+def test_recording_over_an_existing_file_is_refused(fake: FakeNvml, tmp_path: Path) -> None:
+    """`monitor --record T` replaced a trace already at T without a word: the earlier recording
+    was lost. An empty file (made by the user, or `touch`) is written."""
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text('{"type": "header"}\n{"t": 1}\n')
+    before = kept.read_bytes()
+    res = runner.invoke(app, ["monitor", "--count", "1", "--record", str(kept), "--json"])
+    assert res.exit_code == 2
+    assert res.output.strip() == (
+        f"zbench: --record {kept} already holds {len(before)} bytes (a recording?): give a new "
+        "path, or delete it first"
+    )
+    assert kept.read_bytes() == before
+    empty = tmp_path / "empty.jsonl"
+    empty.touch()
+    res = runner.invoke(app, ["monitor", "--count", "1", "--record", str(empty), "--json"])
+    assert res.exit_code == 0, res.output
+    assert read_header(empty)["gpus"]
 
 
 def test_a_recording_of_a_replay_names_the_replayed_host(

@@ -19,6 +19,15 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _held_bytes(path: Path) -> int:
+    """The size of a regular file already at ``path`` (0: none, empty, or a device such as
+    /dev/stdout): what a recording there would overwrite."""
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
+
+
 def run_monitor(
     interval: float = 0.5,
     count: int | None = None,
@@ -33,6 +42,8 @@ def run_monitor(
     """``once``: sample twice and show the second sample only, so CPU %, PCIe and NVLink rates are
     real (a first sample has no earlier counters to take a difference from). ``runners`` gives the
     running jobs' runner pids (pid -> job id) to name the job of a GPU process."""
+    if once and count is not None:
+        return _fail(f"--once shows one sample: it cannot go with --count {count}")
     if once:
         count = 2
     try:
@@ -44,6 +55,12 @@ def run_monitor(
     if record is not None and replay is not None and _same_file(record, replay):
         backend.close()
         return _fail(f"--record {record} is the trace --replay plays: recording would overwrite it")
+    if record is not None and (held := _held_bytes(record)):
+        backend.close()
+        return _fail(
+            f"--record {record} already holds {held:,} bytes (a recording?): give a new path, "
+            "or delete it first"
+        )
     if record is not None:
         from zbench.telemetry.trace import TraceWriter
 

@@ -19,6 +19,7 @@ from zbench.contract.kinds import DEMO
 from zbench.csvcell import write_rows
 from zbench.results.api import read_store
 from zbench.results.export import FormatError
+from zbench.results.format import NA_TEXT
 from zbench.results.identity import CONFIG_NOT_IDENTITY, differing, label, value_text
 from zbench.store import RunFilter
 from zbench.textfit import Column, one_line
@@ -61,7 +62,7 @@ class DemoResult:
             if entry is None or all(o.name != name for o in entry.options):
                 return None  # another demo's option
             if name not in self.options:
-                return "n/a"  # not recorded
+                return NA_TEXT  # not recorded
             value = self.options[name]
             return "default" if value is None else value_text(value)
         return getattr(self, key) if (title, key) in COMMON else self.figures.get(title)
@@ -142,13 +143,14 @@ def demo_results(
 
 def cell(value: Any) -> str:
     """One table cell: numbers to a few digits, a mapping as ``key value`` pairs (never a Python
-    object's repr: a figure stored as a dict by an older demo still reads as a table cell)."""
+    object's repr: a figure stored as a dict by an older demo still reads as a table cell); a
+    figure not measured reads ``n/a``, as in the benchmark tables."""
     if value is None:
-        return "-"
+        return NA_TEXT
     if isinstance(value, dict):
-        return ", ".join(f"{k} {cell(v)}" for k, v in value.items()) or "-"
+        return ", ".join(f"{k} {cell(v)}" for k, v in value.items()) or NA_TEXT
     if isinstance(value, list | tuple):
-        return ", ".join(cell(v) for v in value) or "-"
+        return ", ".join(cell(v) for v in value) or NA_TEXT
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
