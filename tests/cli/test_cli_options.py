@@ -82,12 +82,19 @@ def test_demo_name_help_lists_that_demos_options() -> None:
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["--batch-size", "0"], "zbench: argument --batch-size: must be at least 1, got 0"),
+        (
+            ["--batch-size", "0"],
+            "zbench: run: --batch-size: must be at least 1, got 0 (see zbench run -h)",
+        ),
         (
             ["--mode", "fly"],
-            "zbench: argument --mode: invalid choice: 'fly' (choose from 'train', 'infer')",
+            "zbench: run: --mode: invalid choice: 'fly' (choose from 'train', 'infer') "
+            "(see zbench run -h)",
         ),
-        (["stray"], "zbench: unrecognized arguments: stray"),
+        (
+            ["stray"],
+            "zbench: run: Got unexpected extra argument(s) (stray) (see zbench run -h)",
+        ),
     ],
 )
 def test_bad_run_option_is_one_line_and_queues_nothing(args: list[str], line: str) -> None:
@@ -111,3 +118,27 @@ def test_run_help_reads_at_80_columns() -> None:
     assert "--channels-last or --no-channels-last NHWC memory layout" in text
     assert "--repeat, --repeats int >=1" in text
     assert "Arguments after a lone --" in text.split("Workload options")[1]  # the epilog is last
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["snake", "--bogus"],
+            "zbench: demo snake: No such option: --bogus (see zbench demo snake -h)",
+        ),
+        (
+            ["snake", "--minutes", "abc"],
+            "zbench: demo snake: --minutes: expected a number, got 'abc' (see zbench demo snake -h)",
+        ),
+        (["nosuch"], "zbench: unknown demo 'nosuch': choose snake, motion, tracking"),
+    ],
+)
+def test_a_bad_demo_option_reads_as_every_commands_usage_error(args: list[str], line: str) -> None:
+    """A demo's options said argparse's "unrecognized arguments: --bogus" and "argument
+    --minutes: ...", where every other command says "demo snake: No such option: --bogus (see
+    zbench demo snake -h)"; nothing is queued."""
+    result = CLI.invoke(app, ["demo", *args])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [line]
+    assert "No jobs" in CLI.invoke(app, ["jobs", "--all"]).output

@@ -6,9 +6,13 @@ Each function returns an exit status: 0 ok, 1 the work failed, 2 bad input (one-
 
 from __future__ import annotations
 
+import sys
+
 from zbench.cli.filters import nothing_found
 from zbench.cli.follow import Db, _console, _report_failure, bad_timeout, follow
 from zbench.cli.options import err
+from zbench.cli.usage import option_line
+from zbench.contract import demos as demo_table
 from zbench.contract.config import UsageError
 from zbench.jobs import api
 from zbench.jobs.api import JobSpec
@@ -24,7 +28,8 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
     try:
         config, _ = parse_args(argv)
     except UsageError as exc:
-        err(str(exc))
+        named = argv[0] if argv and argv[0] in demo_table.demos() else None
+        print(option_line(exc, f"demo {named}" if named else "demo"), file=sys.stderr)
         return 2
     if bad_timeout(timeout):
         return 2

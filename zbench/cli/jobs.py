@@ -18,6 +18,7 @@ from rich.text import Text
 from zbench.cli.follow import Db, _console, _report_failure, bad_timeout, follow, label
 from zbench.cli.options import err
 from zbench.cli.tableview import print_table
+from zbench.cli.usage import option_line
 from zbench.contract.config import RunConfig, UsageError, parse_args
 from zbench.jobs import api
 from zbench.jobs.apart import apart, differing
@@ -119,7 +120,7 @@ def run_job(
     try:
         spec = _job_spec(workload, runner_args, gpu_ids, timeout, nodes, gpus_given)
     except UsageError as exc:
-        err(str(exc))
+        print(option_line(exc, "run"), file=sys.stderr)
         return 2
     [job_id] = api.submit([spec], db=db, tag=tag)
     console = _console()

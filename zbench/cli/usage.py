@@ -80,6 +80,27 @@ def usage_line(exc: Any) -> str:
     return f"zbench: {where + ': ' if where else ''}{message} (see {path} -h){_did_you_mean(exc)}"
 
 
+def option_line(exc: Exception, command: str) -> str:
+    """One line for a bad option that a job kind's own parser found (``zbench run resnet50
+    --steps 0``, ``zbench demo snake --bogus``), in the words of Click's usage errors above:
+    argparse's ``argument --steps: ...`` and ``unrecognized arguments: ...`` read as the other
+    commands' ``--steps: ...`` and ``No such option: ...``, with where to look. A check of
+    zbench's own (``--gpu-ids needs --device cuda``) is its line alone, as zbench's checks are."""
+    message = str(exc)
+    if found := re.fullmatch(r"unrecognized arguments: (.*)", message, re.S):
+        words = found[1].split()
+        message = (
+            f"No such option: {words[0]}"
+            if words[0].startswith("-")
+            else f"Got unexpected extra argument(s) ({' '.join(words)})"
+        )
+    elif found := re.fullmatch(r"argument (\S+): (.*)", message, re.S):
+        message = f"{found[1].split('/')[0]}: {found[2]}"
+    elif not message.startswith("the following arguments are required"):
+        return f"zbench: {message}"
+    return f"zbench: {command}: {message} (see zbench {command} -h)"
+
+
 _NEGATIVE = re.compile(r"-\d+(\.\d*)?")
 _ID = re.compile(r"\bid\b")
 
