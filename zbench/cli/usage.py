@@ -96,7 +96,7 @@ def option_line(exc: Exception, command: str) -> str:
         )
     elif found := re.fullmatch(r"argument (\S+): (.*)", message, re.S):
         message = f"{found[1].split('/')[0]}: {found[2]}"
-    elif not message.startswith("the following arguments are required"):
+    else:
         return f"zbench: {message}"
     return f"zbench: {command}: {message} (see zbench {command} -h)"
 

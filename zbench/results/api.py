@@ -179,12 +179,12 @@ def stored_elsewhere(db: str | os.PathLike[str] | None, section: str = "rows") -
     """What an empty, unfiltered table of ``section`` adds when the store holds runs that other
     tables show ("2 demo runs are in `zbench demo results`."), so it never reads as an empty
     store; "" when there are none."""
-    said = []
+    store, said = read_store(db), []
     for other, command in SHOWN_BY.items():
         if other == section:
             continue
         kinds = tuple(in_section(other))
-        n = len(query_results(db, kinds=kinds))
+        n = store.count_runs(RunFilter(kinds=kinds))
         if n:
             title = KINDS[kinds[0]].title
             said.append(f"{n} {title} run{'s are' if n > 1 else ' is'} in `{command}`")

@@ -98,6 +98,12 @@ class RunsTable(StoreBase):
         sql = "SELECT * FROM runs" + (f" WHERE {where}" if where else "") + " ORDER BY id"
         return self._read(sql, params)
 
+    def count_runs(self, match: RunFilter | None = None) -> int:
+        """How many runs :meth:`runs` would return, without reading them."""
+        where, params = _where(match or RunFilter())
+        sql = "SELECT COUNT(*) AS n FROM runs" + (f" WHERE {where}" if where else "")
+        return int(self._read(sql, params)[0]["n"])
+
     def run_rows(self, match: RunFilter | None = None) -> list[RunRow]:
         """:meth:`runs` as typed rows."""
         return [RunRow(**r) for r in self.runs(match)]
