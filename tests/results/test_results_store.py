@@ -121,9 +121,6 @@ def test_a_stored_value_that_is_no_json_is_one_line_naming_the_database(filled: 
 
 def test_count_runs_counts_what_runs_returns(tmp_path: Path) -> None:
     """An empty table's note counts the other tables' runs without reading them."""
-    from tests.rows import run_row
-    from zbench.store import RunFilter, Store
-
     store = Store(tmp_path / "z.db")
     for kind, workload in (("benchmark", "resnet50"), ("demo", "snake"), ("demo", "motion")):
         store.add_run(run_row(kind=kind, workload=workload))
