@@ -229,6 +229,33 @@ CANDIDATES = (
         setup=("cudnn_all",),
         note="zbench's --preset max step + aggressive fusion + 1x1 as matmuls + every cuDNN algorithm",
     ),
+    # How inductor's Triton kernels read memory, on zbench's step: the batch-norm kernels that hold
+    # over half of the step are memory-bound, and Hopper has TMA (tensor descriptors) and block
+    # pointers that inductor does not use by default; reductions as one kernel or looped.
+    Candidate(
+        "zbench-tma",
+        graph=True,
+        inductor=(("triton.use_tensor_descriptor", True),),
+        note="zbench's --preset max step + loads and stores through TMA tensor descriptors",
+    ),
+    Candidate(
+        "zbench-blockptr",
+        graph=True,
+        inductor=(("triton.use_block_ptr", True),),
+        note="zbench's --preset max step + block pointers",
+    ),
+    Candidate(
+        "zbench-nopersist",
+        graph=True,
+        inductor=(("triton.persistent_reductions", False),),
+        note="zbench's --preset max step, every reduction looped (no persistent reductions)",
+    ),
+    Candidate(
+        "zbench-nosplit",
+        graph=True,
+        inductor=(("split_reductions", False),),
+        note="zbench's --preset max step, large reductions not split in two kernels",
+    ),
     Candidate(
         "freeze",
         mode="infer",
