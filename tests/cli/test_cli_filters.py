@@ -67,6 +67,35 @@ def test_a_blank_filter_is_refused_not_read_as_no_filter(
     assert f"Invalid value for '{flag}': needs a value, got ''" in line
 
 
+@pytest.mark.parametrize("command", [*COMMANDS, ["jobs"]], ids=" ".join)
+def test_a_one_value_filter_given_twice_is_refused_not_read_as_the_last(
+    command: list[str], tmp_path: Path
+) -> None:
+    """`--workload resnet50 --workload vgg16` showed VGG16's runs alone (Click keeps the last
+    value), as if ResNet-50 had not been asked for; the repeatable ones still add up."""
+    db = str(tmp_path / "zbench.db")
+    store = Store(db)
+    store.add_run(run_row(workload="resnet50"))
+    store.add_run(run_row(workload="vgg16"))
+    args = [*command, "1", "2"] if command == ["compare"] else command
+    out = CLI.invoke(app, [*args, "--workload", "resnet50", "--workload", "vgg16", "--db", db])
+    assert out.exit_code == 2, out.output
+    [line] = out.output.splitlines()
+    assert "Invalid value for '--workload': given twice (resnet50, vgg16): give it once" in line
+    once = CLI.invoke(app, [*args, "--workload", "vgg16", "--db", db])
+    assert "given" not in once.output, once.output
+    if command == ["export"]:
+        json_out = CLI.invoke(app, [*args, "-f", "json", "--workload", "vgg16", "--db", db])
+        assert [r["workload"] for r in json.loads(json_out.output)["results"]] == ["vgg16"]
+        both = CLI.invoke(app, [*args, "-f", "json", "--run", "1", "--run", "2", "--db", db])
+        assert len(json.loads(both.output)["results"]) == 2
+
+
+def test_a_filters_metavar_names_one_value() -> None:
+    out = CLI.invoke(app, ["results", "-h"]).output
+    assert "list[" not in out and re.search(r"--workload +<str>", out), out
+
+
 @pytest.mark.parametrize("command", [["export"], ["demo", "results"]], ids=" ".join)
 def test_one_format_flag(command: list[str]) -> None:
     out = CLI.invoke(app, [*command, "-h"]).output

@@ -9,8 +9,10 @@ command a ``filters`` argument; ``filter_argv`` writes them back as options (for
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
+import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -38,7 +40,7 @@ def _named(*decls: str, help: str, hidden: bool = False) -> Any:
     return _opt(*decls, help=help, hidden=hidden, callback=_not_blank)
 
 
-def _not_blank(ctx: typer.Context, param: typer.CallbackParam, value: str | None) -> str | None:
+def _not_blank(value: str | None) -> str | None:
     if value is not None and not value.strip():
         raise typer.BadParameter(f"needs a value, got {value!r} (leave it out for every run)")
     return value
@@ -193,15 +195,18 @@ def _with_options(
         for p in sig.parameters.values()
         if p.name != "filters"
     ]
+    declared = {name: _once(ann) for name, ann in options}
     added = [
         inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ann)
-        for name, ann in options
+        for name, ann in declared.items()
     ]
-    names = [name for name, _ in options]
+    single = {name for name, ann in options if declared[name] is not ann}
 
     @functools.wraps(func)
     def command(**kwargs: Any) -> Any:
-        values = {name: kwargs.pop(name, None) for name in names}
+        values = {name: kwargs.pop(name, None) for name in declared}
+        for name in single:  # the one value _once let through, as its one-item list
+            values[name] = values[name][0] if values[name] else None
         return func(**kwargs, filters=make(values))
 
     params = [*own, *added]
@@ -210,6 +215,34 @@ def _with_options(
     )
     command.__annotations__ = {p.name: p.annotation for p in params}
     return command
+
+
+def _once(annotation: Any) -> Any:
+    """A filter that takes one value, refusing a second: Click keeps only the last value of an
+    option given twice, so ``--workload resnet50 --workload vgg16`` showed VGG16's runs alone, as
+    if ResNet-50 had not been asked for. Declared as a repeatable option here, its values are
+    counted, and the one value (after the filter's own check) is what the command receives.
+    Repeatable filters (``--job``, ``--run``) are left as they are. (Typer hands a repeatable
+    option's value on as a list, so the checked value goes back as a one-item list.)"""
+    kind, info = typing.get_args(annotation)
+    value_type = next(t for t in typing.get_args(kind) if t is not type(None))
+    if typing.get_origin(value_type) is list:
+        return annotation
+    check = info.callback
+
+    def once(values: list[Any] | None) -> Any:
+        if not values:
+            return None
+        if len(values) > 1:
+            given = ", ".join(map(str, values))
+            times = "twice" if len(values) == 2 else f"{len(values)} times"
+            raise typer.BadParameter(f"given {times} ({given}): give it once")
+        return [check(values[0]) if check else values[0]]
+
+    info = copy.copy(info)
+    info.callback = once
+    info.metavar = info.metavar or f"<{value_type.__name__}>"  # not <list[str]>
+    return Annotated[list[value_type] | None, info]  # type: ignore[valid-type]
 
 
 def _evaluated(annotation: Any, func: Callable[..., Any]) -> Any:
