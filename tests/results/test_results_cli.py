@@ -269,6 +269,19 @@ def test_export_takes_its_format_from_the_files_name(
         == 0
     )
     assert (tmp_path / "r.txt").read_text().startswith("{")
+    # A name of a format no export writes is refused without -f (it wrote Markdown as .xlsx).
+    for name, says in (
+        ("r.xlsx", "r.xlsx: this export writes md, csv or json, not .xlsx; name the file .md"),
+        ("r.HTML", "not .HTML (zbench report writes HTML)"),
+        ("r.png", "not .png (zbench plot draws PNG charts)"),
+    ):
+        other = CLI.invoke(app, ["export", "--db", str(h200_db), "-o", str(tmp_path / name)])
+        assert other.exit_code == 2 and not (tmp_path / name).exists(), name
+        assert len(other.output.splitlines()) == 1 and says in other.output, other.output
+    forced = CLI.invoke(
+        app, ["export", "--db", str(h200_db), "-f", "csv", "-o", str(tmp_path / "r.xlsx")]
+    )
+    assert forced.exit_code == 0 and (tmp_path / "r.xlsx").read_text().startswith("workload,")
     clash = CLI.invoke(
         app, ["export", "--db", str(h200_db), "-f", "md", "-o", str(tmp_path / "x.CSV")]
     )

@@ -43,6 +43,16 @@ FORMAT_NAMES = {"md": "Markdown", "csv": "CSV", "json": "JSON"}
 FORMATS = tuple(FORMAT_NAMES)
 # What a file's name says it holds, when -f does not (samples add JSON lines).
 SUFFIX_FORMATS = {".md": "md", ".markdown": "md", ".csv": "csv", ".json": "json", ".jsonl": "jsonl"}
+# Names of formats zbench's exports do not write: without -f, `-o results.xlsx` wrote Markdown under
+# a spreadsheet's name. A name with another suffix (or none: `-o results`, `-o notes.txt`) is still
+# written in the default format. The value says which command writes that kind of file, if one does.
+OTHER_SUFFIXES = {
+    **dict.fromkeys((".html", ".htm"), "zbench report writes HTML"),
+    **dict.fromkeys((".png", ".svg"), "zbench plot draws PNG charts"),
+    **dict.fromkeys(
+        (".xlsx", ".xls", ".ods", ".pdf", ".tsv", ".parquet", ".xml", ".yaml", ".yml", ".db"), ""
+    ),
+}
 
 
 class FormatError(ZbenchError, ValueError):
@@ -75,6 +85,8 @@ def pick_format(
     if fmt is None:
         if named and named not in choices:  # -o s.md for samples: say where md came from
             raise FormatError.unknown(named, choices, f"{what}{output.name if output else ''}: ")
+        if output is not None and output.suffix.lower() in OTHER_SUFFIXES:
+            raise FormatError(_not_written(output, choices, what))
         fmt = named or default
     else:
         fmt = same.get(fmt.lower(), fmt.lower())  # -f CSV as -o r.CSV
@@ -86,6 +98,16 @@ def pick_format(
     if fmt not in choices:
         raise FormatError.unknown(fmt, choices, what)
     return fmt
+
+
+def _not_written(output: Path, choices: Sequence[str], what: str) -> str:
+    """Why ``-o NAME.xlsx`` (a format no export writes) is refused, and what to do instead."""
+    names = ", ".join(choices[:-1]) + f" or {choices[-1]}"
+    elsewhere = OTHER_SUFFIXES[output.suffix.lower()]
+    return (
+        f"{what}{output.name}: this export writes {names}, not {output.suffix}"
+        f"{f' ({elsewhere})' if elsewhere else ''}; name the file .{choices[0]} or give -f"
+    )
 
 
 # Stored text (a GPU name, a tag, a runner's message) is data, never Markdown: ``![x](y)`` in a GPU
