@@ -50,7 +50,7 @@ OTHER_SUFFIXES = {
     **dict.fromkeys((".html", ".htm"), "zbench report writes HTML"),
     **dict.fromkeys((".png", ".svg"), "zbench plot draws PNG charts"),
     **dict.fromkeys(
-        (".xlsx", ".xls", ".ods", ".pdf", ".tsv", ".parquet", ".xml", ".yaml", ".yml", ".db"), ""
+        (".xlsx", ".xls", ".ods", ".pdf", ".tsv", ".parquet", ".xml", ".yaml", ".yml"), ""
     ),
 }
 
