@@ -54,7 +54,7 @@ def test_a_narrow_table_keeps_the_columns_that_tell_unlike_rows_apart(
     assert res.exit_code == 0, res.output
     rows = res.stdout.splitlines()[2:5]
     assert len(set(rows)) == 3, res.stdout  # three runs, three different lines
-    assert "Batch" in res.stdout.splitlines()[1] and "RTX 3090" in res.stdout
+    assert "B/GPU" in res.stdout.splitlines()[1] and "RTX 3090" in res.stdout
     assert "Precision" in res.stdout  # all FP32: that column may go, and the note says so
 
 

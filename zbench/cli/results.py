@@ -84,7 +84,7 @@ _PRIORITY = {
     "GPUs": 0,
     "Samples/s": 0,
     "Precision": 1,
-    "Batch": 2,
+    "Batch/GPU": 2,
     "GPU util %": 2,
     "Flags": 2,
     "GPU mem GiB": 3,
@@ -100,6 +100,7 @@ _PRIORITY = {
 _SHORT = {
     "Framework": "FW",
     "Precision": "Prec",
+    "Batch/GPU": "B/GPU",
     "Samples/s": "smp/s",  # not img/s: the 3D U-Net counts volumes
     "GPU util %": "GPU%",
     "Mem-ctrl util %": "ctl%",

@@ -60,7 +60,7 @@ COLUMNS: tuple[tuple[str, Callable[[ResultRow], Any], Callable[[Any], str]], ...
     ("GPUs", lambda r: gpus_cell(r), str),
     ("GPU", gpu_model, str),
     ("Precision", lambda r: r.precision, lambda v: (v or "default").upper()),
-    ("Batch", lambda r: r.batch_size, lambda v: NA_TEXT if v is None else str(v)),
+    ("Batch/GPU", lambda r: r.batch_size, lambda v: NA_TEXT if v is None else str(v)),
     ("Samples/s", lambda r: r.samples_per_s, _num(",.1f")),
     ("GPU util %", lambda r: r.gpu_util, _num(".0f")),
     ("Mem-ctrl util %", lambda r: r.mem_util, _num(".0f")),
@@ -94,7 +94,7 @@ def sort_key(column: Col) -> Callable[[ResultRow], Any]:
 
 
 # Columns whose cells are numbers (right-aligned in every table).
-NUMERIC = {"GPUs", "Batch", "Samples/s", "GPU util %", "Mem-ctrl util %", "GPU mem GiB"}
+NUMERIC = {"GPUs", "Batch/GPU", "Samples/s", "GPU util %", "Mem-ctrl util %", "GPU mem GiB"}
 NUMERIC |= {"CPU util %", "CPU mem GiB", "Spread %"}
 CSV_KEYS = [
     "workload",
@@ -135,7 +135,7 @@ def setup_column(key: str) -> Col:
 
 
 # The titles of COLUMNS that say what a run was (the rest are what it measured, or a digest).
-SETUP_TITLES = frozenset({"Model", "Framework", "Mode", "GPUs", "GPU", "Precision", "Batch"})
+SETUP_TITLES = frozenset({"Model", "Framework", "Mode", "GPUs", "GPU", "Precision", "Batch/GPU"})
 
 
 def tells_apart(
