@@ -116,6 +116,21 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             "zbench: --replay before a command is the dashboard's option; give it after the "
             "command: zbench monitor --replay ... (see zbench -h)",
         ),
+        # A workload's or a demo's option given twice ran with the last value, as if the first
+        # had not been typed; each reaches the table's parser, which refuses the second.
+        (
+            ["run", "resnet50", "--device", "cpu", "--steps", "1", "--steps=2"],
+            "zbench: run: --steps: given twice (1, 2): give it once (see zbench run -h)",
+        ),
+        (
+            ["run", "resnet50", "--device", "cpu", "--repeat", "1", "--repeats", "2"],
+            "zbench: run: --repeat: given twice (1, 2): give it once (see zbench run -h)",
+        ),
+        (
+            ["demo", "snake", "--device", "cpu", "--minutes", "1", "--minutes", "5"],
+            "zbench: demo snake: --minutes: given twice (1.0, 5.0): give it once "
+            "(see zbench demo snake -h)",
+        ),
         (
             ["--interval", "5", "jobs"],
             "zbench: --interval before a command is the dashboard's option; `zbench jobs` takes "

@@ -98,7 +98,8 @@ def test_oom_becomes_an_error_event_with_the_batch(
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
     monkeypatch.setattr(Task, "loss", boom)
-    rc, events = run_in_process([*TINY, "--batch-size", "64", *ONE_STEP], tmp_path / "e")
+    argv = [*TINY[:-2], "--batch-size", "64", *ONE_STEP]  # TINY's batch, replaced
+    rc, events = run_in_process(argv, tmp_path / "e")
     assert rc == 1
     error = the_error(events)
     assert error["kind"] == "oom" and error["batch_size"] == 64

@@ -70,7 +70,9 @@ def _option(opt: Opt) -> inspect.Parameter:
             metavar=type_label(opt),
             hidden=True,
         )
-        annotation = Annotated[str | None, info]
+        # Repeatable here, so that every value reaches the table's own parser, which refuses a
+        # second one (contract.config.OnceAction); Click would keep only the last.
+        annotation = Annotated[list[str] | None, info]
     return inspect.Parameter(
         opt.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation
     )
@@ -100,7 +102,8 @@ def given_argv(options: Iterable[Opt], values: Mapping[str, Any]) -> list[str]:
         if opt.kind == "bool":
             argv.append(opt.flag if value else f"--no-{opt.flag[2:]}")
         else:
-            argv += [opt.flag, str(value)]
+            for one in value if isinstance(value, list) else [value]:
+                argv += [opt.flag, str(one)]
     return argv
 
 

@@ -151,12 +151,35 @@ class UsageError(ValueError):
         return str(self) if m is None else f"{name(m[1].split('/'))}: {m[2]}"
 
 
+_GIVEN = "_zbench_given"  # the values each option took in one parse (OnceAction), then dropped
+
+
 class UsageParser(argparse.ArgumentParser):
     """An argparse parser whose errors raise `UsageError` instead of exiting (the runner's and
     the demos' parsers)."""
 
     def error(self, message: str) -> Any:
         raise UsageError(message)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, rest = super().parse_known_args(args, namespace)
+        vars(parsed).pop(_GIVEN, None)
+        return parsed, rest
+
+
+class OnceAction(argparse.Action):
+    """Store an option's one value, refusing a second: argparse keeps the last, so
+    ``--minutes 1 --minutes 5`` ran five minutes as if the first had not been typed."""
+
+    def __call__(
+        self, parser: Any, namespace: Any, values: Any, option_string: str | None = None
+    ) -> None:
+        given = vars(namespace).setdefault(_GIVEN, {})
+        if self.dest in given:
+            both = f"{given[self.dest]}, {values}"
+            raise argparse.ArgumentError(self, f"given twice ({both}): give it once")
+        given[self.dest] = values
+        setattr(namespace, self.dest, values)
 
 
 @dataclass(frozen=True)
@@ -399,10 +422,10 @@ def argparse_kwargs(opt: Opt) -> dict[str, Any]:
     if opt.kind == "bool":
         return {"action": argparse.BooleanOptionalAction}
     if opt.kind == "choice":
-        return {"choices": opt.choices}
+        return {"choices": opt.choices, "action": OnceAction}
     if opt.kind in ("int", "float"):
-        return {"type": number_type(opt)}
-    return {"type": path_type(opt)} if opt.path else {}
+        return {"type": number_type(opt), "action": OnceAction}
+    return {"type": path_type(opt), "action": OnceAction} if opt.path else {"action": OnceAction}
 
 
 def build_parser(
