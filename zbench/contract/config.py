@@ -163,7 +163,8 @@ class UsageParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         parsed, rest = super().parse_known_args(args, namespace)
-        vars(parsed).pop(_GIVEN, None)
+        if hasattr(parsed, _GIVEN):
+            delattr(parsed, _GIVEN)
         return parsed, rest
 
 
@@ -174,7 +175,8 @@ class OnceAction(argparse.Action):
     def __call__(
         self, parser: Any, namespace: Any, values: Any, option_string: str | None = None
     ) -> None:
-        given = vars(namespace).setdefault(_GIVEN, {})
+        given = getattr(namespace, _GIVEN, {})
+        setattr(namespace, _GIVEN, given)
         if self.dest in given:
             both = f"{given[self.dest]}, {values}"
             raise argparse.ArgumentError(self, f"given twice ({both}): give it once")
