@@ -53,7 +53,7 @@ def test_run_help_lists_every_option_with_help_type_and_default() -> None:
         assert " ".join(opt.help.split()[:4]) in text, opt.name
     assert "--mode train|infer train: forward, backward" in text
     assert (
-        "--batch-size int >=1 Samples per GPU per step (ResNet-50: 128). [default: the workload's]"
+        "--batch-size <int> [x>=1] Samples per GPU per step (ResNet-50: 128). [default: the workload's]"
         in text
     )
     assert "--device cuda|cpu Where the workload runs" in text and "[default: cuda]" in text
@@ -73,7 +73,7 @@ def test_demo_name_help_lists_that_demos_options() -> None:
     snake = _flat(CLI.invoke(app, ["demo", "snake", "-h"]).output)
     for opt in schemas["snake"][1]:
         assert opt.flag in snake and " ".join(opt.help.split()[:3]) in snake
-    assert "--board int >=4 <=64 board side, cells. [default: 12]" in snake
+    assert "--board <int> [4<=x<=64] board side, cells. [default: 12]" in snake
     assert "tracking:" not in snake and "motion:" not in snake
     every = _flat(CLI.invoke(app, ["demo", "-h"]).output)
     assert all(f"{name}:" in every for name in schemas)
@@ -116,7 +116,7 @@ def test_run_help_reads_at_80_columns() -> None:
     assert "…" not in out.output
     text = _flat(out.output)
     assert "--channels-last or --no-channels-last NHWC memory layout" in text
-    assert "--repeat, --repeats int >=1" in text
+    assert "--repeat, --repeats <int> [x>=1]" in text
     assert "Arguments after a lone --" in text.split("Workload options")[1]  # the epilog is last
 
 

@@ -26,16 +26,24 @@ RUNNER_PANEL = "Workload options (checked by the runner's parser)"
 
 
 def type_label(opt: Opt) -> str:
-    """What an option takes, as help shows it: ``torch|tf``, ``int >=1``, ``path``."""
+    """What an option takes, as help shows it, in Click's notation so that the table's panel reads
+    like Typer's own beside it: ``torch|tf``, ``<int> [x>=1]``, ``<float> [0<x<=1440]``, ``<path>``."""
     if opt.kind == "choice":
         return "|".join(opt.choices)
-    if opt.kind == "switch":
+    if opt.kind in ("switch", "bool"):
         return ""
+    name = "path" if opt.path else opt.kind
     low, high = opt.low, opt.high
-    if opt.kind in ("int", "float") and low is not None:
-        above = ">" if opt.kind == "float" else ">="  # a demo's float bound is exclusive
-        return f"{opt.kind} {above}{_n(low)}" + (f" <={_n(high)}" if high is not None else "")
-    return {"str": "text", "bool": ""}.get(opt.kind, opt.kind)
+    if opt.kind not in ("int", "float") or (low is None and high is None):
+        return f"<{name}>"
+    below = "<" if opt.kind == "float" else "<="  # a demo's float bound is exclusive
+    if low is None:
+        span = f"x<={_n(high or 0)}"
+    elif high is None:
+        span = f"x{'>' if below == '<' else '>='}{_n(low)}"
+    else:
+        span = f"{_n(low)}{below}x<={_n(high)}"
+    return f"<{name}> [{span}]"
 
 
 def _n(value: float) -> str:
