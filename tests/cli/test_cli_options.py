@@ -142,3 +142,36 @@ def test_a_bad_demo_option_reads_as_every_commands_usage_error(args: list[str], 
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [line]
     assert "No jobs" in CLI.invoke(app, ["jobs", "--all"]).output
+
+
+def _command_paths() -> list[list[str]]:
+    import typer.main
+
+    paths: list[list[str]] = []
+
+    def walk(cmd: object, path: list[str]) -> None:
+        paths.append(path)
+        for name, sub in getattr(cmd, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return paths
+
+
+def test_every_help_screen_labels_types_one_way() -> None:
+    """Typer's panels and the option tables' panels read alike: ``<float> [0.05<=x<=3600.0]``,
+    ``<int>``, never Typer's ``<float range>`` or ``<list[int]>`` or the old ``int >=1``."""
+    seen = set()
+    for path in _command_paths():
+        text = _flat(CLI.invoke(app, [*path, "-h"]).output)
+        assert "Usage:" in text, path
+        for wrong in (" range>", "<list[", "int >=", "float >", " text "):
+            assert wrong not in text, (path, wrong)
+        seen.update(
+            w
+            for w in ("<int> [x>=1]", "<float> [0.05<=x<=3600.0]", "<float> [0<x<=1440]")
+            if w in text
+        )
+    assert seen == {"<int> [x>=1]", "<float> [0.05<=x<=3600.0]", "<float> [0<x<=1440]"}
+    cancel = _flat(CLI.invoke(app, ["cancel", "-h"]).output)
+    assert "job_ids... <int> The id of each job" in cancel

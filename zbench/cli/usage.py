@@ -197,12 +197,33 @@ def _commands(group: Any) -> Iterator[Any]:
 
 
 def plain_flags(command: Any) -> None:
-    """No type label (``<bool>``) beside on/off flags in help: a flag takes no value."""
+    """No type label (``<bool>``) beside on/off flags in help: a flag takes no value. The other
+    labels as plain types (:func:`_plain_type`)."""
     for cmd in _commands(command):
         for param in cmd.params:
             if isinstance(param, TyperOption) and param.is_bool_flag and param.metavar is None:
                 param.metavar = ""
+            elif isinstance(param, TyperOption | TyperArgument):
+                param.display_type_rich = _plain_type(param.display_type_rich)
         cmd.get_help_option = _plain_help(cmd.get_help_option)
+
+
+# Typer labels a ranged number ``<float range>`` and a repeated one ``<list[int]>``; every other
+# option and the table's (cli.table_options) read ``<float> [0<x<=1440]`` and ``<int>``, the range
+# after the label and the repetition in the name (``job_ids...``).
+_TYPE_LABELS = ((re.compile(r"<(\w+) range>"), r"<\1>"), (re.compile(r"<list\[(\w+)\]>"), r"<\1>"))
+
+
+def _plain_type(get: Any) -> Any:
+    def display_type_rich(ctx: Any) -> str | None:
+        label = get(ctx)
+        if label is None:
+            return None
+        for pattern, plain in _TYPE_LABELS:
+            label = pattern.sub(plain, label)
+        return label
+
+    return display_type_rich
 
 
 def _plain_help(get: Any) -> Any:
