@@ -204,7 +204,7 @@ def plain_flags(command: Any) -> None:
             if isinstance(param, TyperOption) and param.is_bool_flag and param.metavar is None:
                 param.metavar = ""
             elif isinstance(param, TyperOption | TyperArgument):
-                param.display_type_rich = _plain_type(param.display_type_rich)
+                param.display_type_rich = _plain_type(param.display_type_rich)  # type: ignore[method-assign]
         cmd.get_help_option = _plain_help(cmd.get_help_option)
 
 
