@@ -46,6 +46,18 @@ def _not_blank(value: str | None) -> str | None:
     return value
 
 
+def _date(value: str | None) -> str | None:
+    """``--since`` checked as it is parsed, so a bad date is a usage error of the command."""
+    if value is not None:
+        from zbench.results.api import parse_since
+
+        try:
+            parse_since(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc).removeprefix("--since ")) from None
+    return value
+
+
 def _choices(values: tuple[str, ...] | list[str]) -> str:
     """``a, b or c``: the values a filter takes, as the table that declares them lists them."""
     return ", ".join(values[:-1]) + f" or {values[-1]}" if len(values) > 1 else values[0]
@@ -85,7 +97,12 @@ FILTER_OPTIONS: tuple[tuple[str, Any], ...] = (
         ],
     ),
     ("gpu", Annotated[str | None, _named(help="Old name of --device.", hidden=True)]),
-    ("since", Annotated[str | None, _opt(help="Only runs on or after this date (YYYY-MM-DD).")]),
+    (
+        "since",
+        Annotated[
+            str | None, _opt(help="Only runs on or after this date (YYYY-MM-DD).", callback=_date)
+        ],
+    ),
     (
         "suite",
         Annotated[
