@@ -73,7 +73,7 @@ def test_demo_name_help_lists_that_demos_options() -> None:
     snake = _flat(CLI.invoke(app, ["demo", "snake", "-h"]).output)
     for opt in schemas["snake"][1]:
         assert opt.flag in snake and " ".join(opt.help.split()[:3]) in snake
-    assert "--board <int> [4<=x<=64] board side, cells. [default: 12]" in snake
+    assert "--board <int> [4<=x<=64] Board side, in cells. [default: 12]" in snake
     assert "tracking:" not in snake and "motion:" not in snake
     every = _flat(CLI.invoke(app, ["demo", "-h"]).output)
     assert all(f"{name}:" in every for name in schemas)

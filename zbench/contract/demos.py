@@ -15,10 +15,10 @@ import importlib
 import importlib.util
 import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from zbench.contract.config import SEED_MAX, Opt, UsageError
+from zbench.contract.config import RUN_OPTIONS, Opt, UsageError
 
 
 @dataclass(frozen=True)
@@ -107,13 +107,15 @@ TRACKING_GENERATED_FRAMES = 300  # a generated sequence
 # webcam is tracked frame by frame, for latency).
 TRACKING_BATCH = 8
 
-_DEVICE = Opt("device", "choice", "cuda", "cuda or cpu", choices=("cuda", "cpu"))
-_SEED = Opt("seed", "int", 0, "random seed", low=0, high=SEED_MAX)
+# The runner's rows with a demo's words: the choices, default and bounds are the runner's.
+_RUNNER = {o.name: o for o in RUN_OPTIONS}
+_DEVICE = replace(_RUNNER["device"], help="Where the demo runs: an NVIDIA GPU, or the CPU.")
+_SEED = replace(_RUNNER["seed"], help="Random seed of the models and the generated data.")
 
 
 def _minutes(default: float) -> Opt:
     """A demo's training budget: the same option in every demo, only its default differs."""
-    return Opt("minutes", "float", default, "training budget", low=0.0, high=24 * 60)
+    return Opt("minutes", "float", default, "Training budget, in minutes", low=0.0, high=24 * 60)
 
 
 SNAKE = Demo(
@@ -121,22 +123,28 @@ SNAKE = Demo(
     title="Snake by reinforcement learning",
     module="zbench.demos.snake",
     options=(
-        Opt("algo", "choice", "ppo", "ppo (masked) or dqn (double DQN)", choices=("ppo", "dqn")),
-        Opt("faithful", "bool", False, "the original reward: +0.1 a step, +1 fruit, -1 death"),
-        Opt("board", "int", 12, "board side, cells", low=4, high=64),
+        Opt(
+            "algo",
+            "choice",
+            "ppo",
+            "Algorithm: ppo (masked PPO) or dqn (double DQN)",
+            choices=("ppo", "dqn"),
+        ),
+        Opt("faithful", "bool", False, "The original reward: +0.1 a step, +1 a fruit, -1 a death"),
+        Opt("board", "int", 12, "Board side, in cells", low=4, high=64),
         Opt(
             "envs",
             "int",
             None,
-            "boards at once (default 8192 on a GPU, 64 on the CPU)",
+            "Boards played at once (default 8192 on a GPU, 64 on the CPU)",
             low=1,
             high=1 << 20,
         ),
         _minutes(5.0),
         _DEVICE,
         _SEED,
-        Opt("compile", "bool", False, "torch.compile the policy (GPU only)"),
-        Opt("checkpoint", "str", None, "where to save the trained net", path=True),
+        Opt("compile", "bool", False, "Compile the policy with torch.compile (GPU only)"),
+        Opt("checkpoint", "str", None, "Where to save the trained network", path=True),
     ),
     view="snake",
     mode=lambda o: str(o.get("algo", "ppo")) + ("-faithful" if o.get("faithful") else ""),
@@ -174,7 +182,7 @@ MOTION = Demo(
             "size",
             "int",
             256,
-            "frame side in pixels (a multiple of 32)",
+            "Frame side in pixels (a multiple of 32)",
             low=64,
             high=1024,
             multiple_of=32,
@@ -183,21 +191,21 @@ MOTION = Demo(
             "drive",
             "str",
             "scripted",
-            "scripted, a video file or image folder, or webcam:N",
+            "What drives the face: scripted, a video file or image folder, or webcam:N",
             path=True,
         ),
         Opt(
             "checkpoint",
             "str",
             None,
-            "checkpoint folder (default: under ZBENCH_HOME)",
+            "Checkpoint folder (default: under ZBENCH_HOME)",
             path=True,
         ),
         Opt(
             "mode",
             "switch",
             "train",
-            "train (then animate), or animate a saved checkpoint",
+            "Train (then animate), or animate a saved checkpoint",
             choices=("train", "animate"),
         ),
         _DEVICE,
@@ -206,7 +214,7 @@ MOTION = Demo(
             "frames",
             "int",
             None,
-            f"driving frames to animate (default: {MOTION_SCRIPT_FRAMES} scripted, a whole video, "
+            f"Driving frames to animate (default: {MOTION_SCRIPT_FRAMES} scripted, a whole video, "
             "a webcam until stopped)",
             low=1,
             high=10_000_000,
@@ -215,10 +223,10 @@ MOTION = Demo(
             "compile",
             "bool",
             True,
-            "torch.compile the animator on a GPU (about 25 s once; 300 frames/s at 256 px on an "
-            "H200, eager 84-130)",
+            "Compile the animator with torch.compile on a GPU (about 25 s once; 300 frames/s at 256 "
+            "px on an H200, eager 84-130)",
         ),
-        Opt("smoke", "bool", False, "tiny model, 64x64, a few steps (the CPU test path)"),
+        Opt("smoke", "bool", False, "Tiny model, 64x64, a few steps (the CPU test path)"),
     ),
     smoke=(("size", 64), ("frames", 12)),
     view="pixels",
@@ -260,14 +268,14 @@ TRACKING = Demo(
             "input",
             "str",
             "generated",
-            "generated, a MOT folder, a video file, or webcam:N",
+            "What to track: generated, a MOT folder, a video file, or webcam:N",
             path=True,
         ),
         Opt(
             "frames",
             "int",
             None,
-            f"frames to track (default: {TRACKING_GENERATED_FRAMES} generated, the whole input "
+            f"Frames to track (default: {TRACKING_GENERATED_FRAMES} generated, the whole input "
             "otherwise)",
             low=1,
             high=1_000_000,
@@ -276,14 +284,14 @@ TRACKING = Demo(
             "tracker",
             "choice",
             "deepsort",
-            "deepsort (as published), bytetrack, or fused (two passes, appearance + motion)",
+            "Tracker: deepsort (as published), bytetrack, or fused (two passes, appearance + motion)",
             choices=("deepsort", "bytetrack", "fused"),
         ),
         Opt(
             "batch",
             "int",
             None,
-            f"frames per detector and embedder call (default {TRACKING_BATCH}; 1 for a webcam)",
+            f"Frames per detector and embedder call (default {TRACKING_BATCH}; 1 for a webcam)",
             low=1,
             high=64,
         ),
@@ -291,14 +299,14 @@ TRACKING = Demo(
             "gt",
             "str",
             None,
-            "ground truth (MOT gt.txt) to score with; a MOT folder's own gt",
+            "Ground truth (MOT gt.txt) to score with (default: a MOT folder's own gt)",
             path=True,
         ),
-        Opt("out", "str", None, "results folder (default: under ZBENCH_HOME)", path=True),
-        Opt("checkpoint", "str", None, "model folder (default: under ZBENCH_HOME)", path=True),
+        Opt("out", "str", None, "Results folder (default: under ZBENCH_HOME)", path=True),
+        Opt("checkpoint", "str", None, "Model folder (default: under ZBENCH_HOME)", path=True),
         _DEVICE,
         _SEED,
-        Opt("smoke", "bool", False, "tiny models, a short scene (the CPU test path)"),
+        Opt("smoke", "bool", False, "Tiny models, a short scene (the CPU test path)"),
     ),
     smoke=(("frames", 8), ("batch", 4)),  # two chunks: one warm-up, one timed
     view="boxes",
