@@ -280,3 +280,28 @@ def test_a_jobs_speed_prints_alike_everywhere_and_a_reported_zero_is_shown() -> 
     assert "samples/s 0.0" in summary(info, now=1.0)
     none = dataclasses.replace(info, samples_per_s=None)
     assert str(cells(none)["speed"]) == "-" and "samples/s -" in summary(none, now=1.0)
+
+
+def test_a_demo_jobs_speed_is_named_in_its_own_unit() -> None:
+    """--follow and the job view said "samples/s" of a tracker's frames and Snake's board-steps."""
+    from zbench.jobs.api import JobInfo
+    from zbench.tui.screens.job_detail import summary
+
+    fields = {f: None for f in JobInfo.__dataclass_fields__}
+    base = fields | {"id": 3, "framework": "demo", "mode": "x", "state": "running", "created": 0.0}
+    units = {}
+    for workload, kind in (
+        ("tracking", "demo"),
+        ("snake", "demo"),
+        ("motion", "demo"),
+        ("resnet50", "benchmark"),
+    ):
+        info = JobInfo(**base | {"workload": workload, "kind": kind, "samples_per_s": 41.5})
+        units[workload] = info.rate_unit
+        assert f"{info.rate_unit} 41.5" in summary(info, now=1.0)
+    assert units == {
+        "tracking": "frames/s",
+        "snake": "board-steps/s",
+        "motion": "frames/s",
+        "resnet50": "samples/s",
+    }

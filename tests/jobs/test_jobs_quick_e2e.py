@@ -37,6 +37,30 @@ def test_quick_suite_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
+def test_a_suite_with_a_demo_prints_both_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobenv: Path
+) -> None:
+    """A suite file with a benchmark and a demo: both run, each in its own table afterwards."""
+    monkeypatch.delenv("ZBENCH_RUNNER_MODULE")  # the real runners
+    suite = tmp_path / "mixed.toml"
+    suite.write_text(
+        'name = "mixed"\n[defaults]\ndevice = "cpu"\ntimeout_s = 600\n'
+        '[[job]]\nworkload = "resnet50"\nimage_size = 32\nbatch_size = 2\nsteps = 2\n'
+        "warmup = 1\nrepeat = 1\nworkers = 0\n"
+        '[[job]]\nworkload = "tracking"\nsmoke = true\n'
+    )
+    cli = CliRunner(env={"COLUMNS": "160", "NO_COLOR": "1"})
+    result = cli.invoke(app, ["suite", str(suite)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "tracking demo deepsort [done]" in out and "frames/s" in out
+    assert "ResNet-50" in out and "Multi-object tracking" in out
+    assert "Suite mixed: 2 done, 0 failed, 0 skipped." in out
+    demos = json.loads(cli.invoke(app, ["demo", "results", "--format", "json"]).output)
+    assert [d["demo"] for d in demos["demo_results"]] == ["tracking"], demos
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="PyTorch is not installed")
 def test_a_cancelled_run_keeps_its_whole_windows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobenv: Path
 ) -> None:

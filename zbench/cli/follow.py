@@ -99,7 +99,9 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
                     time.sleep(POLL_S)  # busy or full for now: the job runs on; look again
                     continue
                 for info in infos:
-                    rate = f"{info.rate()} samples/s" if info.samples_per_s is not None else ""
+                    rate = (
+                        f"{info.rate()} {info.rate_unit}" if info.samples_per_s is not None else ""
+                    )
                     total, step = info.total, info.step or 0
                     if info.finished and not total:  # ended before it reported progress
                         total, step = 1, int(info.state == JobState.DONE)

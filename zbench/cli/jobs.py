@@ -20,6 +20,7 @@ from zbench.cli.options import err
 from zbench.cli.tableview import print_table
 from zbench.cli.usage import option_line
 from zbench.contract.config import RunConfig, UsageError, parse_args
+from zbench.contract.kinds import DEMO
 from zbench.jobs import api
 from zbench.jobs.apart import apart, differing
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
@@ -242,6 +243,7 @@ def run_suite(
         )
     else:
         _print_results([i.run_id for i in infos if i.run_id], db, console)
+        _print_demo_results([i.id for i in infos if i.kind == DEMO], db, console)
         console.print(
             f"Suite {suite.name}: {len(infos) - len(failed)} done, {len(failed)} failed, "
             f"{len(suite.skipped)} skipped."
@@ -251,9 +253,23 @@ def run_suite(
     return 1 if failed else 0
 
 
+def _print_demo_results(job_ids: list[int], db: Db, console: Console) -> None:
+    """A suite's demo runs, in their demos' own tables (the results table has no demo rows)."""
+    if not job_ids:
+        return
+    from zbench.cli.demos import print_tables
+    from zbench.results.demos import demo_results
+
+    rows = [r for r in demo_results(db) if r.job_id in job_ids]
+    if rows:
+        print_tables(console, rows)
+
+
 def _spec_label(spec: JobSpec) -> str:
     c = spec.config
     where = "cpu" if c.device == "cpu" else f"{c.gpus} GPU(s)"
+    if c.kind == DEMO:  # a demo has no precision to name
+        return f"{c.workload} demo {c.mode} on {where}"
     return f"{c.workload} {c.framework} {c.mode} {c.precision or 'default'} on {where}"
 
 

@@ -57,6 +57,8 @@ class Demo:
     # live view show what ran. Knobs that are not options (a batch of training pairs) stay the
     # demo's.
     smoke: tuple[tuple[str, int], ...] = ()
+    # What ``rate`` counts, as a job's progress line names it (a benchmark's: samples/s).
+    rate_unit: str = "samples/s"
     extra: dict[str, Any] = field(default_factory=dict)
 
     def defaults(self) -> dict[str, Any]:
@@ -147,6 +149,7 @@ SNAKE = Demo(
         Opt("checkpoint", "str", None, "Where to save the trained network", path=True),
     ),
     view="snake",
+    rate_unit="board-steps/s",
     mode=lambda o: str(o.get("algo", "ppo")) + ("-faithful" if o.get("faithful") else ""),
     summary=(
         ("Board-steps/s", "samples_per_s"),
@@ -246,6 +249,7 @@ MOTION = Demo(
     ),
     series=(Series("training loss", "step", "loss", "loss"),),
     live_rates=((("generated", "stream_fps"),),),
+    rate_unit="frames/s",
     table=(
         ("Size", "size"),
         ("FPS", "fps"),
@@ -330,6 +334,7 @@ TRACKING = Demo(
     ),
     # The device's stages on one line, the host's association on the next: each line fits the
     # figures' column whole at four-digit rates.
+    rate_unit="frames/s",
     live_rates=(
         (("tracked", "fps.end_to_end"),),
         (("detector", "fps.detector"), ("embedder", "fps.embedder")),

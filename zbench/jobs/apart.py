@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 NAMED = frozenset({"workload", "framework", "mode", "precision"})
 # Not a job's setup: its run finds the GPU model (a queued job has none yet).
 FOUND = frozenset({"gpu_model"})
+# Not a result's identity (``results.identity.CONFIG_NOT_IDENTITY``: they do not change a speed),
+# but what a user asked of the job: two jobs at seeds 1 and 2 must not list alike.
+ASKED = ("seed", "repeat")
 
 
 def setup(config: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +42,7 @@ def setup(config: dict[str, Any]) -> dict[str, Any]:
         env={},
         result={},
     )
-    return fields(run)
+    return {**fields(run), **{k: config[k] for k in ASKED if config.get(k) is not None}}
 
 
 def _words(key: str, value: Any) -> str:

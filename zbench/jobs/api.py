@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zbench import paths
+from zbench.contract import demos as demo_table
 from zbench.contract import kinds
 from zbench.contract.config import RunConfig
 from zbench.contract.probe_options import ProbeConfig
@@ -83,6 +84,12 @@ class JobInfo:
     def rate(self, missing: str = "") -> str:
         """Its speed as every jobs view prints it (rate_text)."""
         return rate_text(self.samples_per_s, missing)
+
+    @property
+    def rate_unit(self) -> str:
+        """What its speed counts: samples/s, or a demo's own (frames/s, board-steps/s)."""
+        demo = demo_table.known(self.workload) if self.kind == kinds.DEMO else None
+        return demo.rate_unit if demo else "samples/s"
 
     @property
     def refused(self) -> bool:

@@ -15,8 +15,11 @@ Format (the built-in files in ``suites/`` are examples)::
 
 Job keys are the runner's options (``RunConfig`` fields, validated by the runner's own parser) plus
 ``timeout_s``, ``gpu_ids`` (a list of GPU ids), ``share_gpus`` and ``device = "auto"`` (cuda when
-a GPU is present, else cpu). What cannot run here (a framework not installed, too few GPUs) is listed
-in ``Suite.skipped`` with the reason.
+a GPU is present, else cpu). A job whose workload is a demo's name (``workload = "snake"``) takes
+that demo's options instead (``zbench demo snake -h``, validated by the demos' parser), with
+``timeout_s`` and ``device = "auto"``; a ``[defaults]`` key it does not take is left out of it. What
+cannot run here (a framework not installed, too few GPUs) is listed in ``Suite.skipped`` with the
+reason.
 """
 
 from __future__ import annotations
@@ -31,7 +34,10 @@ from datetime import date, time
 from pathlib import Path
 from typing import Any
 
+from zbench.contract import demos as demo_table
 from zbench.contract.config import RUN_OPTION, Opt, RunConfig, UsageError, parse_args
+from zbench.contract.demo_options import DemoConfig
+from zbench.contract.demo_options import parse_args as parse_demo_args
 from zbench.errors import ZbenchError
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
@@ -49,6 +55,8 @@ JOB_KEYS = {f for f in RunConfig.__dataclass_fields__ if f != "workload"} | {
     "gpu_ids",
     "share_gpus",
 }
+# A demo job's keys beside its demo's options (a demo takes one GPU, the first free one).
+DEMO_JOB_KEYS = {"workload", "timeout_s"}
 FRAMEWORK_MODULES = {"torch": "torch", "tf": "tensorflow"}
 NOT_EXPANDED = {"extra", "gpu_ids"}  # list-valued keys that are one value, not a matrix
 # More is a typo (a list too many in a matrix: it would run for weeks, and a million took minutes of
@@ -126,7 +134,7 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
     jobs = data.get("job", [])
     if not isinstance(defaults, dict):
         raise SuiteError(f"{where}: [defaults] must be a table, got {_toml(defaults)}")
-    bad = sorted(set(defaults) - JOB_KEYS)
+    bad = sorted(set(defaults) - JOB_KEYS - _demo_keys())
     if bad:
         raise SuiteError(f"{where}: [defaults]: unknown key {bad[0]!r}")
     if isinstance(jobs, dict):
@@ -147,25 +155,26 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
         if not isinstance(job, dict):
             raise SuiteError(f"{where}: job {n}: must be a table")
         merged = {**defaults, **job}
-        bad = sorted(set(merged) - JOB_KEYS)
+        bad = sorted(set(merged) - JOB_KEYS - _demo_keys())
         if bad:
             raise SuiteError(f"{where}: job {n}: unknown key {bad[0]!r}")
         if "workload" not in merged:
             raise SuiteError(f"{where}: job {n}: no workload")
-        total += math.prod(
-            len(v) for k, v in merged.items() if isinstance(v, list) and k not in NOT_EXPANDED
-        )
-        if total > MAX_JOBS:
-            raise SuiteError(
-                f"{where}: job {n}: the suite would run {total:,} or more jobs; at most "
-                f"{MAX_JOBS:,} (each list in a job multiplies its jobs)"
+        for one in _by_kind(merged, set(job), f"{where}: job {n}"):
+            total += math.prod(
+                len(v) for k, v in one.items() if isinstance(v, list) and k not in NOT_EXPANDED
             )
-        for combo in _expand(merged, f"{where}: job {n}"):
-            spec, reason = _spec(combo, f"{where}: job {n}", n_gpus, have)
-            if reason is None:
-                specs.append(spec)
-            else:
-                skipped.append((spec, reason))
+            if total > MAX_JOBS:
+                raise SuiteError(
+                    f"{where}: job {n}: the suite would run {total:,} or more jobs; at most "
+                    f"{MAX_JOBS:,} (each list in a job multiplies its jobs)"
+                )
+            for combo in _expand(one, f"{where}: job {n}"):
+                spec, reason = _spec(combo, f"{where}: job {n}", n_gpus, have)
+                if reason is None:
+                    specs.append(spec)
+                else:
+                    skipped.append((spec, reason))
     description = _text(data, "description", where) or ""
     return Suite(name or Path(where).stem, description, tuple(specs), tuple(skipped))
 
@@ -176,6 +185,37 @@ def _text(data: dict[str, Any], key: str, where: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise SuiteError(f"{where}: {key} must be a string, got {_toml(value)}")
     return value
+
+
+def _demo_keys(name: str | None = None) -> set[str]:
+    """The keys a demo job takes (``name``'s, or any demo's): its options and ``DEMO_JOB_KEYS``."""
+    entries = [demo_table.get(name)] if name else list(demo_table.demos().values())
+    return DEMO_JOB_KEYS | {o.name for entry in entries for o in entry.options}
+
+
+def _by_kind(merged: dict[str, Any], own: set[str], where: str) -> list[dict[str, Any]]:
+    """A job's keys for each kind of workload it names: the benchmarks' together, and one per
+    demo (``workload = ["resnet50", "snake"]`` is two). A key the job itself gives that its
+    workload does not take is refused; a ``[defaults]`` key is left out where it does not apply."""
+    names = merged["workload"] if isinstance(merged["workload"], list) else [merged["workload"]]
+    demos = demo_table.demos()
+    groups: dict[str | None, list[Any]] = {}
+    for name in names:
+        groups.setdefault(name if isinstance(name, str) and name in demos else None, []).append(
+            name
+        )
+    out = []
+    for demo, group in groups.items():
+        takes = _demo_keys(demo) if demo else JOB_KEYS
+        wrong = sorted(own - takes)
+        if wrong:
+            what = f"the demo {demo!r}" if demo else "a benchmark"
+            hint = f"zbench demo {demo} -h" if demo else "zbench run -h"
+            raise SuiteError(f"{where}: {what} takes no key {wrong[0]!r} (see {hint})")
+        one = {k: v for k, v in merged.items() if k in takes}
+        one["workload"] = group if len(group) > 1 else group[0]
+        out.append(one)
+    return out
 
 
 def _expand(job: dict[str, Any], where: str = "suite") -> list[dict[str, Any]]:
@@ -193,16 +233,11 @@ def _spec(
     job: dict[str, Any], where: str, n_gpus: int, have: set[str]
 ) -> tuple[JobSpec, str | None]:
     options = dict(job)
-    timeout = options.pop("timeout_s", None)
+    timeout = _timeout(options.pop("timeout_s", None), where)
+    if options["workload"] in demo_table.demos():
+        return _demo_spec(options, timeout, where, n_gpus, have)
     gpu_ids = options.pop("gpu_ids", None)
     share = options.pop("share_gpus", False)
-    if timeout is not None and not (
-        isinstance(timeout, int | float)
-        and not isinstance(timeout, bool)
-        and math.isfinite(timeout)
-        and timeout > 0
-    ):
-        raise SuiteError(f"{where}: timeout_s must be a positive number")
     if gpu_ids is not None and not (
         isinstance(gpu_ids, list)
         and gpu_ids
@@ -222,13 +257,62 @@ def _spec(
     problem = check_config(config)
     if problem:
         raise SuiteError(f"{where}: {problem}")
-    spec = JobSpec(
-        config,
-        tuple(gpu_ids) if gpu_ids is not None else None,
-        float(timeout) if timeout else None,
-        share,
-    )
+    spec = JobSpec(config, tuple(gpu_ids) if gpu_ids is not None else None, timeout, share)
     return spec, _skip_reason(config, scaling, gpu_ids, n_gpus, have)
+
+
+def _timeout(value: Any, where: str) -> float | None:
+    if value is not None and not (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    ):
+        raise SuiteError(f"{where}: timeout_s must be a positive number")
+    return float(value) if value else None
+
+
+def _demo_spec(
+    options: dict[str, Any], timeout: float | None, where: str, n_gpus: int, have: set[str]
+) -> tuple[JobSpec, str | None]:
+    """A demo job, its options checked by the demos' own parser (as `zbench demo NAME` does)."""
+    name = options.pop("workload")
+    if options.get("device") == "auto":
+        options["device"] = "cuda" if n_gpus else "cpu"
+    by_name = {o.name: o for o in demo_table.get(name).options}
+    argv = [name]
+    for key, value in options.items():
+        opt = by_name[key]
+        if opt.kind == "switch":  # motion's mode = "animate": the flag --animate
+            if value not in opt.choices:
+                choices = ", ".join(repr(c) for c in opt.choices)
+                raise SuiteError(f"{where}: {key} must be one of {choices}, got {_toml(value)}")
+            argv.append(f"--{value}")
+            continue
+        wrong = _wrong_type(opt, value)
+        if wrong:
+            said = " (a TOML number is written without quotes)" if _quoted_number(value) else ""
+            raise SuiteError(f"{where}: {key} must be {wrong}, got {_toml(value)}{said}")
+        if isinstance(value, bool):
+            argv.append(opt.flag if value else "--no-" + opt.flag[2:])
+        else:
+            argv.append(f"{opt.flag}={value}")
+    try:
+        config, _ = parse_demo_args(argv)
+    except UsageError as exc:
+        raise SuiteError(f"{where}: {exc.naming(lambda names: _key(names, options))}") from None
+    problem = config.check()
+    if problem:
+        raise SuiteError(f"{where}: {problem}")
+    return JobSpec(config, None, timeout), _demo_skip_reason(config, n_gpus, have)
+
+
+def _demo_skip_reason(config: DemoConfig, n_gpus: int, have: set[str]) -> str | None:
+    if "torch" not in have:  # every demo is PyTorch
+        return "PyTorch is not installed"
+    if config.device != "cpu" and not n_gpus:
+        return "needs a GPU; none found"
+    return None
 
 
 def _config(options: dict[str, Any], where: str) -> RunConfig:

@@ -42,7 +42,7 @@ def summary(job: JobInfo | None, now: float) -> str:
     lines = [
         f"[b]{escape(name)}[/b] {job.framework} {job.mode} {job.precision or ''}",
         f"state [b]{job.state}[/b]  phase {job.phase or '-'}  step {step}",
-        f"samples/s {speed}  elapsed {elapsed}  GPUs {gpus}",
+        f"{job.rate_unit} {speed}  elapsed {elapsed}  GPUs {gpus}",
     ]
     return "\n".join(lines)
 
