@@ -270,6 +270,13 @@ def test_an_empty_table_says_where_the_stored_runs_are(tmp_path: Path) -> None:
     )
     filtered = cli.invoke(app, ["results", "--db", demos, "--mode", "infer"])
     assert "demo runs are in" not in filtered.output  # a filter says which filter matched nothing
+    # export and plot said "run a suite first" of a store holding demo runs.
+    for verb, argv in (("export", ["export"]), ("plot", ["plot", "-o", str(tmp_path / "c")])):
+        got = cli.invoke(app, [*argv, "--db", demos])
+        assert got.exit_code == 1
+        assert got.output == (
+            f"zbench: no benchmark results to {verb}; 2 demo runs are in `zbench demo results`.\n"
+        )
 
 
 def test_a_demo_figure_not_measured_reads_n_a_as_in_the_benchmark_tables() -> None:

@@ -158,7 +158,9 @@ def _selected(filters: Filters, db: Db, verb: str) -> list[ResultRow] | int:
     if rows is None:
         return 2
     if not rows:
-        err(filters.nothing_to(verb))
+        stored = stored_elsewhere(db) if filters.describe() == "all runs" else ""
+        # The store is not empty: name where its runs are, not how to make the first one.
+        err(f"no benchmark results to {verb}; {stored}" if stored else filters.nothing_to(verb))
         return 1
     return rows
 
