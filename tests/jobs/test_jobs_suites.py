@@ -230,3 +230,37 @@ def test_too_many_jobs_are_refused_before_they_are_made(tmp_path: Path) -> None:
         len(load_suite(_write(tmp_path, at_most), gpu_count=0, frameworks={"torch"}).specs)
         == MAX_JOBS
     )
+
+
+def test_a_users_own_suites_run_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NAME.toml beside the config file is `zbench suite NAME`, in help, errors and the TUI."""
+    from typer.testing import CliRunner
+
+    from zbench.cli import app
+    from zbench.jobs.suites import suites, user_suites_dir
+    from zbench.tui.services import LocalServices
+
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    monkeypatch.delenv("ZBENCH_CONFIG", raising=False)
+    monkeypatch.delenv("ZBENCH_DB", raising=False)
+    assert user_suites_dir() == tmp_path / "suites"
+    assert list(suites()) == list(SUITES)  # no folder: the built-in ones
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "mine.toml").write_text('[[job]]\nworkload = "vgg16"\ndevice = "cpu"\n')
+    (tmp_path / "suites" / "quick.toml").write_text('[[job]]\nworkload = "vgg16"\n')
+    (tmp_path / "suites" / "notes.txt").write_text("not a suite")
+    assert list(suites()) == [*SUITES, "mine"]  # a built-in's name stays the built-in's
+    assert [s.config.workload for s in load_suite("mine", gpu_count=0).specs] == ["vgg16"]
+    assert load_suite("quick", gpu_count=0) == load_suite(SUITES["quick"], gpu_count=0)
+    with pytest.raises(SuiteError) as caught:
+        load_suite("nope")
+    assert str(caught.value) == (
+        f"no suite 'nope' (built in: {', '.join(SUITES)}; yours in {tmp_path / 'suites'}: mine; "
+        "or a .toml file)"
+    )
+    assert LocalServices(db=tmp_path / "z.db").suite_names() == [*SUITES, "mine"]
+    cli = CliRunner(env={"COLUMNS": "400", "NO_COLOR": "1"})
+    help_text = " ".join(cli.invoke(app, ["suite", "-h"]).output.replace("│", " ").split())
+    assert f"A suite by name ({', '.join(SUITES)}, mine; your own: NAME.toml in" in help_text
+    dry = cli.invoke(app, ["suite", "mine", "--dry-run"])
+    assert dry.exit_code == 0 and "would run: vgg16 torch train default on cpu" in dry.output

@@ -277,7 +277,7 @@ def demo(
 
 @app.command(cls=SuiteCommand)
 def suite(
-    name: Annotated[str, typer.Argument(help="review, quick, precision, or a suite .toml file.")],
+    name: Annotated[str, typer.Argument(help="A suite by name, or a suite .toml file.")],
     *,
     detach: Annotated[bool, typer.Option(help="Start the suite and return at once.")] = False,
     dry_run: Annotated[

@@ -48,7 +48,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SUITES_DIR = Path(__file__).with_name("suites")
-SUITES: dict[str, Path] = {p.stem: p for p in sorted(SUITES_DIR.glob("*.toml"))}
+SUITES: dict[str, Path] = {p.stem: p for p in sorted(SUITES_DIR.glob("*.toml"))}  # built in
 JOB_KEYS = {f for f in RunConfig.__dataclass_fields__ if f != "workload"} | {
     "workload",
     "timeout_s",
@@ -85,20 +85,48 @@ def installed_frameworks() -> set[str]:
     return {k for k, mod in FRAMEWORK_MODULES.items() if importlib.util.find_spec(mod) is not None}
 
 
+def user_suites_dir() -> Path:
+    """The user's own suites: ``suites/`` beside the config file (``~/.config/zbench/suites``;
+    ``$ZBENCH_HOME/suites`` with ``$ZBENCH_HOME``). Each ``NAME.toml`` there is ``zbench suite
+    NAME`` and is listed in the launch dialog."""
+    from zbench.settings import config_path
+
+    return config_path().parent / "suites"
+
+
+def user_suites() -> dict[str, Path]:
+    """The user's suites by name; a built-in's name stays the built-in's (the file is still run by
+    its path). A folder that cannot be read lists none."""
+    try:
+        found = sorted(p for p in user_suites_dir().glob("*.toml") if p.is_file())
+    except OSError:
+        return {}
+    return {p.stem: p for p in found if p.stem not in SUITES}
+
+
+def suites() -> dict[str, Path]:
+    """Every suite that runs by name: the built-in ones, then the user's."""
+    return {**SUITES, **user_suites()}
+
+
+def _known() -> str:
+    """The suites a name may be, as an error lists them."""
+    mine = user_suites()
+    where = f"; yours in {user_suites_dir()}: {', '.join(mine)}" if mine else ""
+    return f"built in: {', '.join(SUITES)}{where}; or a .toml file"
+
+
 def load_suite(
     name_or_path: str | Path,
     *,
     gpu_count: int | None = None,
     frameworks: Iterable[str] | None = None,
 ) -> Suite:
-    """A built-in suite by name, or a suite file. ``gpu_count`` and ``frameworks`` default to what
-    this machine has."""
-    known = ", ".join(SUITES)
+    """A suite by name (:func:`suites`), or a suite file. ``gpu_count`` and ``frameworks``
+    default to what this machine has."""
     if not str(name_or_path).strip():  # Path("") is this folder: ". is a folder" said it
-        raise SuiteError(
-            f"no suite named {str(name_or_path)!r} (built in: {known}; or a .toml file)"
-        )
-    path = SUITES.get(str(name_or_path)) or Path(name_or_path)
+        raise SuiteError(f"no suite named {str(name_or_path)!r} ({_known()})")
+    path = suites().get(str(name_or_path)) or Path(name_or_path)
     try:  # stat raises, not answers False, under a folder that cannot be looked in
         exists, is_file = path.exists(), path.is_file()
     except OSError as exc:
@@ -107,7 +135,7 @@ def load_suite(
         what = "a folder" if path.is_dir() else "not a regular file"
         raise SuiteError(f"{path} is {what}; a suite file is a .toml file")
     if not exists:
-        raise SuiteError(f"no suite {str(name_or_path)!r} (built in: {known}; or a .toml file)")
+        raise SuiteError(f"no suite {str(name_or_path)!r} ({_known()})")
     try:
         raw = path.read_bytes()
         # utf-8-sig: a byte-order mark (written by some Windows editors) is not part of the TOML.

@@ -110,9 +110,10 @@ class LocalServices:
         return None if v is None else v.line()
 
     def suite_names(self) -> list[str]:
-        from zbench.jobs.suites import SUITES
+        """The built-in suites, then the user's own (``jobs.suites.user_suites_dir``)."""
+        from zbench.jobs.suites import suites
 
-        return list(SUITES)
+        return list(suites())
 
     def suite_summary(self, name: str) -> str:
         """What a suite runs and how long it took here (``jobs.suite_info``)."""
