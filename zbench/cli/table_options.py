@@ -18,7 +18,7 @@ from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
-from typer.core import TyperCommand
+from typer.core import TyperArgument, TyperCommand
 
 from zbench.contract.config import RUN_OPTIONS, Opt
 
@@ -196,7 +196,7 @@ class SuiteCommand(PanelCommand):
         from zbench.jobs.suites import suites, user_suites_dir
 
         for param in self.params:
-            if param.name == "name":
+            if isinstance(param, TyperArgument) and param.name == "name":
                 param.help = (
                     f"A suite by name ({', '.join(suites())}; your own: NAME.toml in "
                     f"{user_suites_dir()}), or a suite .toml file."
