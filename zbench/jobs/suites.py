@@ -226,6 +226,8 @@ def _by_kind(merged: dict[str, Any], own: set[str], where: str) -> list[dict[str
     demo (``workload = ["resnet50", "snake"]`` is two). A key the job itself gives that its
     workload does not take is refused; a ``[defaults]`` key is left out where it does not apply."""
     names = merged["workload"] if isinstance(merged["workload"], list) else [merged["workload"]]
+    if not names:
+        raise SuiteError(f"{where}: workload is an empty list (it would expand to no job)")
     demos = demo_table.demos()
     groups: dict[str | None, list[Any]] = {}
     for name in names:
