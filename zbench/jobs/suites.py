@@ -264,7 +264,7 @@ def _spec(
 ) -> tuple[JobSpec, str | None]:
     options = dict(job)
     timeout = _timeout(options.pop("timeout_s", None), where)
-    if options["workload"] in demo_table.demos():
+    if isinstance(options["workload"], str) and options["workload"] in demo_table.demos():
         return _demo_spec(options, timeout, where, n_gpus, have)
     gpu_ids = options.pop("gpu_ids", None)
     share = options.pop("share_gpus", False)
