@@ -264,3 +264,9 @@ def test_a_users_own_suites_run_by_name(tmp_path: Path, monkeypatch: pytest.Monk
     assert f"A suite by name ({', '.join(SUITES)}, mine; your own: NAME.toml in" in help_text
     dry = cli.invoke(app, ["suite", "mine", "--dry-run"])
     assert dry.exit_code == 0 and "would run: vgg16 torch train default on cpu" in dry.output
+    hidden = tmp_path / "suites" / "quick.toml"
+    said = cli.invoke(app, ["suite", "quick", "--dry-run"]).output
+    assert (
+        f"zbench: note: runs the built-in 'quick', not {hidden} (run that file by its path)" in said
+    )
+    assert "note:" not in cli.invoke(app, ["suite", "review", "--dry-run"]).output

@@ -187,13 +187,16 @@ def run_suite(
     name: str, *, detach: bool, dry_run: bool, db: Db, json_out: bool, tag: str | None = None
 ) -> int:
     """Queue a suite's jobs (or only list them), follow them unless detached; name the skipped."""
-    from zbench.jobs.suites import SuiteError, load_suite
+    from zbench.jobs.suites import SuiteError, load_suite, shadowed
 
     try:
         suite = load_suite(name)
     except SuiteError as exc:
         err(str(exc))
         return 2
+    hidden = shadowed(name)
+    if hidden is not None:
+        err(f"note: runs the built-in {name!r}, not {hidden} (run that file by its path)")
     console = _console()
     out: dict[str, Any] = {
         "suite": suite.name,

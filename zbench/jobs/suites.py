@@ -104,6 +104,15 @@ def user_suites() -> dict[str, Path]:
     return {p.stem: p for p in found if p.stem not in SUITES}
 
 
+def shadowed(name: str) -> Path | None:
+    """The user's suite file that a built-in suite of its name hides (run by its path), if any."""
+    path = user_suites_dir() / f"{name}.toml"
+    try:
+        return path if name in SUITES and path.is_file() else None
+    except OSError:
+        return None
+
+
 def suites() -> dict[str, Path]:
     """Every suite that runs by name: the built-in ones, then the user's."""
     return {**SUITES, **user_suites()}
