@@ -203,7 +203,9 @@ def plain_flags(command: Any) -> None:
         for param in cmd.params:
             if isinstance(param, TyperOption) and param.is_bool_flag and param.metavar is None:
                 param.metavar = ""
-            elif isinstance(param, TyperOption | TyperArgument):
+            elif isinstance(param, TyperOption | TyperArgument) and hasattr(
+                param, "display_type_rich"
+            ):  # Typer 0.16+; older ones label types without these words
                 param.display_type_rich = _plain_type(param.display_type_rich)  # type: ignore[method-assign]
         cmd.get_help_option = _plain_help(cmd.get_help_option)
 
