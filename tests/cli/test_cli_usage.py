@@ -322,3 +322,18 @@ def test_a_mistyped_option_is_never_told_of_a_hidden_one(tmp_path: Path) -> None
     assert out.exit_code == 2 and "--gpu," not in out.output and "--gpus" in out.output
     assert "--gpu " not in cli.invoke(app, ["results", "-h"]).output  # hidden indeed
     assert cli.invoke(app, ["results", "--gpu", "h200"]).exit_code == 0  # and still taken
+
+
+def test_help_builds_where_typer_has_no_display_type_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyproject allows Typer 0.12+: with 0.27 (no ``display_type_rich``) every command crashed
+    at start, in the relabelling of Typer's own type names."""
+    import typer.main
+    from typer.core import TyperArgument, TyperOption
+
+    for cls in (TyperOption, TyperArgument):
+        for base in cls.__mro__:
+            if "display_type_rich" in vars(base):
+                monkeypatch.delattr(base, "display_type_rich")
+    assert not hasattr(TyperOption, "display_type_rich")
+    group = typer.main.get_command(app)
+    assert "suite" in group.commands  # built: ZbenchGroup's __init__ relabels every parameter
