@@ -115,6 +115,29 @@ def test_model_and_animator_shapes_and_dtypes():
     assert frames.shape == (3, 64, 64, 3) and frames.dtype == torch.uint8
 
 
+def test_the_demos_first_frame_and_the_loops_share_one_compiled_frame(monkeypatch):
+    """The first call took a permuted render (channels first in memory) and the loop contiguous
+    frames: the compiled frame, specialised on strides, compiled again inside the timed loop."""
+    from torch._dynamo.testing import CompileCounter
+
+    from zbench.demos.motion import demo, infer
+
+    counter = CompileCounter()
+    real = torch.compile
+    monkeypatch.setattr(infer.torch, "compile", lambda fn, **kw: real(fn, backend=counter, **kw))
+    torch._dynamo.reset()
+    model = MotionModel(SMOKE_CONFIG).eval()
+    anim = Animator(model, bf16=False, compile=True)
+    anim.set_source(torch.randint(0, 255, (64, 64, 3), dtype=torch.uint8))
+    render = demo._u8(_heads(3, n=1, size=64).images[0])  # the demo's first driving frame
+    assert not render.flags["C_CONTIGUOUS"]
+    anim(torch.from_numpy(render)[None])  # as demo.run makes its first call
+    for _ in range(3):  # as live.run_live uploads the rest
+        anim(torch.from_numpy(np.ascontiguousarray(render))[None])
+    assert counter.frame_count == 1
+    torch._dynamo.reset()
+
+
 def test_animator_needs_a_source():
     with pytest.raises(RuntimeError, match="set_source"):
         Animator(MotionModel(SMOKE_CONFIG))(torch.zeros(1, 64, 64, 3, dtype=torch.uint8))
