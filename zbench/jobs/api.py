@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zbench import paths
-from zbench.contract import demos as demo_table
 from zbench.contract import kinds
 from zbench.contract.config import RunConfig
 from zbench.contract.probe_options import ProbeConfig
@@ -88,7 +87,11 @@ class JobInfo:
     @property
     def rate_unit(self) -> str:
         """What its speed counts: samples/s, or a demo's own (frames/s, board-steps/s)."""
-        demo = demo_table.known(self.workload) if self.kind == kinds.DEMO else None
+        if self.kind != kinds.DEMO:
+            return "samples/s"
+        from zbench.contract.demos import known  # a demo's row: read only for a demo's job
+
+        demo = known(self.workload)
         return demo.rate_unit if demo else "samples/s"
 
     @property
