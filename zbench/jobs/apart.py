@@ -29,7 +29,8 @@ ASKED = ("seed", "repeat")
 
 
 def setup(config: dict[str, Any]) -> dict[str, Any]:
-    """A job's setup fields: ``results.identity.fields`` of the run its configuration asks for."""
+    """A job's setup fields: ``results.identity.fields`` of the run its configuration asks for,
+    and the ``ASKED`` fields it sets."""
     # Imported when two jobs read alike: `zbench jobs` on a plain list loads no results code.
     from zbench.results.identity import fields
 
