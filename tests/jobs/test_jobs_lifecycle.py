@@ -416,3 +416,21 @@ def test_runner_pids_of_a_database_that_does_not_exist_is_empty_and_makes_none(
     no running job, and asking must not make one (folders and all)."""
     assert api.runner_pids(tmp_path / "none" / "zbench.db") == {}
     assert not (tmp_path / "none").exists()
+
+
+def test_a_lock_probe_waits_while_another_thread_starts_a_supervisor(tmp_path: Path) -> None:
+    """A supervisor started by one thread inherited, until its exec, the descriptor of another
+    thread's momentary probe of a second database's lock; that database's try_lock then failed and
+    no supervisor served it (a job stayed queued, seen under load). Probes and starts now take
+    turns in a process."""
+    import threading
+
+    db = tmp_path / "z.db"
+    said: list[bool] = []
+    with liveness._PROBE_OR_SPAWN:  # as ensure_supervisor holds it around its fork
+        probe = threading.Thread(target=lambda: said.append(liveness.lock_held(db)))
+        probe.start()
+        probe.join(0.3)
+        assert probe.is_alive() and not said  # no probe descriptor open during the start
+    probe.join(5)
+    assert said == [False]

@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import IO
@@ -52,18 +53,27 @@ def try_lock(db_path: Path) -> IO[str] | None:
     return fh
 
 
+# Probes of a supervisor lock and supervisor starts, one at a time in this process. The probe in
+# lock_held takes the lock for a moment; a supervisor that another thread starts in that moment
+# inherits the probe's descriptor until its exec, and the lock stays taken while any descriptor of
+# it is open. A try_lock then found the lock held and started no supervisor: two databases
+# submitted to at once from two threads left a job queued with no supervisor.
+_PROBE_OR_SPAWN = threading.Lock()
+
+
 def lock_held(db_path: Path) -> bool:
     """Whether a process holds the supervisor's lock for ``db_path``: a supervisor is alive."""
-    try:
-        fh = paths.open_private(lock_path(db_path))
-    except OSError:
-        return False  # no lock file can exist here (a read-only folder), so none is held
-    with fh:
+    with _PROBE_OR_SPAWN:
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fh = paths.open_private(lock_path(db_path))
         except OSError:
-            return True
-    return False
+            return False  # no lock file can exist here (a read-only folder), so none is held
+        with fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+        return False
 
 
 def pid_alive(pid: int) -> bool:
@@ -226,6 +236,11 @@ def ensure_supervisor(db_path: Path) -> int | None:
     lock), so from now on it is held without a gap: a second look while the supervisor is still
     starting sees it alive and starts no other."""
     check_env_seconds()  # what the supervisor reads as it starts: a bad one is said here
+    with _PROBE_OR_SPAWN:
+        return _spawn_supervisor(db_path)
+
+
+def _spawn_supervisor(db_path: Path) -> int | None:
     lock = try_lock(db_path)
     if lock is None:
         return None
