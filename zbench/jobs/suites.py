@@ -28,7 +28,7 @@ import importlib.util
 import itertools
 import math
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, time
 from pathlib import Path
@@ -38,6 +38,7 @@ from zbench.contract import demos as demo_table
 from zbench.contract.config import RUN_OPTION, Opt, RunConfig, UsageError, parse_args
 from zbench.contract.demo_options import DemoConfig
 from zbench.contract.demo_options import parse_args as parse_demo_args
+from zbench.contract.demos import Demo
 from zbench.errors import ZbenchError
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
@@ -171,7 +172,8 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
     jobs = data.get("job", [])
     if not isinstance(defaults, dict):
         raise SuiteError(f"{where}: [defaults] must be a table, got {_toml(defaults)}")
-    bad = sorted(set(defaults) - JOB_KEYS - _demo_keys())
+    demos = demo_table.demos()  # read once: it looks in each demo's module file
+    bad = sorted(set(defaults) - JOB_KEYS - _demo_keys(demos.values()))
     if bad:
         raise SuiteError(f"{where}: [defaults]: unknown key {bad[0]!r}")
     if isinstance(jobs, dict):
@@ -192,12 +194,12 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
         if not isinstance(job, dict):
             raise SuiteError(f"{where}: job {n}: must be a table")
         merged = {**defaults, **job}
-        bad = sorted(set(merged) - JOB_KEYS - _demo_keys())
+        bad = sorted(set(merged) - JOB_KEYS - _demo_keys(demos.values()))
         if bad:
             raise SuiteError(f"{where}: job {n}: unknown key {bad[0]!r}")
         if "workload" not in merged:
             raise SuiteError(f"{where}: job {n}: no workload")
-        for one in _by_kind(merged, set(job), f"{where}: job {n}"):
+        for one in _by_kind(merged, set(job), f"{where}: job {n}", demos):
             total += math.prod(
                 len(v) for k, v in one.items() if isinstance(v, list) and k not in NOT_EXPANDED
             )
@@ -207,7 +209,7 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
                     f"{MAX_JOBS:,} (each list in a job multiplies its jobs)"
                 )
             for combo in _expand(one, f"{where}: job {n}"):
-                spec, reason = _spec(combo, f"{where}: job {n}", n_gpus, have)
+                spec, reason = _spec(combo, f"{where}: job {n}", n_gpus, have, demos)
                 if reason is None:
                     specs.append(spec)
                 else:
@@ -224,20 +226,20 @@ def _text(data: dict[str, Any], key: str, where: str) -> str | None:
     return value
 
 
-def _demo_keys(name: str | None = None) -> set[str]:
-    """The keys a demo job takes (``name``'s, or any demo's): its options and ``DEMO_JOB_KEYS``."""
-    entries = [demo_table.get(name)] if name else list(demo_table.demos().values())
+def _demo_keys(entries: Iterable[Demo]) -> set[str]:
+    """The keys a job of these demos takes: their options and ``DEMO_JOB_KEYS``."""
     return DEMO_JOB_KEYS | {o.name for entry in entries for o in entry.options}
 
 
-def _by_kind(merged: dict[str, Any], own: set[str], where: str) -> list[dict[str, Any]]:
+def _by_kind(
+    merged: dict[str, Any], own: set[str], where: str, demos: Mapping[str, Demo]
+) -> list[dict[str, Any]]:
     """A job's keys for each kind of workload it names: the benchmarks' together, and one per
     demo (``workload = ["resnet50", "snake"]`` is two). A key the job itself gives that its
     workload does not take is refused; a ``[defaults]`` key is left out where it does not apply."""
     names = merged["workload"] if isinstance(merged["workload"], list) else [merged["workload"]]
     if not names:
         raise SuiteError(f"{where}: workload is an empty list (it would expand to no job)")
-    demos = demo_table.demos()
     groups: dict[str | None, list[Any]] = {}
     for name in names:
         groups.setdefault(name if isinstance(name, str) and name in demos else None, []).append(
@@ -245,7 +247,7 @@ def _by_kind(merged: dict[str, Any], own: set[str], where: str) -> list[dict[str
         )
     out = []
     for demo, group in groups.items():
-        takes = _demo_keys(demo) if demo else JOB_KEYS
+        takes = _demo_keys([demos[demo]]) if demo else JOB_KEYS
         wrong = sorted(own - takes)
         if wrong:
             what = f"the demo {demo!r}" if demo else "a benchmark"
@@ -269,12 +271,13 @@ def _expand(job: dict[str, Any], where: str = "suite") -> list[dict[str, Any]]:
 
 
 def _spec(
-    job: dict[str, Any], where: str, n_gpus: int, have: set[str]
+    job: dict[str, Any], where: str, n_gpus: int, have: set[str], demos: Mapping[str, Demo]
 ) -> tuple[JobSpec, str | None]:
     options = dict(job)
     timeout = _timeout(options.pop("timeout_s", None), where)
-    if isinstance(options["workload"], str) and options["workload"] in demo_table.demos():
-        return _demo_spec(options, timeout, where, n_gpus, have)
+    demo = demos.get(options["workload"]) if isinstance(options["workload"], str) else None
+    if demo is not None:
+        return _demo_spec(demo, options, timeout, where, n_gpus, have)
     gpu_ids = options.pop("gpu_ids", None)
     share = options.pop("share_gpus", False)
     if gpu_ids is not None and not (
@@ -312,13 +315,18 @@ def _timeout(value: Any, where: str) -> float | None:
 
 
 def _demo_spec(
-    options: dict[str, Any], timeout: float | None, where: str, n_gpus: int, have: set[str]
+    demo: Demo,
+    options: dict[str, Any],
+    timeout: float | None,
+    where: str,
+    n_gpus: int,
+    have: set[str],
 ) -> tuple[JobSpec, str | None]:
     """A demo job, its options checked by the demos' own parser (as `zbench demo NAME` does)."""
     name = options.pop("workload")
     if options.get("device") == "auto":
         options["device"] = "cuda" if n_gpus else "cpu"
-    by_name = {o.name: o for o in demo_table.get(name).options}
+    by_name = {o.name: o for o in demo.options}
     argv = [name]
     for key, value in options.items():
         opt = by_name[key]
