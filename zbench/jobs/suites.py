@@ -336,14 +336,7 @@ def _demo_spec(
                 raise SuiteError(f"{where}: {key} must be one of {choices}, got {_toml(value)}")
             argv.append(f"--{value}")
             continue
-        wrong = _wrong_type(opt, value)
-        if wrong:
-            said = " (a TOML number is written without quotes)" if _quoted_number(value) else ""
-            raise SuiteError(f"{where}: {key} must be {wrong}, got {_toml(value)}{said}")
-        if isinstance(value, bool):
-            argv.append(opt.flag if value else "--no-" + opt.flag[2:])
-        else:
-            argv.append(f"{opt.flag}={value}")
+        argv.append(_flag(opt, key, value, where))
     try:
         config, _ = parse_demo_args(argv)
     except UsageError as exc:
@@ -356,7 +349,7 @@ def _demo_spec(
 
 def _demo_skip_reason(config: DemoConfig, n_gpus: int, have: set[str]) -> str | None:
     if "torch" not in have:  # every demo is PyTorch
-        return "PyTorch is not installed"
+        return _not_installed("torch")
     if config.device != "cpu" and not n_gpus:
         return "needs a GPU; none found"
     return None
@@ -372,20 +365,9 @@ def _config(options: dict[str, Any], where: str) -> RunConfig:
     argv = [options["workload"]]
     extra = options.pop("extra", [])
     for key, value in options.items():
-        if key == "workload":
-            continue
-        flag = "--" + key.replace("_", "-")
-        wrong = _wrong_type(RUN_OPTION.get(key), value)
-        if wrong:
-            wrong += f" or {ALL_GPUS!r}" if key == "gpus" else ""
-            said = " (a TOML number is written without quotes)" if _quoted_number(value) else ""
-            raise SuiteError(f"{where}: {key} must be {wrong}, got {_toml(value)}{said}")
-        if isinstance(value, bool):
-            argv.append(flag if value else "--no-" + key.replace("_", "-"))
-        elif isinstance(value, int | float | str):
-            argv.append(f"{flag}={value}")  # a value starting with - is a value, not a flag
-        else:
-            raise SuiteError(f"{where}: {key} must be a single value, got {_toml(value)}")
+        if key != "workload":
+            also = f" or {ALL_GPUS!r}" if key == "gpus" else ""
+            argv.append(_flag(RUN_OPTION.get(key), key, value, where, also))
     if extra:
         if not isinstance(extra, list) or not all(isinstance(e, str) for e in extra):
             raise SuiteError(f"{where}: extra must be a list of strings")
@@ -395,6 +377,21 @@ def _config(options: dict[str, Any], where: str) -> RunConfig:
     except UsageError as exc:
         raise SuiteError(f"{where}: {exc.naming(lambda names: _key(names, options))}") from None
     return config
+
+
+def _flag(opt: Opt | None, key: str, value: Any, where: str, also: str = "") -> str:
+    """One key of a job as the flag its parser reads (the runner's or a demo's), its TOML kind
+    checked first (``also``: what else the key takes, ``gpus = "all"``)."""
+    flag = "--" + key.replace("_", "-")
+    wrong = _wrong_type(opt, value)
+    if wrong:
+        said = " (a TOML number is written without quotes)" if _quoted_number(value) else ""
+        raise SuiteError(f"{where}: {key} must be {wrong}{also}, got {_toml(value)}{said}")
+    if isinstance(value, bool):
+        return flag if value else "--no-" + flag[2:]
+    if isinstance(value, int | float | str):
+        return f"{flag}={value}"  # a value starting with - is a value, not a flag
+    raise SuiteError(f"{where}: {key} must be a single value, got {_toml(value)}")
 
 
 def _wrong_type(opt: Opt | None, value: Any) -> str | None:
@@ -444,12 +441,16 @@ def _key(names: list[str], options: dict[str, Any]) -> str:
     return next((k for k in keys if k in options), keys[0])
 
 
+def _not_installed(framework: str) -> str:
+    pretty = {"torch": "PyTorch", "tf": "TensorFlow"}.get(framework, framework)
+    return f"{pretty} is not installed"
+
+
 def _skip_reason(
     config: RunConfig, scaling: bool, gpu_ids: list[int] | None, n_gpus: int, have: set[str]
 ) -> str | None:
     if config.framework not in have:
-        pretty = {"torch": "PyTorch", "tf": "TensorFlow"}.get(config.framework, config.framework)
-        return f"{pretty} is not installed"
+        return _not_installed(config.framework)
     if config.device == "cpu":
         return None
     if scaling and n_gpus < 2:
