@@ -156,6 +156,35 @@ def test_demo_results_are_tables_of_figures_never_python_objects(tmp_path: Path)
     assert any(line.split()[:3] == ["3", "tracking", "deepsort"] for line in lines)
 
 
+def test_a_column_of_n_a_says_why_under_the_table(tmp_path: Path) -> None:
+    """A tracking run on a machine without TrackEval printed HOTA, MOTA and IDF1 as n/a and no
+    reason; the reason the result holds is now a line under the table (grouped by runs), in the
+    terminal, in Markdown and in the JSON; a scored run adds none."""
+    from typer.testing import CliRunner
+
+    from zbench.cli import app
+
+    db = demo_db(tmp_path / "d.db")
+    why = "not scored: TrackEval is missing: pip install --no-deps trackeval"
+    unscored = {k: v for k, v in TRACKING.items() if k != "metrics"} | {"metrics_note": why}
+    for n, result in enumerate((TRACKING, unscored, unscored), start=2):
+        _add(Store(db), n, "tracking", "deepsort", build_demo_result("tracking", "T", result))
+    rows = demo_results(db)
+    line = f"HOTA, MOTA, IDF1 of runs 4, 5: {why}"
+    md = render(rows, "md")
+    assert md.endswith(f"| n/a | n/a | n/a |\n\n{line}\n"), md
+    assert [r.notes for r in rows[2:]] == [{}, {"HOTA, MOTA, IDF1": why}, {"HOTA, MOTA, IDF1": why}]
+    assert json.loads(render(rows, "json"))["demo_results"][3]["notes"] == rows[3].notes
+    out = CliRunner().invoke(app, ["demo", "results", "--db", str(db)], env={"COLUMNS": "200"})
+    assert out.exit_code == 0 and out.output.splitlines()[-1] == line, out.output
+    one = CliRunner().invoke(
+        app, ["demo", "results", "--run", "4", "--db", str(db)], env={"COLUMNS": "200"}
+    )
+    assert one.output.splitlines()[-1] == f"HOTA, MOTA, IDF1 of run 4: {why}", one.output
+    scored = CliRunner().invoke(app, ["demo", "results", "--run", "3", "--db", str(db)])
+    assert "HOTA, MOTA, IDF1 of" not in scored.output
+
+
 def test_an_empty_demo_export_is_one_line_exit_1_and_writes_nothing(tmp_path: Path) -> None:
     """`demo results -f csv` with no demo run printed a header alone and exit 0, as if it were an
     export of runs; `zbench export` says why there is nothing, exit 1. The terminal's table of no

@@ -64,10 +64,12 @@ def print_tables(console, rows) -> None:
     from zbench.cli.tableview import print_table
     from zbench.results.demos import tables
 
-    for i, (title, columns, cells) in enumerate(tables(rows)):
+    for i, (title, columns, cells, notes) in enumerate(tables(rows)):
         if i:
             console.print()
         print_table(console, columns, cells, title=title)
+        for line in notes:
+            console.print(line, markup=False, highlight=False)
 
 
 def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> int:

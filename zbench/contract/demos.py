@@ -46,6 +46,10 @@ class Demo:
     summary: tuple[tuple[str, str], ...] = ()  # (label, figure path "a.b.c")
     series: tuple[Series, ...] = ()
     table: tuple[tuple[str, str], ...] = ()  # the demo table's columns of this demo
+    # Why some of the table's figures are missing from a run, as (the columns it explains, the
+    # result's path of a text saying why); printed under the table where a run has the text, so
+    # a column of n/a never stands without its reason.
+    notes: tuple[tuple[str, str], ...] = ()
     frame_hz: float = 4.0  # at most this many frame events a second
     # The rates a phase's progress events carry while it runs (paths in the event, each named as
     # the result's figure it ends on), as the live view's lines of (label, path); the first is
@@ -348,6 +352,7 @@ TRACKING = Demo(
         ("MOTA", "metrics.MOTA"),
         ("IDF1", "metrics.IDF1"),
     ),
+    notes=(("HOTA, MOTA, IDF1", "metrics_note"),),
 )
 
 _ALL: tuple[Demo, ...] = (SNAKE, MOTION, TRACKING)

@@ -49,6 +49,7 @@ class DemoResult:
     figures: dict[str, Any]  # column title -> value, the demo's own columns (the table's order)
     curve: list[dict[str, Any]] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)  # the demo's options as the run stored
+    notes: dict[str, str] = field(default_factory=dict)  # columns -> why the run lacks them
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -111,6 +112,11 @@ def _row(run: dict[str, Any]) -> DemoResult:
         figures=figures,
         curve=list(res.get("curve") or []),
         options={name: cfg[name] for name in names if name in cfg},
+        notes={
+            columns: str(text)
+            for columns, path in (entry.notes if entry is not None else ())
+            if (text := figure(res, path))
+        },
     )
 
 
@@ -186,18 +192,35 @@ def _text(key: str, title: str) -> bool:
     return title in TEXT_COLUMNS or key.startswith(OPTION)
 
 
+def note_lines(rows: Sequence[DemoResult]) -> list[str]:
+    """One line per reason some runs' figures are missing (``Demo.notes``), naming the runs:
+    "HOTA, MOTA, IDF1 of runs 1, 2: not scored: TrackEval is missing: ..."."""
+    runs: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        for columns, text in r.notes.items():
+            runs.setdefault((columns, text), []).append(str(r.run_id))
+    return [
+        f"{columns} of run{'s' if len(ids) > 1 else ''} {', '.join(ids)}: {text}"
+        for (columns, text), ids in runs.items()
+    ]
+
+
 def _md(rows: Sequence[DemoResult]) -> list[str]:
     cols = _columns(rows)
     lines = ["| " + " | ".join(t for t, _ in cols) + " |"]
     lines.append("|" + "|".join("---" if _text(k, t) else "---:" for t, k in cols) + "|")
     lines += ["| " + " | ".join(cell(r.cell(t, k)) for t, k in cols) + " |" for r in rows]
-    return lines
+    notes = note_lines(rows)
+    return [*lines, "", *notes] if notes else lines
 
 
-def tables(rows: Sequence[DemoResult]) -> list[tuple[str, list[Column], list[list[str]]]]:
-    """One fitted table per demo (title, columns, cells) for a terminal: the GPU name is cut
-    first, then the run id and the budget go, then the demo's own figures from the last (the
-    registry's order); the options that tell its rows apart stay, as the demo and mode do."""
+def tables(
+    rows: Sequence[DemoResult],
+) -> list[tuple[str, list[Column], list[list[str]], list[str]]]:
+    """One fitted table per demo (title, columns, cells, the lines under it: ``note_lines``) for
+    a terminal: the GPU name is cut first, then the run id and the budget go, then the demo's
+    own figures from the last (the registry's order); the options that tell its rows apart
+    stay, as the demo and mode do."""
     out = []
     for demo in dict.fromkeys(r.demo for r in rows):
         mine = _of(rows, demo)
@@ -221,7 +244,7 @@ def tables(rows: Sequence[DemoResult]) -> list[tuple[str, list[Column], list[lis
         ]
         cells = [[one_line(cell(r.cell(t, k))) for t, k in cols] for r in mine]
         entry = known(demo)
-        out.append((entry.title if entry else demo, columns, cells))
+        out.append((entry.title if entry else demo, columns, cells, note_lines(mine)))
     return out
 
 
