@@ -25,7 +25,7 @@ from zbench.demos.tracking.deepsort import DeepSortParams
 from zbench.demos.tracking.embedder import Embedder, ReidNet
 from zbench.demos.tracking.metrics import TrackEvalMissing
 from zbench.demos.tracking.preview import FramePreview
-from zbench.demos.tracking.scene import to_hwc
+from zbench.demos.tracking.video_out import QUEUE_FRAMES, VideoThread, host_picture
 
 Emit = Callable[..., None]
 DETECTOR_FILE, EMBEDDER_FILE = "detector.pt", "embedder.pt"
@@ -230,7 +230,9 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     )
     out = Path(o.out_dir)
     video = o.video and not npy
-    writer = mot_io.AnnotatedVideo(out / f"{src.name}.mp4", src.fps) if video else None
+    # Frames rendered beforehand are held anyway: the video may fall behind by all of them.
+    depth = 0 if src.render_s is not None else QUEUE_FRAMES
+    writer = VideoThread(out / f"{src.name}.mp4", src.fps, depth) if video else None
     tracked = _track(o, src, pipe, writer, emit)
     results = mot_io.write_results(out / f"{src.name}.txt", np.array(pipe.results).reshape(-1, 6))
     result: dict[str, Any] = {
@@ -246,9 +248,11 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
         "timed_frames": pipe.times.frames,
         "warmup_frames": pipe.times.warmup_frames,
         "warmup_s": round(pipe.times.warmup, 3),
-        "output_fps": (
-            round(pipe.times.frames / pipe.times.output, 1) if pipe.times.output > 0 else None
-        ),
+        # The video's own thread: its rate, the seconds the tracking waited on its full queue
+        # (counted in end to end), and those it took to finish after the last frame was tracked.
+        "output_fps": writer.fps if writer is not None else None,
+        "video_wait_s": round(writer.waited_s, 3) if writer is not None else None,
+        "video_tail_s": round(writer.tail_s, 3) if writer is not None else None,
         "wall_s": round(tracked.wall_s, 3),  # the tracking call: warm-up and video writing included
         "render_s": src.render_s,
         "detections_per_frame": round(pipe.times.detections / max(pipe.times.frames, 1), 1),
@@ -308,11 +312,11 @@ def _track(
     o: TrackingOptions,
     src: sources.Source,
     pipe: pipeline.Pipeline,
-    writer: mot_io.AnnotatedVideo | None,
+    writer: VideoThread | None,
     emit: Emit,
 ) -> _Tracked:
-    """Track every frame of ``src``, drawing the preview and writing the video as it goes; the
-    device detects and embeds the next chunk while the host tracks, draws and writes."""
+    """Track every frame of ``src``, drawing the preview and queueing the video as it goes; the
+    device detects and embeds the next chunk while the host tracks and a third thread writes."""
     emit("phase", phase="track", sequence=src.name)
     total = src.total
     preview = FramePreview(emit)
@@ -324,11 +328,11 @@ def _track(
         tracked.frames += 1
         if frame.gt is not None:
             tracked.gt_rows.append(frame.gt)
-        shown = frame.image is not None and (writer is not None or preview.due())
-        rgb = to_hwc(frame.image) if shown else None  # type: ignore[arg-type]
-        if writer is not None and rgb is not None:
-            writer.write(rgb, tracks)
-        preview(frame.index, total, rgb, tracks, pipe.times)
+        if writer is not None and frame.image is not None:
+            writer.put(frame.image, tracks)
+        if preview.due():
+            rgb = host_picture(frame.image) if frame.image is not None else None
+            preview(frame.index, total, rgb, tracks, pipe.times)
         progress(tracked.frames)
         last[:] = [(frame, tracks)]
 
@@ -338,13 +342,16 @@ def _track(
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a webcam runs until stopped; keep its tracks
         tracked.stopped = True
     finally:
-        tracked.video = writer.close() if writer is not None else None
+        if writer is not None:
+            if left := writer.frames.qsize():
+                emit("phase", phase="video", detail=f"{left} frames left to write")
+            tracked.video = writer.close()
     tracked.wall_s = time.perf_counter() - t0
     if not last:
         raise ValueError(f"no frames in {o.input}")
     progress.done()
     frame, tracks = last[0]
-    img = to_hwc(frame.image) if frame.image is not None else None
+    img = host_picture(frame.image) if frame.image is not None else None
     preview(frame.index, total, img, tracks, pipe.times, final=True)
     return tracked
 

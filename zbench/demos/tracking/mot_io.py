@@ -248,7 +248,11 @@ class AnnotatedVideo:
     def draw(self, rgb: np.ndarray, tracks: list) -> np.ndarray:
         """Boxes, ids and trails on a BGR copy of the frame (tracks: objects with track_id, tlwh)."""
         cv2 = _cv2()
-        img = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR)
+        return self.annotate(cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR), tracks)
+
+    def annotate(self, img: np.ndarray, tracks: list) -> np.ndarray:
+        """Boxes, ids and trails drawn into ``img`` (BGR, ``[H, W, 3]``), which is returned."""
+        cv2 = _cv2()
         thick = max(1, img.shape[0] // 400)
         for t in tracks:
             x, y, w, h = (round(v) for v in t.tlwh)
@@ -271,8 +275,13 @@ class AnnotatedVideo:
         return img
 
     def write(self, rgb: np.ndarray, tracks: list) -> None:
+        """Write an RGB frame with its tracks drawn."""
+        self.write_bgr(np.ascontiguousarray(rgb[..., ::-1]), tracks)
+
+    def write_bgr(self, img: np.ndarray, tracks: list) -> None:
+        """Write a BGR frame with its tracks drawn into it (``img`` is changed)."""
         cv2 = _cv2()
-        img = self.draw(rgb, tracks)
+        img = self.annotate(img, tracks)
         if self.writer is None:
             if self.path.suffix.lower() not in (".mp4", ".avi"):
                 raise ValueError(f"unsupported video type {self.path.suffix!r}: use .mp4 or .avi")

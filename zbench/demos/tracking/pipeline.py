@@ -94,7 +94,8 @@ class StageTimes:
     ``detector`` and ``embedder`` are each chunk's span on the device, from the stage's turn on
     the stream to its last kernel, the embedder's including the one host copy (CUDA events; wall
     clock on the CPU, where the calls are synchronous); ``tracker`` is the tracker's wall clock in
-    its thread; ``output`` the seconds of the per-frame callback there (drawing, video writing).
+    its thread; ``output`` the seconds of the per-frame callback there (the demo queues the frame
+    for its video thread and draws the preview).
     These overlap, so they add up to more than ``total``, the wall time after the warm-up; each
     stage's rate is what it would sustain alone. ``warmup`` is the wall time of the first chunks
     (CUDA-graph capture, first calls), over ``warmup_frames`` frames, timed apart. While
