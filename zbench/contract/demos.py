@@ -311,6 +311,13 @@ TRACKING = Demo(
             path=True,
         ),
         Opt("out", "str", None, "Results folder (default: under ZBENCH_HOME)", path=True),
+        Opt(
+            "video",
+            "bool",
+            True,
+            "Write the annotated video to the results folder (its own thread; off: no frame "
+            "leaves the GPU but the preview's)",
+        ),
         Opt("checkpoint", "str", None, "Model folder (default: under ZBENCH_HOME)", path=True),
         _DEVICE,
         _SEED,

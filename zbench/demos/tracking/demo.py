@@ -60,7 +60,7 @@ class TrackingOptions:
     steps: int | None = None  # caps each model's training steps
     resume: bool = True  # use checkpoints in checkpoint_dir when they are there
     out_dir: str | None = _JOB["out"]  # None: ZBENCH_HOME/demos/tracking/out; `parse` sets it
-    video: bool = True  # write an annotated video
+    video: bool = _JOB["video"]  # write an annotated video
     save_detections: bool = False  # write Deep SORT's .npy detection file of this run
     device: str = _JOB["device"]  # or "auto": the GPU when there is one
     bf16: bool = True
