@@ -6,12 +6,12 @@ from __future__ import annotations
 import threading
 import time
 
-import numpy as np
 import pytest
 
 pytest.importorskip("torch")
-cv2 = pytest.importorskip("cv2")
+pytest.importorskip("cv2")
 
+import cv2
 import torch
 
 from zbench.demos.tracking import video_out

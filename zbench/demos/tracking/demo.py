@@ -231,7 +231,7 @@ def run(options: Mapping[str, Any], emit: Emit) -> dict[str, Any]:
     out = Path(o.out_dir)
     video = o.video and not npy
     # Frames rendered beforehand are held anyway: the video may fall behind by all of them.
-    depth = 0 if src.render_s is not None else QUEUE_FRAMES
+    depth = 0 if src.resident else QUEUE_FRAMES
     writer = VideoThread(out / f"{src.name}.mp4", src.fps, depth) if video else None
     tracked = _track(o, src, pipe, writer, emit)
     results = mot_io.write_results(out / f"{src.name}.txt", np.array(pipe.results).reshape(-1, 6))
@@ -337,8 +337,9 @@ def _track(
         last[:] = [(frame, tracks)]
 
     t0 = time.perf_counter()
-    try:
-        pipe.run_batched(src.frames, o.batch or 1, WARMUP_CHUNKS, show)
+    try:  # the times add up over blocks; a block rendered between two is not in them
+        for n, block in enumerate(src.blocks()):
+            pipe.run_batched(block, o.batch or 1, WARMUP_CHUNKS if n == 0 else 0, show)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a webcam runs until stopped; keep its tracks
         tracked.stopped = True
     finally:

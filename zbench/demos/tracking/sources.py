@@ -7,6 +7,7 @@ SORT .npy files) when given."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -101,20 +102,43 @@ def deepsort_npy(path: Path, gt: Path | None, limit: int | None) -> Iterator[Fra
 
 
 # A generated sequence is rendered before tracking (as the benchmark does: the renderer is not the
-# tracker) when its frames take no more than this; a longer one is rendered inside the timed loop.
+# tracker), in blocks of at most this many bytes of frames; the tracking pauses, drained, while the
+# next block renders, and those seconds are `render_s`, outside the tracking's timing.
 PRERENDER_BYTES = 4 << 30
 
 
 @dataclass
 class Source:
     """The frames to track, their rate, a name for the sequence and how many (None: unknown);
-    ``render_s``: seconds spent rendering them beforehand (a generated sequence that fits)."""
+    ``render_s``: seconds spent rendering them (a generated sequence, else None), never while
+    tracking.
+
+    ``blocks()`` gives the frames as the tracking takes them: ``frames`` as one block, then, for a
+    generated sequence over `PRERENDER_BYTES`, the ``rest`` a block of ``block`` frames at a time,
+    each rendered once the last is tracked."""
 
     frames: Iterable[Frame]
     fps: float
     name: str
     total: int | None
     render_s: float | None = None
+    rest: Iterator[Frame] | None = None  # frames rendered later, `block` at a time
+    block: int = 0
+
+    @property
+    def resident(self) -> bool:
+        """Whether every frame is rendered before the first is tracked (held on the device)."""
+        return self.render_s is not None and self.rest is None
+
+    def blocks(self) -> Iterator[Iterable[Frame]]:
+        yield self.frames
+        while self.rest is not None:
+            t0 = time.perf_counter()
+            block = list(itertools.islice(self.rest, self.block))
+            self.render_s = round((self.render_s or 0.0) + time.perf_counter() - t0, 2)
+            if not block:
+                return
+            yield block
 
 
 def _cap(n: int | None, limit: int | None) -> int | None:
@@ -130,12 +154,15 @@ def source(o: TrackingOptions, device: torch.device, emit: Callable[..., None]) 
             o.width, o.height, o.targets, o.frames or TRACKING_GENERATED_FRAMES, o.seed
         )
         name = f"generated-{o.seed}"
-        if cfg.frames * 3 * cfg.width * cfg.height > PRERENDER_BYTES:
-            return Source(generated(cfg, device), cfg.fps, name, cfg.frames)
-        emit("phase", phase="render", detail=f"{cfg.frames} frames, before tracking")
+        block = max(1, PRERENDER_BYTES // (3 * cfg.width * cfg.height))
+        blocks = f"{block} at a time" if cfg.frames > block else "before tracking"
+        emit("phase", phase="render", detail=f"{cfg.frames} frames, {blocks}")
         t0 = time.perf_counter()
-        rendered = list(generated(cfg, device))
-        return Source(rendered, cfg.fps, name, cfg.frames, round(time.perf_counter() - t0, 2))
+        frames = generated(cfg, device)
+        first = list(itertools.islice(frames, block))
+        rest = frames if cfg.frames > block else None
+        render_s = round(time.perf_counter() - t0, 2)
+        return Source(first, cfg.fps, name, cfg.frames, render_s, rest, block)
     if o.input.startswith("webcam:"):
         cam = int(o.input.split(":", 1)[1])
         return Source(video(cam, device, o.frames, gt), 30.0, "webcam", o.frames)
