@@ -29,7 +29,9 @@ def _frame(level: int) -> torch.Tensor:
 def test_host_picture_is_rgb_or_bgr_channels_last():
     rgb = host_picture(_frame(40))
     bgr = host_picture(_frame(40), bgr=True)
-    assert rgb.shape == bgr.shape == (48, 64, 3) and rgb.flags.c_contiguous and bgr.flags.c_contiguous
+    assert (
+        rgb.shape == bgr.shape == (48, 64, 3) and rgb.flags.c_contiguous and bgr.flags.c_contiguous
+    )
     assert tuple(rgb[0, 0]) == (40, 0, 255) and tuple(bgr[0, 0]) == (255, 0, 40)
 
 
