@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -342,15 +343,20 @@ def _track(
             pipe.run_batched(block, o.batch or 1, WARMUP_CHUNKS if n == 0 else 0, show)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a webcam runs until stopped; keep its tracks
         tracked.stopped = True
-    finally:
+    except BaseException:
         if writer is not None:
-            if left := writer.frames.qsize():
-                emit("phase", phase="video", detail=f"{left} frames left to write")
-            tracked.video = writer.close()
+            with contextlib.suppress(Exception):  # the tracking's failure is the one to report
+                writer.close()
+        raise
+    if last:
+        progress.done()  # the track phase ends here; the video may still be writing
+    if writer is not None:
+        if left := writer.frames.qsize():
+            emit("phase", phase="video", detail=f"{left} frames left to write")
+        tracked.video = writer.close()
     tracked.wall_s = time.perf_counter() - t0
     if not last:
         raise ValueError(f"no frames in {o.input}")
-    progress.done()
     frame, tracks = last[0]
     img = host_picture(frame.image) if frame.image is not None else None
     preview(frame.index, total, img, tracks, pipe.times, final=True)
