@@ -315,3 +315,33 @@ def test_a_demo_figure_not_measured_reads_n_a_as_in_the_benchmark_tables() -> No
 
     assert cell(None) == cell({}) == cell([]) == NA_TEXT == num(None, ".1f")
     assert cell({"detector": None, "tracker": 2.5}) == f"detector {NA_TEXT}, tracker 2.50"
+
+
+def test_the_min_column_is_the_training_budget_not_a_tracking_runs_wall_clock() -> None:
+    """A tracking run asked for 0.4 minutes of training read "0.08" in the Min column: its
+    ``wall_s`` is the tracking's. Min is the training's minutes: Snake's wall clock (the whole
+    run trains), the minutes asked for the others."""
+    from types import SimpleNamespace
+
+    from zbench.results.demos import from_result_rows
+
+    def row(run_id: int, demo: str, result: dict, config: dict) -> SimpleNamespace:
+        return SimpleNamespace(
+            run_id=run_id,
+            job_id=run_id,
+            created=T0,
+            workload=demo,
+            mode="m",
+            gpu_name="NVIDIA H100 80GB HBM3",
+            result=result,
+            config=config,
+        )
+
+    rows = from_result_rows(
+        [
+            row(1, "tracking", {**TRACKING, "wall_s": 5.0}, {"minutes": 0.4}),
+            row(2, "snake", SNAKE, {"minutes": 6.0}),
+            row(3, "motion", MOTION, {"minutes": 4.0}),
+        ]
+    )
+    assert [r.minutes for r in rows] == [0.4, 5.0, 4.0]

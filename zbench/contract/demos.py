@@ -50,6 +50,9 @@ class Demo:
     # result's path of a text saying why); printed under the table where a run has the text, so
     # a column of n/a never stands without its reason.
     notes: tuple[tuple[str, str], ...] = ()
+    # The result's seconds the demo tables' Min column shows, where they are the training's (a
+    # tracking run's ``wall_s`` is its tracking's, not its training's); None: the minutes asked.
+    minutes_from: str | None = None
     frame_hz: float = 4.0  # at most this many frame events a second
     # The rates a phase's progress events carry while it runs (paths in the event, each named as
     # the result's figure it ends on), as the live view's lines of (label, path); the first is
@@ -128,6 +131,7 @@ SNAKE = Demo(
     name="snake",
     title="Snake by reinforcement learning",
     module="zbench.demos.snake",
+    minutes_from="wall_s",  # the training's wall clock, the whole run
     options=(
         Opt(
             "algo",

@@ -93,9 +93,9 @@ def option_columns(rows: Sequence[DemoResult]) -> list[tuple[str, str]]:
 
 def _row(run: dict[str, Any]) -> DemoResult:
     res, cfg = run["result"] or {}, run["config"] or {}
-    wall = res.get("wall_s")
     demo = str(run["workload"])
     entry = known(demo)
+    wall = figure(res, entry.minutes_from) if entry is not None and entry.minutes_from else None
     names = [o.name for o in entry.options] if entry is not None else []
     figures = {title: figure(res, path) for title, path in demo_columns(demo)}
     for title, path in demo_columns(demo):  # a figure the result lacks may be an option
