@@ -1,9 +1,8 @@
 """The annotated video, drawn and encoded in a thread of its own, and frames brought to the host
 without waiting on the detector's queued work.
 
-Encoding a 1080p frame (OpenCV's MPEG-4 writer, one core) takes 15-20 ms: written in the tracker's
-thread, it set the demo's pace at 25-50 frames/s while detection, embedding and association ran at
-200. `VideoThread` takes each frame with a copy of its tracks and writes behind the tracker, up to
+Encoding a 1080p frame (OpenCV's MPEG-4 writer, one core) takes 15-25 ms: written in the tracker's
+thread, it set the demo's pace (22.4 frames/s end to end on an H100, 178 without the video). `VideoThread` takes each frame with a copy of its tracks and writes behind the tracker, up to
 `QUEUE_FRAMES` frames behind (OpenCV releases the GIL while it draws and encodes); the tracker
 waits only when the queue is full, and those seconds are counted (`waited_s`) so a result can say
 what the video cost the tracking.
