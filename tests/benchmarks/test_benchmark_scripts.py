@@ -276,6 +276,9 @@ def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
         ("start_split.py", ["--out", "x.json", "--variants", "warm,hot"]),
         ("start_split.py", ["--out", "x.json", "--rounds", "0"]),
         ("peak_candidates.py", ["--only", "cdt,nope"]),
+        ("embedder_shapes.py", ["--out", "x.json", "--variants", "as-is,padx"]),
+        ("embedder_shapes.py", ["--out", "x.json", "--crops", "800,600"]),
+        ("embedder_shapes.py", ["--out", "x.json", "--chunks", "0"]),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(script: str, args: list[str]) -> None:
@@ -418,3 +421,23 @@ def test_peak_runs_zbench_warm_in_a_start_home_an_earlier_call_filled(
     assert seen["compile"].get("ZBENCH_HOME") != str(tmp_path / "train")
     assert "TORCHINDUCTOR_CACHE_DIR" in seen["compile"]
     assert ("TORCHINDUCTOR_CACHE_DIR" in seen["zbench"]) is not filled
+
+
+@pytest.mark.torch
+def test_embedder_shapes_pads_without_changing_a_feature(tmp_path: Path) -> None:
+    """benchmarks/embedder_shapes.py on the CPU: both variants' passes are timed, and the padded
+    embedder's features equal the plain one's (zeros appended to the crops, cut from the output)."""
+    pytest.importorskip("torchvision")
+    out = tmp_path / "e.json"
+    argv = ["--device", "cpu", "--chunks", "2", "--crops", "9,13", "--variants", "as-is,pad8"]
+    run = subprocess.run(
+        [sys.executable, "benchmarks/embedder_shapes.py", *argv, "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    got = json.loads(out.read_text())["results"]
+    assert [r["variant"] for r in got] == ["as-is", "pad8"]
+    assert all(r[p]["total_ms"] > 0 for r in got for p in ("first", "second"))
+    assert "max_feature_diff" not in got[0] and got[1]["max_feature_diff"] < 1e-5

@@ -93,10 +93,14 @@ def crop_batch(frames: torch.Tensor, tlbr: list[torch.Tensor]) -> torch.Tensor:
 class Embedder:
     """Features ``[N, 128]`` for a frame's boxes, on the frame's device."""
 
-    def __init__(self, model: ReidNet, bf16: bool = True) -> None:
+    def __init__(self, model: ReidNet, bf16: bool = True, pad: int = 0) -> None:
         self.model = model.eval()
         self.device = next(model.parameters()).device
         self.bf16 = bf16 and self.device.type == "cuda"
+        # Crops padded with zeros to a multiple of ``pad`` (0: none), so that the network sees a
+        # few batch sizes instead of a new one in nearly every chunk; a candidate timed by
+        # benchmarks/embedder_shapes.py, off until it is measured to pay.
+        self.pad = pad
 
     def __call__(self, image: torch.Tensor, tlbr: torch.Tensor) -> torch.Tensor:
         """Features of one uint8 ``[3, H, W]`` frame's tlbr boxes."""
@@ -107,7 +111,10 @@ class Embedder:
         """Features of all boxes of ``[B, 3, H, W]`` frames in [0, 1], frame after frame, in one
         call of the network; ``tlbr[i]`` are frame i's boxes."""
         x = crop_batch(frames.to(self.device), [b.to(self.device) for b in tlbr])
-        if len(x) == 0:
+        n = len(x)
+        if n == 0:
             return x.new_zeros((0, FEATURE_DIM))
+        if self.pad and n % self.pad:
+            x = torch.cat([x, x.new_zeros((self.pad - n % self.pad, *x.shape[1:]))])
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
-            return self.model(x)
+            return self.model(x)[:n]
