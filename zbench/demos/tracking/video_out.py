@@ -2,10 +2,11 @@
 without waiting on the detector's queued work.
 
 Encoding a 1080p frame (OpenCV's MPEG-4 writer, one core) takes 15-25 ms: written in the tracker's
-thread, it set the demo's pace (22.4 frames/s end to end on an H100, 178 without the video). `VideoThread` takes each frame with a copy of its tracks and writes behind the tracker, up to
-`QUEUE_FRAMES` frames behind (OpenCV releases the GIL while it draws and encodes); the tracker
-waits only when the queue is full, and those seconds are counted (`waited_s`) so a result can say
-what the video cost the tracking.
+thread, it set the demo's pace (22.4 frames/s end to end on an H100, 178 without the video).
+`VideoThread` takes each frame with its tracks and writes behind the tracker, up to a queue's depth
+behind (OpenCV releases the GIL while it draws and encodes); the tracker waits only when the queue
+is full, and those seconds are counted (``waited_s``) so a result can say what the video cost the
+tracking.
 
 `host_picture` copies a frame on a CUDA stream of the calling thread's own: a plain ``.cpu()`` on
 the default stream would wait for every chunk the main thread has queued behind the frame.
@@ -53,9 +54,9 @@ def host_picture(image: torch.Tensor, bgr: bool = False) -> np.ndarray:
 class VideoThread:
     """`AnnotatedVideo` fed through a queue and written by its own thread.
 
-    ``put`` queues the frame with its tracks (`deepsort.TrackOut`, frozen: the tracker's next
-    frame does not change them) (waiting only while ``depth`` frames are ahead
-    of it; 0: never); ``close`` writes what is queued and returns the file. ``busy_s`` is the thread's seconds
+    ``put`` queues a frame with its tracks (`deepsort.TrackOut`s, frozen: the tracker's next frame
+    does not change them), waiting only while ``depth`` frames are ahead of it (0: never);
+    ``close`` writes what is queued and returns the file. ``busy_s`` is the thread's seconds
     drawing and writing, ``waited_s`` the tracker's seconds waiting on a full queue, ``tail_s``
     the seconds ``close`` waited for the frames still queued. A failure in the thread is raised
     by the next ``put`` or by ``close``."""
