@@ -139,6 +139,25 @@ MODES = (
 )
 
 
+def warm_shapes(dmodel, emodel, frames) -> float:
+    """One untimed pass over ``frames`` for each detector kind and chunk size the modes use, so
+    that every mode and tracker finds the same per-shape state: the first call at a crop count
+    builds the embedder's convolution plans (a chunk's crop count is new in nearly every chunk;
+    the tracking demo's embedder read 270-396 frames/s in a process's first call, 1,155-1,334 in
+    its second, docs/demos-tracking.md), which favoured whichever mode or tracker ran later on
+    the same frames. Returns the seconds it took."""
+    t0 = time.perf_counter()
+    for graphs, batch in sorted({(g, b or 1) for _, g, b, _ in MODES}):
+        tracker = pipeline.make_tracker("deepsort", DeepSortParams(), ByteTrackParams())
+        pipe = pipeline.Pipeline(tracker, det.Detector(dmodel, graphs=graphs), Embedder(emodel))
+        if batch == 1:
+            for f in frames:
+                pipe.step(f)
+        else:
+            pipe.run_batched(frames, batch)
+    return round(time.perf_counter() - t0, 2)
+
+
 def end_to_end(a, device, dmodel, emodel, tracker_name: str, frames) -> dict:
     """Each mode on the same frames after the same warm-up frames (same tracker state): stages in
     turn with the eager detector, then with the backbone replayed from a CUDA graph (the serial
@@ -276,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         sources.generated(SceneConfig(test[0], test[1], a.targets, a.frames, seed=77), device)
     )
     res["render_fps"] = round(len(frames) / (time.perf_counter() - t0), 1)
+    log("  an untimed pass per detector kind and chunk size first (per-shape plans)")
+    res["shape_warmup_s"] = warm_shapes(dmodel, emodel, frames)
     res["end_to_end"] = {
         name: end_to_end(a, device, dmodel, emodel, name, frames)
         for name in ("deepsort", "bytetrack", "fused")

@@ -268,6 +268,7 @@ def test_benchmark_smoke_writes_json(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads(out.read_text())
     assert set(res["end_to_end"]) == {"deepsort", "bytetrack", "fused"}
+    assert res["shape_warmup_s"] > 0  # every mode and tracker timed after the same untimed passes
     modes = res["end_to_end"]["deepsort"]["modes"]
     assert list(modes) == [m[0] for m in tracking.MODES]
     for m in modes.values():
