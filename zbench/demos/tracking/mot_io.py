@@ -245,11 +245,6 @@ class AnnotatedVideo:
         self.writer: Any = None
         self.history: dict[int, list[tuple[int, int]]] = {}
 
-    def draw(self, rgb: np.ndarray, tracks: list) -> np.ndarray:
-        """Boxes, ids and trails on a BGR copy of the frame (tracks: objects with track_id, tlwh)."""
-        cv2 = _cv2()
-        return self.annotate(cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR), tracks)
-
     def annotate(self, img: np.ndarray, tracks: list) -> np.ndarray:
         """Boxes, ids and trails drawn into ``img`` (BGR, ``[H, W, 3]``), which is returned."""
         cv2 = _cv2()
@@ -276,7 +271,7 @@ class AnnotatedVideo:
 
     def write(self, rgb: np.ndarray, tracks: list) -> None:
         """Write an RGB frame with its tracks drawn."""
-        self.write_bgr(np.ascontiguousarray(rgb[..., ::-1]), tracks)
+        self.write_bgr(_cv2().cvtColor(np.ascontiguousarray(rgb), _cv2().COLOR_RGB2BGR), tracks)
 
     def write_bgr(self, img: np.ndarray, tracks: list) -> None:
         """Write a BGR frame with its tracks drawn into it (``img`` is changed)."""

@@ -94,9 +94,8 @@ class StageTimes:
     ``detector`` and ``embedder`` are each chunk's span on the device, from the stage's turn on
     the stream to its last kernel, the embedder's including the one host copy (CUDA events; wall
     clock on the CPU, where the calls are synchronous); ``tracker`` is the tracker's wall clock in
-    its thread; ``output`` the seconds of the per-frame callback there (the demo queues the frame
-    for its video thread and draws the preview).
-    These overlap, so they add up to more than ``total``, the wall time after the warm-up; each
+    its thread (the per-frame callback after it, where the demo queues its video and preview, is
+    in none of them). These overlap, so they add up to more than ``total``, the wall time after the warm-up; each
     stage's rate is what it would sustain alone. ``warmup`` is the wall time of the first chunks
     (CUDA-graph capture, first calls), over ``warmup_frames`` frames, timed apart. While
     `Pipeline.run_batched`'s timed window is open, ``since`` is when it began (perf_counter), and
@@ -110,7 +109,6 @@ class StageTimes:
     total: float = 0.0
     frames: int = 0
     detections: int = 0
-    output: float = 0.0
     warmup: float = 0.0
     warmup_frames: int = 0
     since: float | None = None  # the open timed window's start (perf_counter), else None
@@ -399,6 +397,4 @@ class Pipeline:
         for frame, dets in zip(chunk.frames, given, strict=True):
             tracks = self.track(frame.index, *dets)
             if on_tracks is not None:
-                t0 = time.perf_counter()
                 on_tracks(frame, tracks)
-                self.times.output += time.perf_counter() - t0
