@@ -4,6 +4,7 @@ parse with the runner's own parser, bad input exits 2, and (slow) one CPU cell r
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -279,6 +280,8 @@ def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
         ("embedder_shapes.py", ["--out", "x.json", "--variants", "as-is,padx"]),
         ("embedder_shapes.py", ["--out", "x.json", "--crops", "800,600"]),
         ("embedder_shapes.py", ["--out", "x.json", "--chunks", "0"]),
+        ("tracking_demo_calls.py", ["--out", "x.json", "--videos", "on,maybe"]),
+        ("tracking_demo_calls.py", ["--out", "x.json", "--frames", "0"]),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(script: str, args: list[str]) -> None:
@@ -441,3 +444,27 @@ def test_embedder_shapes_pads_without_changing_a_feature(tmp_path: Path) -> None
     assert [r["variant"] for r in got] == ["as-is", "pad8"]
     assert all(r[p]["total_ms"] > 0 for r in got for p in ("first", "second"))
     assert "max_feature_diff" not in got[0] and got[1]["max_feature_diff"] < 1e-5
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_tracking_demo_calls_runs_the_demo_once_per_listed_video(tmp_path: Path) -> None:
+    """benchmarks/tracking_demo_calls.py on the CPU: two calls in one process, the video's figures
+    only where it was on, and the module measured named (another checkout's, with PYTHONPATH)."""
+    pytest.importorskip("cv2")
+    out = tmp_path / "c.json"
+    argv = ["--device", "cpu", "--smoke", "--videos", "on,off", "--out", str(out)]
+    run = subprocess.run(
+        [sys.executable, "benchmarks/tracking_demo_calls.py", *argv],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ZBENCH_HOME": str(tmp_path / "home")},
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(out.read_text())
+    assert [(c["call"], c["video"]) for c in got["calls"]] == [(1, "on"), (2, "off")]
+    on, off = got["calls"]
+    assert on["fps"]["end_to_end"] > 0 and on["output_fps"] > 0 and on["video_tail_s"] >= 0
+    assert off["output_fps"] is None and off["video_wait_s"] is None
+    assert got["code"]["module"].endswith("zbench/demos/tracking/demo.py")
