@@ -41,7 +41,11 @@ if str(REPO) not in sys.path:
 from benchmarks.args import OneLineParser, comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
 
-GOALS = {"train": 7950.0, "infer": 25000.0, "scaling": 1.98, "warm_start_s": 10.0}
+# The goals of the peak work: training >= 7,500 img/s on one H200 (MLPerf Training v4.0's 8x H200
+# ResNet-50 run, about 7,950 img/s per GPU, is the stretch), inference kept >= 28,000, a warm start
+# <= 10 s to the first measured step, and 2-GPU weak scaling.
+GOALS = {"train": 7500.0, "infer": 28000.0, "scaling": 1.98, "warm_start_s": 10.0}
+STRETCH = {"train": 7950.0}
 EST_RATE = {"train": 7000.0, "infer": 24000.0}  # img/s, to choose step counts for a ~2 s window
 # Seconds per process on one H200, for the budget: start-up, compilation (cold for zbench), run.
 # zbench's max compiles with coordinate-descent tuning: 228 s cold for training beside six other
@@ -88,7 +92,8 @@ SIDES = (
     "candidates",
 )
 # "start": `zbench run resnet50 --preset max --mode M` as a user types it (batch search included),
-# twice with one fresh data directory: the first run compiles (cold), the second reuses the cache.
+# with one fresh data directory: the first run compiles (cold), --warm-runs more reuse the cache.
+# One warm start is not a figure: on one machine and folder they spread from 10.4 to 14.0 s.
 START_STEPS, START_WARMUP = 20, 5
 
 
@@ -129,6 +134,12 @@ def parser() -> OneLineParser:
     p.add_argument("--image-size", type=int, help="default 224 (32 with --device cpu)")
     p.add_argument(
         "--start-batch", type=int, help="the start runs' --batch-size (default: searched)"
+    )
+    p.add_argument(
+        "--warm-runs",
+        type=int,
+        default=3,
+        help="warm starts after the cold one; their median is the warm start (default 3)",
     )
     p.add_argument(
         "--start-home",
@@ -245,24 +256,39 @@ def start_times(
         str(a.image_size),
     ]
     cold = runs.zbench(argv, log, timeout, env)
-    warm = runs.zbench(argv, log, timeout, env)
-    for name, res in (("cold", cold), ("warm", warm)):
+    warms = (
+        [runs.zbench(argv, log, timeout, env) for _ in range(a.warm_runs)]
+        if cold.get("to_measure_s")
+        else []
+    )
+    for name, res in (("cold", cold), *((f"warm {i + 1}", w) for i, w in enumerate(warms))):
         prewarm = (res.get("settings") or {}).get("cudnn_prewarm")
         got = (
             f"{res['to_measure_s']:.1f} s to the first measured step (compile "
             f"{res.get('compile_s') or 0:.1f} s; seconds from launch: {res.get('marks_s')}; "
-            f"cuDNN prewarm: {prewarm})"
+            f"cuDNN prewarm: {prewarm}), {res.get('samples_per_s') or 0:.0f} img/s"
             if res.get("to_measure_s")
             else res.get("error")
         )
         print(f"  start {mode} {name}: {got}", file=sys.stderr, flush=True)
-    ok = all(r.get("to_measure_s") for r in (cold, warm))
     return {
-        "runs": [cold, warm],
+        "runs": [cold, *warms],
+        "batch": cold.get("config", {}).get("batch_size"),
+        **start_figures(cold, warms),
+    }
+
+
+def start_figures(cold: dict[str, Any], warms: list[dict[str, Any]]) -> dict[str, Any]:
+    """The cold start, the warm starts' median (None unless every warm run reached its first
+    measured step: a failed one would make the median read faster) and their rates' median."""
+    ok = bool(warms) and all(w.get("to_measure_s") for w in warms)
+    warm_s = [w["to_measure_s"] for w in warms if w.get("to_measure_s")]
+    rates = [w["samples_per_s"] for w in warms if w.get("samples_per_s")]
+    return {
         "cold_s": cold.get("to_measure_s"),
-        "warm_s": warm.get("to_measure_s"),
-        "median": warm.get("samples_per_s") if ok else None,
-        "batch": warm.get("config", {}).get("batch_size"),
+        "warm_s": statistics.median(warm_s) if ok else None,
+        "warm_runs_s": warm_s,
+        "median": statistics.median(rates) if ok and rates else None,
     }
 
 
@@ -376,6 +402,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "goal": GOALS["warm_start_s"],
             "met": r["warm_s"] <= GOALS["warm_start_s"],
             "cold_s": r["cold_s"],
+            "runs_s": r.get("warm_runs_s") or [r["warm_s"]],
         }
     for r in rows:
         base = z.get((r["mode"], r["batch"]))
@@ -391,6 +418,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 "goal": GOALS[mode],
                 "met": best[0] >= GOALS[mode],
             }
+            if mode in STRETCH:
+                goals[mode]["stretch"] = STRETCH[mode]
     two = next((r for r in rows if r["side"] == "zbench-2gpu" and r.get("median")), None)
     if two and z.get(("train", two["batch"])):
         s = two["median"] / z[("train", two["batch"])]
@@ -442,8 +471,14 @@ def print_table(rows: list[dict[str, Any]], goals: dict[str, Any], wall: float) 
     for name, g in goals.items():
         at = f" at batch {g['batch']}" if "batch" in g else ""
         cold = f" (cold {g['cold_s']:.1f} s)" if g.get("cold_s") else ""
+        runs_s = g.get("runs_s") or []
+        spread = f" (warm runs: {', '.join(f'{s:.1f}' for s in runs_s)})" if len(runs_s) > 1 else ""
+        stretch = ""
+        if g.get("stretch"):
+            stretch = f"; stretch {g['stretch']:.0f}: {g['zbench'] / g['stretch']:.3f} of it"
         console.print(
-            f"goal {name}: zbench {g['zbench']:.3f}{at}{cold} vs {g['goal']} -> {'met' if g['met'] else 'NOT met'}"
+            f"goal {name}: zbench {g['zbench']:.3f}{at}{cold}{spread} vs {g['goal']} -> "
+            f"{'met' if g['met'] else 'NOT met'}{stretch}"
         )
     console.print(f"total {wall:.0f} s (compile and first steps included, reported apart above)")
 
@@ -453,8 +488,8 @@ def main(argv: list[str]) -> int:
     a.image_size = a.image_size or (32 if a.device == "cpu" else 224)
     if a.ref:
         return reference_main(a)
-    if a.rounds < 1 or a.seconds <= 0 or a.warmup < 0:
-        parser().error("--rounds and --seconds must be positive, --warmup 0 or more")
+    if a.rounds < 1 or a.seconds <= 0 or a.warmup < 0 or a.warm_runs < 1:
+        parser().error("--rounds, --seconds and --warm-runs must be positive, --warmup 0 or more")
     visible = runs.visible_gpus() if a.device == "cuda" else 0
     gpus = a.gpus or (2 if visible >= 2 else 1)
     if gpus > 1 and visible < gpus:
@@ -462,6 +497,12 @@ def main(argv: list[str]) -> int:
     logs = a.logs or Path(tempfile.mkdtemp(prefix="zbench-peak-"))
     logs.mkdir(parents=True, exist_ok=True)
     jobs = plan(a, gpus)
+    for mode in {m for side, m, _ in jobs if side == "start"}:
+        if a.start_home and (a.start_home / mode).is_dir() and any((a.start_home / mode).iterdir()):
+            parser().error(
+                f"--start-home {a.start_home} already holds a {mode} data folder: its cold start "
+                "would start warm; give a new folder (or leave `start` out of --sides to reuse it)"
+            )
     if not jobs:
         parser().error(
             f"--sides {','.join(a.sides)} plans nothing with --modes {','.join(a.modes)}, "

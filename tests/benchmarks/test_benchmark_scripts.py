@@ -192,6 +192,89 @@ def test_peak_plans_a_cold_and_a_warm_start_and_reports_them_against_the_goal() 
     assert "train" not in goals  # a start run is not the peak measurement
 
 
+def test_peak_warm_start_is_the_median_of_its_warm_runs_and_none_if_one_failed() -> None:
+    cold = {"to_measure_s": 466.0, "samples_per_s": 7400.0}
+    warms = [
+        {"to_measure_s": 13.9, "samples_per_s": 7436.0},
+        {"to_measure_s": 10.4, "samples_per_s": 7420.0},
+        {"to_measure_s": 11.1, "samples_per_s": 7441.0},
+    ]
+    got = peak.start_figures(cold, warms)
+    assert (got["cold_s"], got["warm_s"], got["median"]) == (466.0, 11.1, 7436.0)
+    assert got["warm_runs_s"] == [13.9, 10.4, 11.1]
+    failed = peak.start_figures(cold, [*warms[:2], {"error": "crash"}])
+    assert failed["warm_s"] is None and failed["median"] is None  # no faster-reading median
+    assert peak.start_figures({"error": "oom"}, [])["warm_s"] is None
+
+
+def test_peak_prints_the_warm_runs_and_the_training_stretch_goal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    rows = [
+        {
+            "mode": "train",
+            "batch": 256,
+            "side": "start",
+            "cold_s": 466.0,
+            "warm_s": 11.1,
+            "warm_runs_s": [13.9, 10.4, 11.1],
+            "median": 7436.0,
+            "runs": [],
+        },
+        {
+            "mode": "train",
+            "batch": 256,
+            "side": "zbench",
+            "median": 7480.0,
+            "first_s": 7.0,
+            "runs": [{}],
+        },
+        {
+            "mode": "train",
+            "batch": 256,
+            "side": "compile",
+            "median": 6800.0,
+            "first_s": 50.0,
+            "runs": [{}],
+        },
+    ]
+    goals = peak.summarize(rows)
+    assert (goals["train"]["goal"], goals["train"]["stretch"], goals["train"]["met"]) == (
+        7500.0,
+        7950.0,
+        False,
+    )
+    peak.print_table(rows, goals, 600.0)
+    out = capsys.readouterr().out
+    assert "cold 466.0 / warm 11.1 s" in out
+    assert "(warm runs: 13.9, 10.4, 11.1) vs 10.0 -> NOT met" in out
+    assert "vs 7500.0 -> NOT met; stretch 7950: 0.941 of it" in out
+    assert "1.100" in out  # zbench / compile, side by side
+
+
+def test_peak_refuses_a_start_home_that_would_make_the_cold_start_warm(tmp_path: Path) -> None:
+    (tmp_path / "train" / "cache").mkdir(parents=True)
+    (tmp_path / "train" / "cache" / "entry").write_text("x")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "peak.py"),
+            "--modes",
+            "train",
+            "--sides",
+            "start",
+            "--start-home",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "already holds a train data folder: its cold start would start warm" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
 def test_candidates_table_keeps_failed_and_skipped_candidates() -> None:
     from benchmarks import peak_candidates as pc
 
