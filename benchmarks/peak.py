@@ -234,8 +234,8 @@ def reference_main(a: argparse.Namespace) -> int:
 def start_times(
     a: argparse.Namespace, mode: str, log: Path, timeout: float, env: dict[str, str]
 ) -> dict[str, Any]:
-    """Cold and warm start: one fresh ZBENCH_HOME (``env``, zbench's own compile cache in it),
-    two runs."""
+    """Cold and warm starts: one fresh ZBENCH_HOME (``env``, zbench's own compile cache in it), a
+    cold run and ``--warm-runs`` warm ones."""
     batch = ["--batch-size", str(a.start_batch)] if a.start_batch else []
     argv = [
         "resnet50",
@@ -255,41 +255,7 @@ def start_times(
         "--image-size",
         str(a.image_size),
     ]
-    cold = runs.zbench(argv, log, timeout, env)
-    warms = (
-        [runs.zbench(argv, log, timeout, env) for _ in range(a.warm_runs)]
-        if cold.get("to_measure_s")
-        else []
-    )
-    for name, res in (("cold", cold), *((f"warm {i + 1}", w) for i, w in enumerate(warms))):
-        prewarm = (res.get("settings") or {}).get("cudnn_prewarm")
-        got = (
-            f"{res['to_measure_s']:.1f} s to the first measured step (compile "
-            f"{res.get('compile_s') or 0:.1f} s; seconds from launch: {res.get('marks_s')}; "
-            f"cuDNN prewarm: {prewarm}), {res.get('samples_per_s') or 0:.0f} img/s"
-            if res.get("to_measure_s")
-            else res.get("error")
-        )
-        print(f"  start {mode} {name}: {got}", file=sys.stderr, flush=True)
-    return {
-        "runs": [cold, *warms],
-        "batch": cold.get("config", {}).get("batch_size"),
-        **start_figures(cold, warms),
-    }
-
-
-def start_figures(cold: dict[str, Any], warms: list[dict[str, Any]]) -> dict[str, Any]:
-    """The cold start, the warm starts' median (None unless every warm run reached its first
-    measured step: a failed one would make the median read faster) and their rates' median."""
-    ok = bool(warms) and all(w.get("to_measure_s") for w in warms)
-    warm_s = [w["to_measure_s"] for w in warms if w.get("to_measure_s")]
-    rates = [w["samples_per_s"] for w in warms if w.get("samples_per_s")]
-    return {
-        "cold_s": cold.get("to_measure_s"),
-        "warm_s": statistics.median(warm_s) if ok else None,
-        "warm_runs_s": warm_s,
-        "median": statistics.median(rates) if ok and rates else None,
-    }
+    return runs.start_runs(argv, log, timeout, env, a.warm_runs, f"start {mode}")
 
 
 def candidates(mode: str, log: Path, budget: float) -> dict[str, Any]:

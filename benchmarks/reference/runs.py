@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,48 @@ def start_env(prefix: str, home: Path | None = None) -> tuple[str, dict[str, str
         env.pop(var, None)
     env["PYTHONPYCACHEPREFIX"] = str(Path(folder) / "pycache")
     return folder, env
+
+
+def start_runs(
+    argv: list[str], log: Path, timeout: float, env: dict[str, str], warm_runs: int, label: str
+) -> dict[str, Any]:
+    """``zbench(argv)`` once cold and ``warm_runs`` times warm in one data folder (``env``, from
+    start_env), each run's start printed as it ends, and start_figures of them."""
+    cold = zbench(argv, log, timeout, env)
+    warms = (
+        [zbench(argv, log, timeout, env) for _ in range(warm_runs)]
+        if cold.get("to_measure_s")
+        else []
+    )
+    for name, res in (("cold", cold), *((f"warm {i + 1}", w) for i, w in enumerate(warms))):
+        prewarm = (res.get("settings") or {}).get("cudnn_prewarm")
+        got = (
+            f"{res['to_measure_s']:.1f} s to the first measured step (compile "
+            f"{res.get('compile_s') or 0:.1f} s; seconds from launch: {res.get('marks_s')}; "
+            f"cuDNN prewarm: {prewarm}), {res.get('samples_per_s') or 0:.0f} img/s"
+            if res.get("to_measure_s")
+            else res.get("error")
+        )
+        print(f"  {label} {name}: {got}", file=sys.stderr, flush=True)
+    return {
+        "runs": [cold, *warms],
+        "batch": cold.get("config", {}).get("batch_size"),
+        **start_figures(cold, warms),
+    }
+
+
+def start_figures(cold: dict[str, Any], warms: list[dict[str, Any]]) -> dict[str, Any]:
+    """The cold start, the warm starts' median (None unless every warm run reached its first
+    measured step: a failed one would make the median read faster) and their rates' median."""
+    ok = bool(warms) and all(w.get("to_measure_s") for w in warms)
+    warm_s = [w["to_measure_s"] for w in warms if w.get("to_measure_s")]
+    rates = [w["samples_per_s"] for w in warms if w.get("samples_per_s")]
+    return {
+        "cold_s": cold.get("to_measure_s"),
+        "warm_s": statistics.median(warm_s) if ok else None,
+        "warm_runs_s": warm_s,
+        "median": statistics.median(rates) if ok and rates else None,
+    }
 
 
 def _run(

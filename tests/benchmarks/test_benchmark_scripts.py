@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import peak, runner_fidelity
+from benchmarks.reference import runs
 from zbench.contract.config import parse_args
 
 REPO = Path(__file__).resolve().parents[2]
@@ -199,12 +200,12 @@ def test_peak_warm_start_is_the_median_of_its_warm_runs_and_none_if_one_failed()
         {"to_measure_s": 10.4, "samples_per_s": 7420.0},
         {"to_measure_s": 11.1, "samples_per_s": 7441.0},
     ]
-    got = peak.start_figures(cold, warms)
+    got = runs.start_figures(cold, warms)
     assert (got["cold_s"], got["warm_s"], got["median"]) == (466.0, 11.1, 7436.0)
     assert got["warm_runs_s"] == [13.9, 10.4, 11.1]
-    failed = peak.start_figures(cold, [*warms[:2], {"error": "crash"}])
+    failed = runs.start_figures(cold, [*warms[:2], {"error": "crash"}])
     assert failed["warm_s"] is None and failed["median"] is None  # no faster-reading median
-    assert peak.start_figures({"error": "oom"}, [])["warm_s"] is None
+    assert runs.start_figures({"error": "oom"}, [])["warm_s"] is None
 
 
 def test_peak_prints_the_warm_runs_and_the_training_stretch_goal(
