@@ -2,13 +2,15 @@
 
     python3 benchmarks/tracking_demo_calls.py --videos on,off --out calls.json      # on a GPU
     PYTHONPATH=OLD_CHECKOUT python3 benchmarks/tracking_demo_calls.py --videos on,off --out old.json
+    python3 benchmarks/tracking_demo_calls.py --videos off,off --pad 64 --out pad.json
 
 Each call is what `zbench demo tracking` runs (models trained for ``--minutes`` on the first call,
 loaded after; ``--frames`` generated frames), with the annotated video on or off as ``--videos``
 lists. It prints each call's end-to-end, detector, embedder and tracker frames/s and the video's
 figures. A process's first call is what a user's run is; the later ones show what the first paid
-(docs/demos-tracking.md: the embedder's first calls at each crop count). With PYTHONPATH naming
-another checkout it measures that code, for a before/after pair on one machine.
+(docs/demos-tracking.md: the embedder's first calls at each crop count); ``--pad N`` pads the
+embedder's crops to a multiple of N in every call (the demo's ``EMBEDDER_PAD``). With PYTHONPATH
+naming another checkout it measures that code, for a before/after pair on one machine.
 """
 
 from __future__ import annotations
@@ -33,11 +35,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frames", type=int, default=300)
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu", "auto"))
     ap.add_argument("--smoke", action="store_true", help="tiny models and frames (the CPU path)")
+    ap.add_argument(
+        "--pad", type=int, default=0, help="the embedder's crops padded to a multiple of this"
+    )
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
-    if a.frames < 1 or a.minutes < 0:
-        ap.error("--frames wants at least 1 and --minutes at least 0")
+    if a.frames < 1 or a.minutes < 0 or a.pad < 0:
+        ap.error("--frames wants at least 1, --minutes and --pad at least 0")
     from zbench.demos.tracking import demo
+
+    demo.EMBEDDER_PAD = a.pad
 
     calls = []
     for n, video in enumerate(a.videos or ("on", "off"), start=1):
@@ -52,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  waited {call['video_wait_s']}  tail {call['video_tail_s']}",
             flush=True,
         )
-    code = {"module": demo.__file__}
+    code = {"module": demo.__file__, "embedder_pad": a.pad}
     a.out.write_text(json.dumps({"code": code, "calls": calls}, indent=2) + "\n")
     return 0
 

@@ -357,6 +357,7 @@ def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
         ("runner_fidelity.py", ["--rounds", "0"]),
         ("peak.py", ["--train-batches", "x"]),
         ("peak.py", ["--modes", "eval"]),
+        ("peak.py", ["--warm-runs", "0"]),
         ("start_split.py", ["--out", "x.json", "--skip-cold"]),
         ("start_split.py", ["--out", "x.json", "--variants", "warm,hot"]),
         ("start_split.py", ["--out", "x.json", "--rounds", "0"]),
@@ -366,6 +367,7 @@ def test_peak_summary_survives_runs_skipped_for_the_budget() -> None:
         ("embedder_shapes.py", ["--out", "x.json", "--chunks", "0"]),
         ("tracking_demo_calls.py", ["--out", "x.json", "--videos", "on,maybe"]),
         ("tracking_demo_calls.py", ["--out", "x.json", "--frames", "0"]),
+        ("tracking_demo_calls.py", ["--out", "x.json", "--pad", "-1"]),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(script: str, args: list[str]) -> None:
@@ -537,7 +539,7 @@ def test_tracking_demo_calls_runs_the_demo_once_per_listed_video(tmp_path: Path)
     only where it was on, and the module measured named (another checkout's, with PYTHONPATH)."""
     pytest.importorskip("cv2")
     out = tmp_path / "c.json"
-    argv = ["--device", "cpu", "--smoke", "--videos", "on,off", "--out", str(out)]
+    argv = ["--device", "cpu", "--smoke", "--videos", "on,off", "--pad", "16", "--out", str(out)]
     run = subprocess.run(
         [sys.executable, "benchmarks/tracking_demo_calls.py", *argv],
         cwd=REPO,
@@ -552,3 +554,4 @@ def test_tracking_demo_calls_runs_the_demo_once_per_listed_video(tmp_path: Path)
     assert on["fps"]["end_to_end"] > 0 and on["output_fps"] > 0 and on["video_tail_s"] >= 0
     assert off["output_fps"] is None and off["video_wait_s"] is None
     assert got["code"]["module"].endswith("zbench/demos/tracking/demo.py")
+    assert got["code"]["embedder_pad"] == 16

@@ -33,6 +33,10 @@ DETECTOR_FILE, EMBEDDER_FILE = "detector.pt", "embedder.pt"
 # The first chunk (CUDA-graph capture of the backbone at its batch, the models' first calls) is
 # timed apart from the tracking rate.
 WARMUP_CHUNKS = 1
+# The embedder's crops padded to a multiple of this (0: not padded; Embedder's ``pad``), so its
+# network meets a few batch sizes rather than a new one per chunk. 0 until a GPU says it pays
+# (benchmarks/embedder_shapes.py, and tracking_demo_calls.py --pad for the demo's own figures).
+EMBEDDER_PAD = 0
 
 # The options a job offers come from the contract's demo table (one set of defaults; `--out` and
 # `--checkpoint` are `out_dir` and `checkpoint_dir` here); the rest are `run`'s own.
@@ -293,7 +297,7 @@ def _models(
         detector = det.Detector(model, o.bf16)
     if not npy:
         emb, info["embedder"] = load_or_train_embedder(o, device, emit)
-        embedder = Embedder(emb, o.bf16)
+        embedder = Embedder(emb, o.bf16, pad=EMBEDDER_PAD)
     return detector, embedder, info
 
 
