@@ -10,8 +10,9 @@ zbench's 2-GPU weak scaling against its own 1-GPU run when two GPUs are visible.
 overrun --budget are skipped and listed as such; max-autotune comes last because it compiles longest,
 then, for training, zbench with the same mode (--compile-mode max-autotune-no-cudagraphs, under its
 whole-step CUDA graph), which reuses the kernel choices the reference's search cached.
-``start`` runs `zbench run resnet50 --preset max` twice with one fresh data directory and prints
-the cold and warm times to the first measured step; ``candidates`` runs benchmarks/peak_candidates.py
+``start`` runs `zbench run resnet50 --preset max` in one fresh data directory, once cold and
+``--warm-runs`` times warm, and prints the cold time to the first measured step and the warm ones'
+median; ``candidates`` runs benchmarks/peak_candidates.py
 (each candidate beside the plain compiled reference) and prints its table. ``--sides`` runs part of
 the plan.
 
