@@ -92,9 +92,8 @@ SIDES = (
     "start",
     "candidates",
 )
-# "start": `zbench run resnet50 --preset max --mode M` as a user types it (batch search included),
-# with one fresh data directory: the first run compiles (cold), --warm-runs more reuse the cache.
-# One warm start is not a figure: on one machine and folder they spread from 10.4 to 14.0 s.
+# "start": `zbench run resnet50 --preset max --mode M` as a user types it, cold, then --warm-runs
+# more in its data folder (one warm start is no figure: on one machine they spread 10.4-14.0 s).
 START_STEPS, START_WARMUP = 20, 5
 
 
