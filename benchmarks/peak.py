@@ -202,25 +202,11 @@ def command(a: argparse.Namespace, side: str, mode: str, batch: int, gpus: int) 
     size = a.image_size or (32 if a.device == "cpu" else 224)
     common += ["--warmup", str(warmup), "--image-size", str(size), "--device", a.device]
     if side.startswith("zbench"):
-        return [
-            "resnet50",
-            "--preset",
-            "max",
-            *common,
-            "--gpus",
-            str(gpus if "2gpu" in side else 1),
-            *ZBENCH_FLAGS.get(side, []),
-        ]
+        on = ["--gpus", str(gpus if "2gpu" in side else 1), *ZBENCH_FLAGS.get(side, [])]
+        return ["resnet50", "--preset", "max", *common, *on]
     backend = "eager" if a.device == "cpu" else "inductor"  # CPU smoke: no C++ compile
-    return [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--ref",
-        side,
-        *common,
-        "--backend",
-        backend,
-    ]
+    script = str(Path(__file__).resolve())
+    return [sys.executable, script, "--ref", side, *common, "--backend", backend]
 
 
 def reference_main(a: argparse.Namespace) -> int:
@@ -291,6 +277,15 @@ def candidates(mode: str, log: Path, budget: float) -> dict[str, Any]:
     return {"candidates": got["rows"], "table": peak_candidates.table(got), "runs": []}
 
 
+def estimate(a: argparse.Namespace, side: str, mode: str, warm: bool) -> float:
+    """Seconds a row should take, for the budget: ``--rounds`` processes of a side (a warm zbench
+    row in the start runs' folder: WARM_EST_S each); the start runs and the candidates once."""
+    if side == "start":
+        return EST_S[(side, mode)] + a.warm_runs * WARM_EST_S
+    each = WARM_EST_S if warm else EST_S.get((side, mode), 30)
+    return each * (1 if side == "candidates" else a.rounds)
+
+
 def execute(
     a: argparse.Namespace, jobs: list[tuple[str, str, int]], gpus: int, logs: Path
 ) -> list[dict[str, Any]]:
@@ -313,9 +308,7 @@ def execute(
                 _, started[mode] = runs.start_env("zbench-peak-start-", a.start_home / mode)
     for side, mode, batch in jobs:
         left = a.budget - (time.perf_counter() - t0)
-        est = EST_S.get((side, mode), 30) * a.rounds
-        if side == "zbench" and mode in started:  # in the start runs' warm data folder
-            est = WARM_EST_S * a.rounds
+        est = estimate(a, side, mode, warm=side == "zbench" and mode in started)
         row: dict[str, Any] = {"side": side, "mode": mode, "batch": batch, "runs": []}
         rows.append(row)
         if a.device == "cuda" and est > left:
@@ -474,7 +467,7 @@ def main(argv: list[str]) -> int:
             f"--sides {','.join(a.sides)} plans nothing with --modes {','.join(a.modes)}, "
             f"--device {a.device} and {gpus} GPU(s)"
         )
-    est = sum(EST_S.get((side, mode), 30) for side, mode, _ in jobs) * a.rounds
+    est = sum(estimate(a, side, mode, warm=False) for side, mode, _ in jobs)
     print(
         f"{len(jobs)} runs, about {est / 60:.1f} min in all; budget {a.budget / 60:.1f} min",
         file=sys.stderr,

@@ -349,3 +349,16 @@ def test_peak_runs_zbench_warm_in_a_start_home_an_earlier_call_filled(
     assert seen["compile"].get("ZBENCH_HOME") != str(tmp_path / "train")
     assert "TORCHINDUCTOR_CACHE_DIR" in seen["compile"]
     assert ("TORCHINDUCTOR_CACHE_DIR" in seen["zbench"]) is not filled
+
+
+def test_peak_budget_counts_rounds_per_process_and_the_start_runs_once() -> None:
+    """--rounds 2 is two processes of a side, not two start sequences: with the call planned on an
+    H200 (--rounds 2, --warm-runs 2, --budget 540) the start row must not be skipped as 560 s."""
+    a = peak.parser().parse_args(["--rounds", "2", "--warm-runs", "2"])
+    start = peak.estimate(a, "start", "train", warm=False)
+    assert start == peak.EST_S[("start", "train")] + 2 * peak.WARM_EST_S < 540
+    assert peak.estimate(a, "compile", "train", warm=False) == 2 * peak.EST_S[("compile", "train")]
+    assert peak.estimate(a, "zbench", "train", warm=True) == 2 * peak.WARM_EST_S
+    assert (
+        peak.estimate(a, "candidates", "train", warm=False) == peak.EST_S[("candidates", "train")]
+    )
