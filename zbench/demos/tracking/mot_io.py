@@ -271,7 +271,8 @@ class AnnotatedVideo:
 
     def write(self, rgb: np.ndarray, tracks: list) -> None:
         """Write an RGB frame with its tracks drawn."""
-        self.write_bgr(_cv2().cvtColor(np.ascontiguousarray(rgb), _cv2().COLOR_RGB2BGR), tracks)
+        cv2 = _cv2()
+        self.write_bgr(cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR), tracks)
 
     def write_bgr(self, img: np.ndarray, tracks: list) -> None:
         """Write a BGR frame with its tracks drawn into it (``img`` is changed)."""

@@ -95,9 +95,9 @@ class StageTimes:
     the stream to its last kernel, the embedder's including the one host copy (CUDA events; wall
     clock on the CPU, where the calls are synchronous); ``tracker`` is the tracker's wall clock in
     its thread (the per-frame callback after it, where the demo queues its video and preview, is
-    in none of them). These overlap, so they add up to more than ``total``, the wall time after the warm-up; each
-    stage's rate is what it would sustain alone. ``warmup`` is the wall time of the first chunks
-    (CUDA-graph capture, first calls), over ``warmup_frames`` frames, timed apart. While
+    in none of them). These overlap, so they add up to more than ``total``, the wall time after the
+    warm-up; each stage's rate is what it would sustain alone. ``warmup`` is the wall time of the
+    first chunks (CUDA-graph capture, first calls), over ``warmup_frames`` frames, timed apart. While
     `Pipeline.run_batched`'s timed window is open, ``since`` is when it began (perf_counter), and
     end to end so far is the frames tracked over the wall time since: a frame is tracked only once
     its chunk's device work is done, so the live figure needs no sync and ends on the final one.
