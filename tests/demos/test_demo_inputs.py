@@ -34,7 +34,7 @@ def _refused(argv: list[str], needle: str, home: Path) -> None:
     lines = out.output.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], out.output
     db = home / "home" / "zbench.db"
-    assert not db.exists() or json.loads(CLI.invoke(app, ["jobs", "--json"]).output) == []
+    assert not db.exists() or json.loads(CLI.invoke(app, ["jobs", "--all", "--json"]).output) == []
 
 
 def test_a_garbage_play_checkpoint_is_one_line(home: Path) -> None:

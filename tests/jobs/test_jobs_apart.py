@@ -58,7 +58,7 @@ def test_zbench_jobs_shows_it_and_its_json_has_the_config(
     monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
     monkeypatch.delenv("ZBENCH_DB", raising=False)
     _store(tmp_path / "zbench.db")
-    out = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, ["jobs"])
+    out = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, ["jobs", "--all"])
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
     # They read "resnet50 torch train fp32" all four: the same line but for the figures.
@@ -67,7 +67,7 @@ def test_zbench_jobs_shows_it_and_its_json_has_the_config(
     )
     assert "resnet50 torch train fp32 (compile on, preset max, batch per GPU 2)" in lines[5]
     assert lines[4].rstrip().endswith("vgg16 torch train fp32")
-    listed = json.loads(CliRunner().invoke(app, ["jobs", "--json"]).output)
+    listed = json.loads(CliRunner().invoke(app, ["jobs", "--all", "--json"]).output)
     assert [j["config"]["batch_size"] for j in listed] == [2, 4, 4, 4, 2]
 
 

@@ -24,7 +24,9 @@ def test_run_validates_runner_args_before_submitting(cli: CliRunner, jobenv: Pat
     result = cli.invoke(app, ["run", "resnet50", "--batch-size", "0", "--device", "cpu"])
     assert result.exit_code == 2
     assert "must be at least 1" in result.output
-    assert not jobenv.exists() or json.loads(cli.invoke(app, ["jobs", "--json"]).output) == []
+    assert (
+        not jobenv.exists() or json.loads(cli.invoke(app, ["jobs", "--all", "--json"]).output) == []
+    )
 
 
 def test_run_without_gpu_asks_for_cpu(cli: CliRunner) -> None:
@@ -37,7 +39,7 @@ def test_run_follows_and_prints_the_result(cli: CliRunner) -> None:
     assert result.exit_code == 0, result.output
     assert "ResNet-50" in result.output and "PyTorch" in result.output
     assert "Bottleneck: not judged" in result.output  # a CPU run: no GPU to judge
-    listing = json.loads(cli.invoke(app, ["jobs", "--json"]).output)
+    listing = json.loads(cli.invoke(app, ["jobs", "--all", "--json"]).output)
     assert [j["state"] for j in listing] == ["done"]
 
 
@@ -165,7 +167,7 @@ def test_suite_end_to_end_with_fake_runner(cli: CliRunner, tmp_path: Path) -> No
     assert len(table) == 4  # header + 3 rows
     assert "| U-Net (2D) | PyTorch | train |" in export.output
     assert "| VGG16 | TensorFlow | train |" in export.output
-    listing = cli.invoke(app, ["jobs"])
+    listing = cli.invoke(app, ["jobs", "--all"])
     assert listing.exit_code == 0
     assert sum(" done " in line for line in listing.output.splitlines()[1:]) == 3
 

@@ -20,7 +20,7 @@ def test_quick_suite_on_cpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, job
     monkeypatch.setenv("ZBENCH_SAMPLE_INTERVAL_S", "0.5")
     cli = CliRunner(env={"COLUMNS": "160", "NO_COLOR": "1"})
     result = cli.invoke(app, ["suite", "quick"])
-    jobs = json.loads(cli.invoke(app, ["jobs", "--json"]).output)
+    jobs = json.loads(cli.invoke(app, ["jobs", "--all", "--json"]).output)
     logs = {j["id"]: (j["state"], j["reason"]) for j in jobs}
     assert result.exit_code == 0, f"{result.output}\n{logs}"
     assert jobs and all(j["state"] == "done" for j in jobs), logs

@@ -22,7 +22,7 @@ def cli(jobenv: Path) -> CliRunner:
 
 
 def _no_job(cli: CliRunner, db: Path) -> bool:
-    return not db.exists() or json.loads(cli.invoke(app, ["jobs", "--json"]).output) == []
+    return not db.exists() or json.loads(cli.invoke(app, ["jobs", "--all", "--json"]).output) == []
 
 
 def _one_line(output: str) -> str:

@@ -34,6 +34,31 @@ def test_reasons_with_brackets_are_printed_as_they_are(
             )
         ]
     )
-    result = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, ["jobs"])
+    result = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"}).invoke(app, ["jobs", "--all"])
     assert result.exit_code == 0, result.output
     assert reason in result.output
+
+
+def test_jobs_lists_today_and_what_still_runs_and_all_lists_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --all, a job that ended before today's midnight is left out; one still queued from
+    then is not. Times are two days back, so the test reads the same at any hour (an end-to-end
+    test that ran across midnight once listed 2 of its 3 jobs)."""
+    monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
+    monkeypatch.delenv("ZBENCH_DB", raising=False)
+    old = time.time() - 2 * 86400
+    Store(tmp_path / "zbench.db").add_jobs(
+        [
+            job_row(workload="vgg16", state="done", created=old, ended=old),
+            job_row(workload="unet2d", created=old),  # queued since: not finished
+        ]
+    )
+    cli = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1"})
+    today = cli.invoke(app, ["jobs"])
+    assert today.exit_code == 0, today.output
+    assert "unet2d" in today.output and "vgg16" not in today.output
+    every = cli.invoke(app, ["jobs", "--all"])
+    assert "unet2d" in every.output and "vgg16" in every.output
+    only_old = cli.invoke(app, ["jobs", "--workload", "vgg16"])
+    assert only_old.output == "No jobs match (workload vgg16) today (--all shows every job).\n"

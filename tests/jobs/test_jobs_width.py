@@ -39,12 +39,14 @@ def test_jobs_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
             },
         ]
     )
-    res = CliRunner(env={"COLUMNS": "80", "NO_COLOR": "1"}).invoke(app, ["jobs"])
+    res = CliRunner(env={"COLUMNS": "80", "NO_COLOR": "1"}).invoke(app, ["jobs", "--all"])
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80, res.stdout
     assert lines[0].split()[:3] == ["ID", "State", "Job"]
     assert any("fasterrcnn" in line and "3/20" in line for line in lines)
     assert any(line.rstrip().endswith("…") and "oom" in line for line in lines)
-    wide = CliRunner(env={"COLUMNS": "80", "NO_COLOR": "1"}).invoke(app, ["jobs", "--wide"])
+    wide = CliRunner(env={"COLUMNS": "80", "NO_COLOR": "1"}).invoke(
+        app, ["jobs", "--all", "--wide"]
+    )
     assert "Tried to allocate 2.00 GiB oom" in wide.stdout
