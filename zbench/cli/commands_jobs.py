@@ -309,7 +309,7 @@ def jobs(
     json_out: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Jobs, live or finished, with their state."""
+    """Today's jobs and those still queued or running, with their state (--all: every day's)."""
     if hosts is not None:
         from zbench.cli.fleet import fleet_jobs
 
