@@ -10,7 +10,7 @@ and ``CacheBusy``, ``store.StoreError``, ``settings.SettingsError``, ``jobs.api.
 ``JobNotFound``, ``jobs.suites.SuiteError``, ``jobs.probe_submit.ProbeError``,
 ``results.export.FormatError``, ``results.report.ReportError`` (exit 1), ``fleet.gather.HostsError``,
 ``cli.results.CompareError``.
-``contract.config.UsageError`` stays a plain ``ValueError``: the contract imports no zbench module.
+``contract.options.UsageError`` stays a plain ``ValueError``: the contract imports no zbench module.
 """
 
 from __future__ import annotations

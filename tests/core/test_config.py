@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from zbench.contract.config import RunConfig, UsageError, parse_args
+from zbench.contract.config import RunConfig, parse_args
+from zbench.contract.options import UsageError
 from zbench.contract.workloads import WORKLOADS
 
 

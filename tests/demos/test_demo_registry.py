@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from zbench.cli import app
 from zbench.contract import demos as registry
-from zbench.contract.config import UsageError
 from zbench.contract.demo_options import DemoConfig, parse_args
+from zbench.contract.options import UsageError
 from zbench.demos.motion.job import motion_options
 from zbench.demos.tracking import RENAMED
 from zbench.jobs.runjob import command_for

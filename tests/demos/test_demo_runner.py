@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from tests.demos.demo_process import run_demo_process
 from zbench.cli import app
-from zbench.contract.config import UsageError
 from zbench.contract.demo_options import DemoConfig, parse_args
+from zbench.contract.options import UsageError
 from zbench.contract.protocol import read_events
 from zbench.demos.snake.model import SnakeNet, load_checkpoint, save_checkpoint
 from zbench.jobs.runjob import command_for

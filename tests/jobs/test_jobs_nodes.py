@@ -17,7 +17,8 @@ from jobkit import wait_for
 from typer.testing import CliRunner
 
 from zbench.cli import app
-from zbench.contract.config import RunConfig, UsageError
+from zbench.contract.config import RunConfig
+from zbench.contract.options import UsageError
 from zbench.jobs import api, nodes
 from zbench.jobs.liveness import pid_alive
 from zbench.store import RunFilter, Store

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from zbench import hostnames
 from zbench.cli import app
-from zbench.contract.config import RunConfig, UsageError
+from zbench.contract.config import RunConfig
+from zbench.contract.options import UsageError
 from zbench.jobs import nodes, remote
 from zbench.settings import SettingsError, load_config
 

@@ -13,7 +13,7 @@ from zbench.cli.follow import Db, _console, _report_failure, bad_timeout, follow
 from zbench.cli.options import err
 from zbench.cli.usage import option_line
 from zbench.contract import demos as demo_table
-from zbench.contract.config import UsageError
+from zbench.contract.options import UsageError
 from zbench.jobs import api
 from zbench.jobs.api import JobSpec
 from zbench.jobs.gpus import visible_gpus

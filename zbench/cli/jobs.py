@@ -19,8 +19,9 @@ from zbench.cli.follow import Db, _console, _report_failure, bad_timeout, follow
 from zbench.cli.options import err
 from zbench.cli.tableview import print_table
 from zbench.cli.usage import option_line
-from zbench.contract.config import RunConfig, UsageError, parse_args
+from zbench.contract.config import RunConfig, parse_args
 from zbench.contract.kinds import DEMO
+from zbench.contract.options import UsageError
 from zbench.jobs import api
 from zbench.jobs.apart import apart, differing
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec

@@ -20,7 +20,8 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperArgument, TyperCommand
 
-from zbench.contract.config import RUN_OPTIONS, Opt
+from zbench.contract.config import RUN_OPTIONS
+from zbench.contract.options import Opt
 
 RUNNER_PANEL = "Workload options (checked by the runner's parser)"
 
@@ -79,7 +80,7 @@ def _option(opt: Opt) -> inspect.Parameter:
             hidden=True,
         )
         # Repeatable here, so that every value reaches the table's own parser, which refuses a
-        # second one (contract.config.OnceAction); Click would keep only the last.
+        # second one (contract.options.OnceAction); Click would keep only the last.
         annotation = Annotated[list[str] | None, info]
     return inspect.Parameter(
         opt.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from zbench.contract import demos as registry
-from zbench.contract.config import UsageError, UsageParser, argparse_kwargs
 from zbench.contract.demos import Demo, Opt
+from zbench.contract.options import UsageError, UsageParser, argparse_kwargs
 
 
 @dataclass(frozen=True)

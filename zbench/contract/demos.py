@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from zbench.contract.config import RUN_OPTIONS, Opt, UsageError
+from zbench.contract.config import RUN_OPTIONS
+from zbench.contract.options import Opt, UsageError
 
 
 @dataclass(frozen=True)

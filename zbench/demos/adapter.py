@@ -15,9 +15,9 @@ import sys
 from types import FrameType
 from typing import Any
 
-from zbench.contract.config import UsageError
 from zbench.contract.demo_options import DemoConfig, parse_args
 from zbench.contract.demos import Demo, check, figure
+from zbench.contract.options import UsageError
 from zbench.contract.protocol import EventWriter
 from zbench.runners.harness import Unavailable
 from zbench.runners.harness_demo import DemoAdapter, Series, run_demo

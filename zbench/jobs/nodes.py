@@ -25,7 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from zbench.contract.config import RunConfig, UsageError
+from zbench.contract.config import RunConfig
+from zbench.contract.options import UsageError
 from zbench.hostnames import HostError, split_host
 from zbench.jobs import remote
 

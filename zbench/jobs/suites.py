@@ -35,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from zbench.contract import demos as demo_table
-from zbench.contract.config import RUN_OPTION, Opt, RunConfig, UsageError, parse_args
+from zbench.contract.config import RUN_OPTION, RunConfig, parse_args
 from zbench.contract.demo_options import DemoConfig
 from zbench.contract.demo_options import parse_args as parse_demo_args
 from zbench.contract.demos import Demo
+from zbench.contract.options import Opt, UsageError
 from zbench.errors import ZbenchError
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus

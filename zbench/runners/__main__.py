@@ -13,7 +13,8 @@ import signal
 import sys
 from types import FrameType
 
-from zbench.contract.config import RunConfig, UsageError, parse_args
+from zbench.contract.config import RunConfig, parse_args
+from zbench.contract.options import UsageError
 from zbench.contract.protocol import EventWriter
 from zbench.contract.resolve import check_shape
 

@@ -7,18 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from zbench.contract.config import (
-    RUN_OPTION,
-    RUN_OPTIONS,
-    Opt,
-    RunConfig,
-    UsageError,
-    parse_args,
-)
+from zbench.contract.config import RUN_OPTION, RUN_OPTIONS, RunConfig, parse_args
 from zbench.contract.demo_options import DemoConfig
 from zbench.contract.demo_options import parse_args as parse_demo_args
 from zbench.contract.demos import Demo
 from zbench.contract.demos import demos as registered_demos
+from zbench.contract.options import Opt, UsageError
 
 from .services import LaunchRequest
 

@@ -29,14 +29,10 @@ from textual.widgets import (
     Static,
 )
 
-from zbench.contract.config import (
-    DATA_SOURCES,
-    RUN_OPTION,
-    WORKLOADS,
-    Opt,
-)
+from zbench.contract.config import DATA_SOURCES, RUN_OPTION, WORKLOADS
 from zbench.contract.demos import Demo
 from zbench.contract.demos import demos as registered_demos
+from zbench.contract.options import Opt
 
 from ..format import escape
 from ..launch_form import (
