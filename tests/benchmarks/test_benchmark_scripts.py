@@ -177,6 +177,7 @@ def test_benchmark_children_get_a_private_zbench_home_unless_one_is_set(
     assert runs.child_env()["ZBENCH_HOME"] == "/srv/zbench-home"
 
 
+@pytest.mark.slow  # runs benchmarks/embedder_shapes.py in its own process (~12 s on 2 cores)
 @pytest.mark.torch
 def test_embedder_shapes_pads_without_changing_a_feature(tmp_path: Path) -> None:
     """benchmarks/embedder_shapes.py on the CPU: both variants' passes are timed, and the padded

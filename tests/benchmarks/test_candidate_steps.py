@@ -70,6 +70,7 @@ def _fresh_python(code: str, **env: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # compiles a step in a fresh interpreter (~20 s on 2 cores)
 @pytest.mark.torch
 def test_maxpool_fallback_candidate_compiles_the_backward_to_aten(tmp_path: Path) -> None:
     """The mpfb candidates: their max-pool backward is ATen's kernel, not a cached fused gather."""

@@ -81,6 +81,7 @@ def test_profile_sorts_kernels_by_kind_and_shares_add_up() -> None:
     assert [k["kernel"] for k in got["longest"]] == ["conv_a"]
 
 
+@pytest.mark.slow  # runs benchmarks/peak_profile.py in its own process (~17 s on 2 cores)
 @pytest.mark.torch
 def test_profile_cpu_smoke_writes_its_summary(tmp_path: Path) -> None:
     pytest.importorskip("torchvision")

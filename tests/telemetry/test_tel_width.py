@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.fakes.fake_nvml import FakeNvml
 from zbench.cli import app
+from zbench.telemetry import doctor
 
 
 def _check_80(out: str) -> None:
@@ -21,11 +23,24 @@ def test_monitor_once_at_80_columns(fake: FakeNvml) -> None:
     assert "0 H200" in res.stdout and "util" in res.stdout
 
 
-def test_doctor_at_80_columns_and_wide(fake: FakeNvml) -> None:
+def test_doctor_at_80_columns_and_wide(fake: FakeNvml, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each framework's line as a fresh import would give it (two imports took ~7 s a call), one of
+    # them with an error as long as the doctor keeps: it must wrap inside the 80 columns too.
+    status = {
+        "torch": {"installed": True, "version": "2.11.0+cu130", "gpus": 8},
+        "tensorflow": {
+            "installed": True,
+            "version": "2.21.0",
+            "gpus": None,
+            "error": "ImportError: " + "libcudart.so.12: cannot open shared object file " * 4,
+        },
+    }
+    monkeypatch.setattr(doctor, "framework_status", lambda progress=None: status)
     res = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["doctor"])
     assert res.exit_code == 0, res.output
     _check_80(res.stdout)
     assert "FP32" in res.stdout and "0 H200" in res.stdout
+    assert "2.11.0+cu130" in res.stdout and "libcudart.so.12" in res.stdout
     wide = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["doctor", "--wide"])
     assert "max SM/mem MHz" in wide.stdout and "FP16 TF" in wide.stdout
 

@@ -46,6 +46,7 @@ def test_parameter_counts_match(workload: str, exact: bool) -> None:
         assert kp == tp
 
 
+@pytest.mark.slow  # a PyTorch and a TensorFlow run end to end (~28 s on 2 cores)
 def test_same_config_same_result_fields(tmp_path: Path) -> None:
     from tests.runners.events import RESULT_FIELDS, run_in_process
     from zbench.contract.protocol import read_events
