@@ -271,6 +271,7 @@ def test_a_jobs_speed_prints_alike_everywhere_and_a_reported_zero_is_shown() -> 
     reported 0.0 samples/s for "none reported"."""
     from zbench.jobs.api import JobInfo, rate_text
     from zbench.tui.screens.job_detail import summary
+    from zbench.tui.widgets.fields import pack
     from zbench.tui.widgets.jobs_table import cells
 
     fields = {f: None for f in JobInfo.__dataclass_fields__}
@@ -279,15 +280,16 @@ def test_a_jobs_speed_prints_alike_everywhere_and_a_reported_zero_is_shown() -> 
     assert rate_text(12345.67) == "12,345.7"
     assert (rate_text(0.0), rate_text(None), rate_text(None, "-")) == ("0.0", "", "-")
     assert str(cells(info)["speed"]) == "0.0"
-    assert "samples/s 0.0" in summary(info, now=1.0)
+    assert "samples/s 0.0" in pack(summary(info, now=1.0), 0)
     none = dataclasses.replace(info, samples_per_s=None)
-    assert str(cells(none)["speed"]) == "-" and "samples/s -" in summary(none, now=1.0)
+    assert str(cells(none)["speed"]) == "-" and "samples/s -" in pack(summary(none, now=1.0), 0)
 
 
 def test_a_demo_jobs_speed_is_named_in_its_own_unit() -> None:
     """--follow and the job view said "samples/s" of a tracker's frames and Snake's board-steps."""
     from zbench.jobs.api import JobInfo
     from zbench.tui.screens.job_detail import summary
+    from zbench.tui.widgets.fields import pack
 
     fields = {f: None for f in JobInfo.__dataclass_fields__}
     base = fields | {"id": 3, "framework": "demo", "mode": "x", "state": "running", "created": 0.0}
@@ -300,7 +302,7 @@ def test_a_demo_jobs_speed_is_named_in_its_own_unit() -> None:
     ):
         info = JobInfo(**base | {"workload": workload, "kind": kind, "samples_per_s": 41.5})
         units[workload] = info.rate_unit
-        assert f"{info.rate_unit} 41.5" in summary(info, now=1.0)
+        assert f"{info.rate_unit} 41.5" in pack(summary(info, now=1.0), 0)
     assert units == {
         "tracking": "frames/s",
         "snake": "board-steps/s",

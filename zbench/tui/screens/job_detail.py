@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 from ..format import bar, escape, gib, pct, ratio_pct
 from ..state import TelemetryState
 from ..widgets.charts import ThroughputHistory
-from ..widgets.gpu_panel import nvlink_text
+from ..widgets.fields import Fields, Row
+from ..widgets.gpu_panel import nvlink_fields
 
 LOG_LINES = 200
 # A workload's name is cut here in the summary's box: the box's height is capped, and a longer name
@@ -29,22 +30,21 @@ LOG_LINES = 200
 NAME_MAX = 40
 
 
-def summary(job: JobInfo | None, now: float) -> str:
-    """A job's header as markup: workload, state and phase, step, samples/s, time, GPUs, reason."""
+def summary(job: JobInfo | None, now: float) -> list[Row]:
+    """A job's header as rows of fields: workload, state and phase, step, samples/s, time, GPUs."""
     if job is None:
-        return "[$text-muted]job not found (yet)[/]"
+        return [Row(("[$text-muted]job not found (yet)[/]",))]
     end = job.ended or now
     elapsed = f"{end - job.started:.0f} s" if job.started else "-"
     step = f"{job.step or 0}/{job.total}" if job.total else "-"
     speed = job.rate("-")
     gpus = ",".join(map(str, job.gpu_ids)) if job.gpu_ids else "-"
     name = job.workload if len(job.workload) <= NAME_MAX else job.workload[: NAME_MAX - 1] + "…"
-    lines = [
-        f"[b]{escape(name)}[/b] {job.framework} {job.mode} {job.precision or ''}",
-        f"state [b]{job.state}[/b]  phase {job.phase or '-'}  step {step}",
-        f"{job.rate_unit} {speed}  elapsed {elapsed}  GPUs {gpus}",
+    return [
+        Row((f"[b]{escape(name)}[/b]", job.framework, job.mode, job.precision or ""), gap=1),
+        Row((f"state [b]{job.state}[/b]", f"phase {job.phase or '-'}", f"step {step}")),
+        Row((f"{job.rate_unit} {speed}", f"elapsed {elapsed}", f"GPUs {gpus}")),
     ]
-    return "\n".join(lines)
 
 
 def setup_text(job: JobInfo | None) -> str:
@@ -70,28 +70,41 @@ def verdict_text(verdict: str | None) -> str:
     return f"bottleneck [b]{escape(kind)}[/b]" + (f": {escape(evidence)}" if evidence else "")
 
 
-def figures(job: JobInfo | None, state: TelemetryState) -> str:
-    """Live figures of a job's GPUs (util, memory, SM, NVLink) and of the host, as markup."""
+def figures(job: JobInfo | None, state: TelemetryState) -> list[Row]:
+    """Live figures of a job's GPUs (util, memory, SM, NVLink) and of the host, as rows of fields:
+    a GPU's row goes on over an indented line or two where the panel is narrow."""
     snap = state.latest
     if snap is None:
-        return "[$text-muted]no telemetry[/]"
+        return [Row(("[$text-muted]no telemetry[/]",))]
     wanted = set(job.gpu_ids or ()) if job else set()
-    lines = []
+    rows = []
     for g in snap.gpus:
         if g.index in wanted:
             mem = ratio_pct(g.mem_used_bytes, g.mem_total_bytes)
-            lines.append(
-                f"GPU {g.index} util {bar(g.util_gpu, 8)} {pct(g.util_gpu):>4}"
-                f"  mem {bar(mem, 8)} {gib(g.mem_used_bytes)} GiB  SM {pct(g.gpm.sm_activity)}"
+            gpu = (
+                f"GPU {g.index} util {bar(g.util_gpu, 8)} {pct(g.util_gpu):>4}",
+                f"mem {bar(mem, 8)} {gib(g.mem_used_bytes)} GiB",
+                f"SM {pct(g.gpm.sm_activity)}",
             )
-            lines.append(f"      {nvlink_text(g)}")
+            rows.append(Row((*gpu, *nvlink_fields(g)), indent=6))
     host = snap.host
-    lines.append(
-        f"host CPU {bar(host.cpu_pct, 8)} {pct(host.cpu_pct):>4}  RAM {gib(host.ram_used_bytes)} GiB"
+    rows.append(
+        Row(
+            (
+                f"host CPU {bar(host.cpu_pct, 8)} {pct(host.cpu_pct):>4}",
+                f"RAM {gib(host.ram_used_bytes)} GiB",
+            ),
+            indent=6,
+        )
     )
     for tree in snap.trees:
-        lines.append(f"pid {tree.pid}: CPU {pct(tree.cpu_pct)}  RSS {gib(tree.rss_bytes)} GiB")
-    return "\n".join(lines)
+        rows.append(
+            Row(
+                (f"pid {tree.pid}: CPU {pct(tree.cpu_pct)}", f"RSS {gib(tree.rss_bytes)} GiB"),
+                indent=6,
+            )
+        )
+    return rows
 
 
 class JobDetailScreen(Screen[None]):
@@ -120,8 +133,8 @@ class JobDetailScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
         with Horizontal(id="top"):
-            yield Static(id="summary")
-            yield Static(id="figures")
+            yield Fields(id="summary")
+            yield Fields(id="figures")
         yield Static(id="setup")
         yield Static(id="reason")
         yield Static(verdict_text(None), id="verdict")
@@ -132,7 +145,7 @@ class JobDetailScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = f"job {self.job_id}"
         self.refresh_jobs(self.app.jobs)  # type: ignore[attr-defined]
-        self.query_one("#figures", Static).update(figures(self.job, self.app.telemetry))  # type: ignore[attr-defined]
+        self.query_one("#figures", Fields).show(figures(self.job, self.app.telemetry))  # type: ignore[attr-defined]
         self.poll()
         interval = self.app.interval  # type: ignore[attr-defined]
         if interval:
@@ -166,12 +179,15 @@ class JobDetailScreen(Screen[None]):
         log = self.query_one(Log)
         log.clear()
         log.write_lines(message.lines)
+        # Its own scroll to the end ran at the size it had then: the first load comes before the
+        # layout (the view showed the log's oldest lines until the next poll).
+        log.call_after_refresh(log.scroll_end, animate=False)
         self.query_one(ThroughputHistory).show(message.points)
         self.query_one("#verdict", Static).update(verdict_text(message.verdict))
 
     def refresh_jobs(self, jobs: Sequence[JobInfo]) -> None:
         now = self.app.clock()  # type: ignore[attr-defined]
-        self.query_one("#summary", Static).update(summary(self.job, now))
+        self.query_one("#summary", Fields).show(summary(self.job, now))
         setup = self.query_one("#setup", Static)
         setup.update(text := setup_text(self.job))
         setup.display = bool(text)
@@ -180,4 +196,4 @@ class JobDetailScreen(Screen[None]):
         reason.display = bool(self.job is not None and self.job.reason)
 
     async def refresh_telemetry(self, state: TelemetryState) -> None:
-        self.query_one("#figures", Static).update(figures(self.job, state))
+        self.query_one("#figures", Fields).show(figures(self.job, state))

@@ -53,9 +53,18 @@ def nvlink_text(gpu: GpuSnapshot, compact: bool = False) -> str:
     if compact:
         g = glyphs()
         return f"NV{g.up}{rate(nv.tx_bytes_s)} {g.down}{rate(nv.rx_bytes_s)}"
+    return "  ".join(nvlink_fields(gpu))
+
+
+def nvlink_fields(gpu: GpuSnapshot) -> tuple[str, ...]:
+    """A GPU's NVLink figures one by one (links, TX, RX), for views that wrap between them."""
+    nv = gpu.nvlink
+    if not is_num(nv.active_links) or not nv.active_links:
+        return ("[$text-muted]NVLink n/a[/]",)
     return (
-        f"NVLink x{nv.active_links}  TX {rate(nv.tx_bytes_s)} [$text-muted]({pct(nv.tx_pct)})[/]"
-        f"  RX {rate(nv.rx_bytes_s)} [$text-muted]({pct(nv.rx_pct)})[/]"
+        f"NVLink x{nv.active_links}",
+        f"TX {rate(nv.tx_bytes_s)} [$text-muted]({pct(nv.tx_pct)})[/]",
+        f"RX {rate(nv.rx_bytes_s)} [$text-muted]({pct(nv.rx_pct)})[/]",
     )
 
 
