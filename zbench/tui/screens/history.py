@@ -21,6 +21,7 @@ from ..series import WINDOWS, Point, column
 from ..state import TelemetryState
 from ..widgets.gpu_panel import SLOWDOWNS, pcie_text
 
+PERCENT_TICKS = (0, 25, 50, 75, 100)
 REDRAW_S = 2.0  # charts redraw at most this often (plotext draws are the costly part)
 
 # (chart id, title, [(field, label)], fixed 0-100 scale, scale of the values)
@@ -173,6 +174,7 @@ class HistoryScreen(Screen[None]):
         plt.xlim(-seconds, 0)
         if percent:
             plt.ylim(0, 100)
+            plt.yticks(PERCENT_TICKS)  # plotext's own: 0.0, 16.7, 33.3, 66.7, 83.3, 100.0 (no 50)
         for field, name in fields:
             xs, ys = column(points, field)
             if xs:
