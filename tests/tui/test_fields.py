@@ -8,7 +8,7 @@ from textual.widgets import Log
 
 from zbench.tui.format import bar
 from zbench.tui.screens.job_detail import JobDetailScreen
-from zbench.tui.widgets.fields import Fields, Row, pack
+from zbench.tui.widgets.fields import Fields, Row, pack, rows_of
 
 from .conftest import make_app
 from .helpers import run_and_press
@@ -55,3 +55,20 @@ async def test_the_job_view_at_80x24_keeps_each_figure_whole_and_shows_the_newes
         assert "phase measure" in summary and "step 64/100" in summary
         log = app.screen.query_one(Log)
         assert log.scroll_offset.y == log.max_scroll_y > 0  # the newest lines are in sight
+
+
+def test_the_demos_lines_split_at_double_spaces_outside_their_markup() -> None:
+    line = "phase [b]track[/b] 5/8  elapsed 0:00:20  ~0:00:04 left"
+    assert rows_of(line) == [
+        Row(("phase [b]track[/b] 5/8", "elapsed 0:00:20", "~0:00:04 left"), indent=2)
+    ]
+    error = "[$error]crash: RuntimeError:  two  spaces[/]"  # one field: its tag spans the spaces
+    escaped = r"tracks 2: \[x]  y"
+    assert [r.fields for r in rows_of(f"{error}\n{escaped}")] == [
+        (error,),
+        (r"tracks 2: \[x]", "y"),
+    ]
+    assert pack(rows_of(line), 36).splitlines() == [
+        "phase track 5/8  elapsed 0:00:20".replace("track", "[b]track[/b]"),
+        "  ~0:00:04 left",
+    ]

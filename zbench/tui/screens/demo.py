@@ -18,7 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Label, Static
+from textual.widgets import Footer, Header, Label
 
 from zbench.contract.demos import known
 from zbench.contract.protocol import EventTail
@@ -26,6 +26,7 @@ from zbench.jobs.states import FINISHED
 
 from ..demo_view import DemoView
 from ..widgets.board import LearningCurve, LossCurve, SnakeBoard
+from ..widgets.fields import Fields, rows_of
 from ..widgets.pixels import PixelView
 
 if TYPE_CHECKING:
@@ -72,12 +73,12 @@ class DemoScreen(Screen[None]):
         self._polling = False
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield Header(icon="≡")
         if self.kind == "snake":
             with Horizontal(id="demo-body"):
                 yield SnakeBoard(id="demo-board")
                 with Vertical(id="demo-side"):
-                    yield Static(self.view.figures(), id="demo-figures")
+                    yield Fields(id="demo-figures")
                     yield LearningCurve()
         else:  # pictures on top, figures and the loss curve below
             with Vertical(id="demo-body"):
@@ -87,11 +88,14 @@ class DemoScreen(Screen[None]):
                             yield Label(name, id=f"label-{name}")
                             yield PixelView(id=f"panel-{name}")
                 with Horizontal(id="demo-side"):
-                    yield Static(self.view.figures(), id="demo-figures", classes="-pixels")
+                    yield Fields(id="demo-figures", classes="-pixels")
                     yield LossCurve()
         yield Footer()
 
     def on_mount(self) -> None:
+        job = f" · job {self.selected_job_id}" if self.selected_job_id is not None else ""
+        self.sub_title = f"{self.view.demo or 'snake'} demo{job}"  # as the job view: "job 3"
+        self._show_figures()
         self.refresh_jobs(getattr(self.app, "jobs", ()))
         self.poll()
         self.set_interval(POLL_S, self.poll)
@@ -103,7 +107,7 @@ class DemoScreen(Screen[None]):
         if job is None or job.state not in FINISHED or self.view.ended_as is not None:
             return
         self.view.ended_as, self.view.ended_why = str(job.state), job.reason
-        self.query_one("#demo-figures", Static).update(self.view.figures())
+        self._show_figures()
 
     def poll(self) -> None:
         if self.tail is None and self.selected_job_id is not None:
@@ -133,7 +137,7 @@ class DemoScreen(Screen[None]):
             self.query_one(SnakeBoard).show(self.view.board)
         elif self.view.frame is not None and any(e.get("type") == "frame" for e in message.events):
             self._show_frame(self.view.frame)
-        self.query_one("#demo-figures", Static).update(self.view.figures())
+        self._show_figures()
         if any(e.get("type") == "progress" for e in message.events):
             if self.kind == "snake":
                 self.query_one(LearningCurve).show(self.view.curve)
@@ -143,6 +147,11 @@ class DemoScreen(Screen[None]):
     def on_resize(self) -> None:
         if self.kind != "snake" and self.view.frame is not None:
             self._show_frame(self.view.frame)  # the panels' scale follows the screen's width
+
+    def _show_figures(self) -> None:
+        """The view's figures, each line wrapped between its fields (a time left read "~0:00:04"
+        at one line's end and "left" at the next one's start)."""
+        self.query_one("#demo-figures", Fields).show(rows_of(self.view.figures()))
 
     def _show_frame(self, frame: dict[str, Any]) -> None:
         views = list(self.query(PixelView))

@@ -46,13 +46,37 @@ def pack(rows: Sequence[Row], width: int) -> str:
     return "\n".join(lines)
 
 
+def rows_of(markup: str, indent: int = 2) -> list[Row]:
+    """Lines whose fields are set apart by two spaces (the demos' figures) as rows: split at the
+    double spaces that no open tag spans, so a field's markup stays whole ("[$error]a  b[/]" is
+    one field)."""
+    rows = []
+    for line in markup.splitlines():
+        fields, start, depth, i = [], 0, 0, 0
+        while i < len(line):
+            if line.startswith("\\[", i):  # an escaped bracket: text, not a tag
+                i += 2
+                continue
+            if line[i] == "[" and (end := line.find("]", i)) > i:
+                depth += -1 if line[i + 1 : i + 2] == "/" else 1
+                i = end + 1
+                continue
+            if depth <= 0 and line.startswith("  ", i):
+                fields.append(line[start:i])
+                i = start = len(line) - len(line[i:].lstrip(" "))
+                continue
+            i += 1
+        rows.append(Row((*fields, line[start:]), indent=indent))
+    return rows
+
+
 class Fields(Static):
     """A Static that shows :class:`Row` s packed to its own width, again at every resize."""
 
     DEFAULT_CSS = "Fields { height: auto; }"
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
         self._rows: tuple[Row, ...] = ()
 
     def show(self, rows: Sequence[Row]) -> None:
