@@ -40,10 +40,10 @@ def test_to_argv_round_trips() -> None:
         (["resnet50", "--batch-size", "0"], "at least 1"),
         (["resnet50", "--batch-size", "x"], "whole number"),
         (["resnet50", "--precision", "int8"], "invalid choice"),
-        (["resnet50", "--warmup", "-1"], "at least 0, got -1"),
+        (["resnet50", "--warmup", "-1"], "at least 0 and at most 10,000,000, got -1"),
         # NumPy refused a negative seed and torch a 64-bit overflow, each once the job ran
-        (["resnet50", "--seed", "-1"], "at least 0 and at most 4294967295, got -1"),
-        (["resnet50", "--seed", "18446744073709551616"], "at most 4294967295"),
+        (["resnet50", "--seed", "-1"], "at least 0 and at most 4,294,967,295, got -1"),
+        (["resnet50", "--seed", "18446744073709551616"], "at most 4,294,967,295"),
         # A blank path named the folder the job ran in ('--data ""' said "--data : no such ...")
         (["resnet50", "--data", ""], "argument --data: needs a file or folder name, got ''"),
         (["resnet50", "--data", " "], "needs a file or folder name, got ' '"),

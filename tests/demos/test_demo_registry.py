@@ -91,10 +91,10 @@ def test_motion_config_round_trips_through_argv_and_the_job_row() -> None:
         (["snake", "--minutes", "nan"], "expected a finite number, got 'nan'"),
         (["snake", "--minutes", "inf"], "expected a finite number"),
         # the bounds as given, not rounded by %g ("at most 1e+06, got 1e+06")
-        (["tracking", "--frames", "1000001"], "at most 1000000, got 1000001$"),
-        (["snake", "--envs", "2000000"], "at most 1048576, got 2000000$"),
+        (["tracking", "--frames", "1000001"], "at most 1,000,000, got 1000001$"),
+        (["snake", "--envs", "2000000"], "at most 1,048,576, got 2000000$"),
         # torch's seed overflowed a 64-bit integer once the demo ran
-        (["snake", "--seed", "99999999999999999999"], "at least 0 and at most 4294967295"),
+        (["snake", "--seed", "99999999999999999999"], "at least 0 and at most 4,294,967,295"),
         (["tracking", "--seed", "-1"], "at least 0"),
         # `zbench demo snake -- --help` printed the demo process's usage and exited 0
         (["snake", "--help"], "unrecognized arguments: --help"),

@@ -289,14 +289,17 @@ async def test_more_options_reach_the_runner() -> None:
 
 
 async def test_launch_refuses_what_the_runner_would_refuse_before_closing() -> None:
-    """Options each within its field's bounds that together the runner refuses (steps over the
-    cap, one sample of a batch-norm model, a field value that reads like an option) are named in
-    the dialog, which stays open; it used to close and queue nothing, with "launch failed"."""
+    """Options the runner refuses (steps over the cap, one sample of a batch-norm model, a field
+    value that reads like an option) are named in the dialog, in its words, and it stays open; it
+    used to close and queue nothing, with "launch failed"."""
     services = FakeServices()
     app = make_app(services=services)
     async with run_and_press(app, "l", size=(80, 24)) as pilot:
         cases = {
-            "steps": ("10000001", "resnet50: --steps 10000001: at most 10,000,000"),
+            "steps": (
+                "10000001",
+                "resnet50: steps: must be at least 1 and at most 10,000,000, got 10000001",
+            ),
             "batch-size": ("1", "resnet50 training needs --batch-size 2 or more"),
             "warmup": ("-x", "resnet50: warmup: expected a whole number, got '-x'"),
         }

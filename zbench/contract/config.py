@@ -79,7 +79,7 @@ class RunConfig:
         for name in ("steps", "warmup"):
             value = getattr(self, name)
             if value is not None and value > MAX_STEPS:
-                return f"--{name} {value}: at most {MAX_STEPS:,}"
+                return f"--{name}: must be at least {0 if name == 'warmup' else 1} and at most {MAX_STEPS:,}, got {value}"
         if self.data is not None and not os.path.exists(self.data):
             return f"--data {self.data}: no such file or folder"
         cores = os.cpu_count() or 1
@@ -180,6 +180,7 @@ RUN_OPTIONS: tuple[Opt, ...] = (
         None,
         "Measured steps in each window.",
         low=1,
+        high=MAX_STEPS,
         default_text=str(DEFAULT_STEPS),
     ),
     Opt(
@@ -188,6 +189,7 @@ RUN_OPTIONS: tuple[Opt, ...] = (
         None,
         "Warm-up steps before the first window (not measured).",
         low=0,
+        high=MAX_STEPS,
         default_text=str(DEFAULT_WARMUP),
     ),
     Opt(

@@ -98,7 +98,8 @@ class Opt:
 
 
 def _bound(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+    """A bound as help and errors print it: 10,000,000 (grouped, as every figure zbench prints)."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
 def number_type(opt: Opt) -> Callable[[str], float | int]:
