@@ -165,7 +165,11 @@ def _job_spec(
 
         return nodes_spec(nodes, config, ids, timeout)
     if config.device == "cuda" and not visible_gpus():
-        raise UsageError("no GPU found: add --device cpu to run on the CPU")
+        raise UsageError(
+            "no GPU found: add --device cpu to run on the CPU (slow at the review's sizes: "
+            "--batch-size and --image-size shrink it; `zbench suite quick` tries each part in "
+            "minutes)"
+        )
     if ids is not None:
         config = _check_gpu_ids(ids, config, gpus_given)
     return JobSpec(config, ids, timeout)
