@@ -83,7 +83,7 @@ def test_a_runner_that_writes_no_event_is_stopped_as_stalled(
 
 
 def test_zbench_jobs_flags_a_running_job_gone_quiet(home: Path) -> None:
-    from zbench.cli.jobs import _note
+    from zbench.cli.jobs_list import _note
 
     db = home / "zbench.db"
     [jid] = api.submit([fake_spec("hang", steps=5)], db=db)

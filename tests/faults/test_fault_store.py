@@ -216,7 +216,7 @@ def test_a_real_full_disk_during_a_run_loses_nothing(home: Path, read_only_dir: 
 def test_zbench_jobs_still_lists_when_reconciling_fails(
     home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from zbench.cli.jobs import list_jobs
+    from zbench.cli.jobs_list import list_jobs
 
     db = home / "zbench.db"
     Store(db).add_jobs([job_row(state="done", created=0.0)])

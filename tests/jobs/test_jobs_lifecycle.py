@@ -340,7 +340,7 @@ def test_queued_jobs_left_without_a_supervisor_are_picked_up(
     if look == "reconcile":
         api.reconcile(jobenv)
     else:
-        from zbench.cli.jobs import list_jobs
+        from zbench.cli.jobs_list import list_jobs
 
         list_jobs(all_jobs=True, db=jobenv, json_out=True)
     deadline = time.monotonic() + 30

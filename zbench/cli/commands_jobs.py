@@ -315,7 +315,7 @@ def jobs(
 
         _exit(fleet_jobs(hosts, all_jobs=all_jobs, json_out=json_out, filters=filters))
         return
-    from zbench.cli.jobs import list_jobs
+    from zbench.cli.jobs_list import list_jobs
 
     _exit(list_jobs(all_jobs=all_jobs, db=db, json_out=json_out, wide=wide, filters=filters))
 

@@ -1,4 +1,4 @@
-"""``zbench run``, ``suite``, ``jobs`` and ``cancel``: thin wrappers that print.
+"""``zbench run``, ``suite`` and ``cancel``: thin wrappers that print (``jobs``: jobs_list.py).
 
 Each returns an exit status: 0 ok, 1 the work failed, 2 bad input (with a one-line reason).
 """
@@ -6,10 +6,8 @@ Each returns an exit status: 0 ok, 1 the work failed, 2 bad input (with a one-li
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import sys
-import time
 from typing import Any
 
 from rich.console import Console
@@ -17,18 +15,15 @@ from rich.text import Text
 
 from zbench.cli.follow import Db, _console, _report_failure, bad_timeout, follow, label
 from zbench.cli.options import err
-from zbench.cli.tableview import print_table
 from zbench.cli.usage import option_line
 from zbench.contract.config import RunConfig, parse_args
 from zbench.contract.kinds import DEMO
 from zbench.contract.options import UsageError
 from zbench.jobs import api
-from zbench.jobs.apart import apart, differing
+from zbench.jobs.apart import differing
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
-from zbench.store import StoreError
-from zbench.textfit import Column
 
 
 def _parse_gpu_ids(text: str | None) -> tuple[int, ...] | None:
@@ -279,130 +274,6 @@ def _spec_label(spec: JobSpec) -> str:
     if c.kind == DEMO:  # a demo has no precision to name
         return f"{c.workload} demo {c.mode} on {where}"
     return f"{c.workload} {c.framework} {c.mode} {c.precision or 'default'} on {where}"
-
-
-# Least important columns go first at narrow widths; the free-text reason is cut before.
-JOB_COLUMNS = (
-    Column("ID", right=True),
-    Column("State"),
-    Column("Job", priority=0),
-    Column("GPUs", priority=2),
-    Column("Phase", priority=3),
-    Column("Step", priority=4, right=True),
-    Column("Samples/s", "smp/s", priority=1, right=True),  # 3D U-Net: volumes
-    Column("Started", priority=5),
-    Column("Reason", priority=1, flex=True, min_width=16),
-)
-
-
-def _when(t: float | None) -> str:
-    """Time of day for today, the date too for older jobs: keeps the table inside 80 columns."""
-    if not t:
-        return ""
-    when = dt.datetime.fromtimestamp(t)
-    return when.strftime("%H:%M:%S" if when.date() == dt.date.today() else "%Y-%m-%d %H:%M")
-
-
-def _filtered(jobs: list[JobInfo], filters: dict[str, str]) -> list[JobInfo]:
-    """The jobs each given filter keeps (``workload``, ..., ``tag``: the job's own field)."""
-    # A field the job has not got (a queued max job's precision: its runner decides) matches none.
-    return [
-        j
-        for j in jobs
-        if all(getattr(j, k) is not None and str(getattr(j, k)) == v for k, v in filters.items())
-    ]
-
-
-def _filter_problem(jobs: list[JobInfo], filters: dict[str, str]) -> str | None:
-    """Where a filter names what no job can have (a typo): the one line that says so; a name
-    the tables know, or a stored job has, is no error (an empty list)."""
-    states = [s.value for s in JobState]
-    if "state" in filters and filters["state"] not in states:
-        return f"--state {filters['state']}: no such state (choose from {', '.join(states)})"
-    if "suite" in filters and all(j.suite != filters["suite"] for j in jobs):
-        return f"no jobs of suite {filters['suite']!r} in the database"  # as `zbench results`
-    names = [k for k in ("workload", "framework", "mode", "precision") if k in filters]
-    if not names:
-        return None
-    from zbench.results.api import FILTER_NAMES  # only to tell a typo from an empty list
-
-    for name in names:
-        known = FILTER_NAMES[name] | {str(v) for j in jobs if (v := getattr(j, name)) is not None}
-        if filters[name] not in known:
-            choices = ", ".join(sorted(known))
-            return f"--{name} {filters[name]}: no such {name} (choose from {choices})"
-    return None
-
-
-def list_jobs(
-    *,
-    all_jobs: bool,
-    db: Db,
-    json_out: bool,
-    wide: bool = False,
-    filters: dict[str, str] | None = None,
-) -> int:
-    """List today's jobs (all with --all), table or JSON, after marking a dead supervisor's lost;
-    ``filters``: only the jobs whose field (workload, ..., tag, state) has the value given."""
-    try:
-        api.reconcile(db)
-    except StoreError as exc:
-        if exc.exit_code != 1:  # the file itself is unusable: nothing to list either
-            raise
-        # Locked by another program, a full disk: still show what is stored.
-        err(f"warning: could not check for a dead supervisor: {exc}")
-    stored = api.list_jobs(db)
-    jobs = _filtered(stored, filters or {})
-    if not jobs and filters:
-        problem = _filter_problem(stored, filters)
-        if problem:
-            err(problem)
-            return 2
-    if not all_jobs:
-        midnight = dt.datetime.combine(dt.date.today(), dt.time()).timestamp()
-        jobs = [j for j in jobs if not j.finished or (j.ended or j.created) >= midnight]
-    if json_out:
-        print(json.dumps([_job_dict(j) for j in jobs], indent=2, default=list))
-        return 0
-    console = _console()
-    if not jobs:
-        given = "; ".join(f"{k} {v}" for k, v in (filters or {}).items())
-        what = f"No jobs match ({given})" if given else "No jobs"
-        console.print(what + ("" if all_jobs else " today (--all shows every job)") + ".")
-        return 0
-    now = time.time()
-    notes = {j.id: _note(j, now) for j in jobs}
-    setups = apart(jobs)  # look-alike jobs say what sets them apart: no two read alike
-    reasons = any(notes.values())
-    columns = JOB_COLUMNS if reasons else JOB_COLUMNS[:-1]
-    rows = []
-    for j in jobs:
-        gpus = ",".join(str(g) for g in j.gpu_ids) if j.gpu_ids else ""
-        gpus = "cpu" if j.gpu_ids == () and j.state != JobState.QUEUED else gpus
-        step = f"{j.step}/{j.total}" if j.step is not None else ""
-        sps = j.rate()
-        cells = [
-            str(j.id),
-            j.state,
-            label(j)[len(f"#{j.id} ") :] + (f" ({setups[j.id]})" if j.id in setups else ""),
-            gpus,
-            j.phase or "",
-            step,
-            sps,
-            _when(j.started),
-        ]
-        # Plain text (print_table never reads markup): reasons quote runner errors verbatim.
-        rows.append([*cells, *([" ".join(notes[j.id].split())] if reasons else [])])
-    print_table(console, columns, rows, wide=wide)
-    return 0
-
-
-def _note(job: JobInfo, now: float) -> str:
-    """The reason column: the stored reason, or a warning for a running job that went quiet."""
-    quiet = job.quiet_s(now)
-    if quiet is not None and quiet >= api.QUIET_WARN_S:
-        return f"no event from the runner for {quiet / 60:.0f} min (hung on I/O?)"
-    return job.reason or ""
 
 
 def cancel_jobs(job_ids: list[int], *, grace: float, db: Db) -> int:
