@@ -7,7 +7,7 @@ repeating the same try/except.
 The one hierarchy of errors that carry an exit status (each a ``ZbenchError``; most also a
 ``ValueError`` or ``LookupError`` so older ``except`` clauses still hold): ``paths.DataDirError``
 and ``CacheBusy``, ``store.StoreError``, ``settings.SettingsError``, ``jobs.api.JobSpecError`` and
-``JobNotFound``, ``jobs.suites.SuiteError``, ``jobs.probe_submit.ProbeError``,
+``JobNotFound``, ``jobs.suite_values.SuiteError``, ``jobs.probe_submit.ProbeError``,
 ``results.export.FormatError``, ``results.report.ReportError`` (exit 1), ``fleet.gather.HostsError``,
 ``cli.results.CompareError``.
 ``contract.options.UsageError`` stays a plain ``ValueError``: the contract imports no zbench module.

@@ -30,7 +30,6 @@ import math
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, time
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +38,10 @@ from zbench.contract.config import RUN_OPTION, RunConfig, parse_args
 from zbench.contract.demo_options import DemoConfig
 from zbench.contract.demo_options import parse_args as parse_demo_args
 from zbench.contract.demos import Demo
-from zbench.contract.options import Opt, UsageError
-from zbench.errors import ZbenchError
+from zbench.contract.options import UsageError
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
+from zbench.jobs.suite_values import SuiteError, flag, option_key, toml_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -66,10 +65,6 @@ NOT_EXPANDED = {"extra", "gpu_ids"}  # list-valued keys that are one value, not 
 # every machine or on none.
 MAX_JOBS = 1_000
 ALL_GPUS = "all"  # gpus = "all": every GPU (a scaling run)
-
-
-class SuiteError(ZbenchError, ValueError):
-    """A suite that cannot be read: one line naming the file and the problem (exit status 2)."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +167,7 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
     defaults = data.get("defaults", {})
     jobs = data.get("job", [])
     if not isinstance(defaults, dict):
-        raise SuiteError(f"{where}: [defaults] must be a table, got {_toml(defaults)}")
+        raise SuiteError(f"{where}: [defaults] must be a table, got {toml_text(defaults)}")
     demos = demo_table.demos()  # read once: it looks in each demo's module file
     bad = sorted(set(defaults) - JOB_KEYS - _demo_keys(demos.values()))
     if bad:
@@ -181,7 +176,7 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
         raise SuiteError(f"{where}: job must be [[job]] tables (an array of tables), not one [job]")
     if not isinstance(jobs, list):
         raise SuiteError(
-            f"{where}: job must be [[job]] tables (an array of tables), got {_toml(jobs)}"
+            f"{where}: job must be [[job]] tables (an array of tables), got {toml_text(jobs)}"
         )
     if not jobs:
         raise SuiteError(f"{where}: no [[job]] entries")
@@ -223,7 +218,7 @@ def _text(data: dict[str, Any], key: str, where: str) -> str | None:
     """A top-level string (``name``, ``description``), None when the file has none."""
     value = data.get(key)
     if value is not None and not isinstance(value, str):
-        raise SuiteError(f"{where}: {key} must be a string, got {_toml(value)}")
+        raise SuiteError(f"{where}: {key} must be a string, got {toml_text(value)}")
     return value
 
 
@@ -334,14 +329,16 @@ def _demo_spec(
         if opt.kind == "switch":  # motion's mode = "animate": the flag --animate
             if value not in opt.choices:
                 choices = ", ".join(repr(c) for c in opt.choices)
-                raise SuiteError(f"{where}: {key} must be one of {choices}, got {_toml(value)}")
+                raise SuiteError(f"{where}: {key} must be one of {choices}, got {toml_text(value)}")
             argv.append(f"--{value}")
             continue
-        argv.append(_flag(opt, key, value, where))
+        argv.append(flag(opt, key, value, where))
     try:
         config, _ = parse_demo_args(argv)
     except UsageError as exc:
-        raise SuiteError(f"{where}: {exc.naming(lambda names: _key(names, options))}") from None
+        raise SuiteError(
+            f"{where}: {exc.naming(lambda names: option_key(names, options))}"
+        ) from None
     problem = config.check()
     if problem:
         raise SuiteError(f"{where}: {problem}")
@@ -361,14 +358,14 @@ def _config(options: dict[str, Any], where: str) -> RunConfig:
     would reject."""
     if not isinstance(options["workload"], str):
         raise SuiteError(
-            f"{where}: workload must be a workload's name, got {_toml(options['workload'])}"
+            f"{where}: workload must be a workload's name, got {toml_text(options['workload'])}"
         )
     argv = [options["workload"]]
     extra = options.pop("extra", [])
     for key, value in options.items():
         if key != "workload":
             also = f" or {ALL_GPUS!r}" if key == "gpus" else ""
-            argv.append(_flag(RUN_OPTION.get(key), key, value, where, also))
+            argv.append(flag(RUN_OPTION.get(key), key, value, where, also))
     if extra:
         if not isinstance(extra, list) or not all(isinstance(e, str) for e in extra):
             raise SuiteError(f"{where}: extra must be a list of strings")
@@ -376,70 +373,10 @@ def _config(options: dict[str, Any], where: str) -> RunConfig:
     try:
         config, _ = parse_args(argv)
     except UsageError as exc:
-        raise SuiteError(f"{where}: {exc.naming(lambda names: _key(names, options))}") from None
+        raise SuiteError(
+            f"{where}: {exc.naming(lambda names: option_key(names, options))}"
+        ) from None
     return config
-
-
-def _flag(opt: Opt | None, key: str, value: Any, where: str, also: str = "") -> str:
-    """One key of a job as the flag its parser reads (the runner's or a demo's), its TOML kind
-    checked first (``also``: what else the key takes, ``gpus = "all"``)."""
-    flag = "--" + key.replace("_", "-")
-    wrong = _wrong_type(opt, value)
-    if wrong:
-        said = " (a TOML number is written without quotes)" if _quoted_number(value) else ""
-        raise SuiteError(f"{where}: {key} must be {wrong}{also}, got {_toml(value)}{said}")
-    if isinstance(value, bool):
-        return flag if value else "--no-" + flag[2:]
-    if isinstance(value, int | float | str):
-        return f"{flag}={value}"  # a value starting with - is a value, not a flag
-    raise SuiteError(f"{where}: {key} must be a single value, got {_toml(value)}")
-
-
-def _wrong_type(opt: Opt | None, value: Any) -> str | None:
-    """What an option's key takes, when ``value`` is a TOML value of another kind: true or false
-    for an on/off option, a number for a number (``steps = "10"`` was read as 10, ``steps = true``
-    as a bare ``--steps``: "expected one argument"), a string for the others (``compile = "yes"``
-    said "ignored explicit argument", ``mode = 1`` "invalid choice: '1'")."""
-    if opt is None:
-        return None
-    takes: tuple[type, ...] = {"bool": (bool,), "int": (int,), "float": (int, float)}.get(
-        opt.kind, (str,)
-    )
-    if isinstance(value, takes) and (opt.kind == "bool") == isinstance(value, bool):
-        return None
-    if opt.kind == "bool":
-        return "true or false"
-    if opt.kind == "choice":
-        return "one of " + ", ".join(repr(c) for c in opt.choices)
-    return {"int": "a whole number", "float": "a number"}.get(opt.kind, "a string")
-
-
-def _quoted_number(value: Any) -> bool:
-    """A number written in quotes (``steps = "10"``)."""
-    try:
-        float(value)
-    except (TypeError, ValueError):
-        return False
-    return isinstance(value, str)
-
-
-def _toml(value: Any) -> str:
-    """A value as the suite file writes it (``true``, not Python's ``True``; a date as a date)."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, date | time):
-        return value.isoformat()
-    return repr(value)
-
-
-def _key(names: list[str], options: dict[str, Any]) -> str:
-    """The file's key for an option of these names (the one it wrote, of several)."""
-    keys = [name.lstrip("-").replace("-", "_") for name in names]
-    return next((k for k in keys if k in options), keys[0])
 
 
 def _not_installed(framework: str) -> str:
