@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from zbench.results.api import query_results, rows_from_json
-from zbench.results.export import FormatError, md_escape, render
+from zbench.results.api import query_results
+from zbench.results.export import FormatError, md_escape, render, rows_from_json
 
 GOLDEN = Path(__file__).with_name("golden")
 

@@ -28,11 +28,10 @@ from zbench.results.api import (
     ResultRow,
     query_results,
     review_order,
-    rows_from_json,
     shown_elsewhere,
     stored_elsewhere,
 )
-from zbench.results.export import FORMATS, FormatError, pick_format, render
+from zbench.results.export import FORMATS, FormatError, pick_format, render, rows_from_json
 from zbench.results.format import (
     COLUMNS,
     NUMERIC,

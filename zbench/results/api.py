@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
-import math
 import os
 from collections.abc import Sequence
-from dataclasses import MISSING, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from zbench import paths
@@ -389,61 +387,6 @@ def row_from_run(
         phases=phases,
         kind=run.kind,
     )
-
-
-RESULTS_FORMAT = 1  # ``zbench_results`` in a JSON export: the version this zbench writes and reads
-# What a field of an exported row may hold, by its annotation's first type (None where it allows).
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "str": (str,),
-    "int": (int,),
-    "float": (int, float),
-    "dict": (dict,),
-}
-_TYPE_WORDS = {"str": "text", "int": "an integer", "float": "a number", "dict": "an object"}
-
-
-def rows_from_json(text: str) -> list[ResultRow]:
-    """Rows from ``zbench export --format json`` output (possibly from another machine), each
-    field checked against ``ResultRow``'s types: a ValueError names the first that is not."""
-    data = json.loads(text)
-    version = data.get("zbench_results") if isinstance(data, dict) else None
-    if isinstance(version, int) and version > RESULTS_FORMAT:
-        raise ValueError(
-            f"written by a newer zbench: results format {version}, this one reads up to "
-            f"{RESULTS_FORMAT}; upgrade zbench"
-        )
-    items = data.get("results", []) if isinstance(data, dict) else data
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
-        raise ValueError("expected a list of result objects")
-    return [_row_from_item(item, n) for n, item in enumerate(items, 1)]
-
-
-def _row_from_item(item: dict[str, Any], n: int) -> ResultRow:
-    values: dict[str, Any] = {}
-    missing = []
-    for name, f in ResultRow.__dataclass_fields__.items():
-        kind, *rest = str(f.type).split(" | ")
-        kind = kind.split("[")[0]
-        value = item.get(name)
-        if value is None and "None" in rest:
-            values[name] = None
-        elif value is None and (f.default is not MISSING or f.default_factory is not MISSING):
-            continue  # left out or null: the field's default (an empty config, say)
-        elif value is None and name not in item:
-            missing.append(name)
-        elif (
-            isinstance(value, bool)
-            or not isinstance(value, _JSON_TYPES[kind])
-            or (isinstance(value, float) and not math.isfinite(value))
-        ):
-            raise ValueError(f"result {n}: {name} should be {_TYPE_WORDS[kind]}, got {value!r}")
-        elif isinstance(value, int | float) and value < 0:  # a count, a rate, a load: never < 0
-            raise ValueError(f"result {n}: {name} should be 0 or more, got {value!r}")
-        else:
-            values[name] = value
-    if missing:
-        raise ValueError(f"result {n}: no {', '.join(missing)}")
-    return ResultRow(**values)
 
 
 def job_verdict(job_id: int, db: str | os.PathLike[str] | None = None) -> Any:

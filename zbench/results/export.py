@@ -2,21 +2,24 @@
 
 Every format carries its provenance: the machine and software of each setup, each row's precision
 detail, data, measured window, repeats and spread, and a warning on any row measured under
-contention, on a saturated host, with throttled clocks, or with a spread over 2%.
+contention, on a saturated host, with throttled clocks, or with a spread over 2%. A JSON export
+reads back (``rows_from_json``: `zbench compare` of files from other machines), each field checked.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
+from dataclasses import MISSING
 from pathlib import Path
 from typing import Any
 
 from zbench.csvcell import write_rows
 from zbench.errors import ZbenchError
 from zbench.results.anchors import Published, published_for
-from zbench.results.api import RESULTS_FORMAT, ResultRow
+from zbench.results.api import ResultRow
 from zbench.results.format import (
     CSV_KEYS,
     NUMERIC,
@@ -319,3 +322,58 @@ def render(rows: Sequence[ResultRow], fmt: str) -> str:
     if fmt == "json":
         return render_json(rows)
     raise FormatError.unknown(fmt)
+
+
+RESULTS_FORMAT = 1  # ``zbench_results`` in a JSON export: the version this zbench writes and reads
+# What a field of an exported row may hold, by its annotation's first type (None where it allows).
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "int": (int,),
+    "float": (int, float),
+    "dict": (dict,),
+}
+_TYPE_WORDS = {"str": "text", "int": "an integer", "float": "a number", "dict": "an object"}
+
+
+def rows_from_json(text: str) -> list[ResultRow]:
+    """Rows from ``zbench export --format json`` output (possibly from another machine), each
+    field checked against ``ResultRow``'s types: a ValueError names the first that is not."""
+    data = json.loads(text)
+    version = data.get("zbench_results") if isinstance(data, dict) else None
+    if isinstance(version, int) and version > RESULTS_FORMAT:
+        raise ValueError(
+            f"written by a newer zbench: results format {version}, this one reads up to "
+            f"{RESULTS_FORMAT}; upgrade zbench"
+        )
+    items = data.get("results", []) if isinstance(data, dict) else data
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise ValueError("expected a list of result objects")
+    return [_row_from_item(item, n) for n, item in enumerate(items, 1)]
+
+
+def _row_from_item(item: dict[str, Any], n: int) -> ResultRow:
+    values: dict[str, Any] = {}
+    missing = []
+    for name, f in ResultRow.__dataclass_fields__.items():
+        kind, *rest = str(f.type).split(" | ")
+        kind = kind.split("[")[0]
+        value = item.get(name)
+        if value is None and "None" in rest:
+            values[name] = None
+        elif value is None and (f.default is not MISSING or f.default_factory is not MISSING):
+            continue  # left out or null: the field's default (an empty config, say)
+        elif value is None and name not in item:
+            missing.append(name)
+        elif (
+            isinstance(value, bool)
+            or not isinstance(value, _JSON_TYPES[kind])
+            or (isinstance(value, float) and not math.isfinite(value))
+        ):
+            raise ValueError(f"result {n}: {name} should be {_TYPE_WORDS[kind]}, got {value!r}")
+        elif isinstance(value, int | float) and value < 0:  # a count, a rate, a load: never < 0
+            raise ValueError(f"result {n}: {name} should be 0 or more, got {value!r}")
+        else:
+            values[name] = value
+    if missing:
+        raise ValueError(f"result {n}: no {', '.join(missing)}")
+    return ResultRow(**values)
