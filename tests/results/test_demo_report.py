@@ -345,3 +345,28 @@ def test_the_min_column_is_the_training_budget_not_a_tracking_runs_wall_clock() 
         ]
     )
     assert [r.minutes for r in rows] == [0.4, 5.0, 4.0]
+
+
+def test_demo_results_json_is_the_json_export_as_for_zbench_results(tmp_path: Path) -> None:
+    """`zbench results --json` exists; `zbench demo results --json` was "No such option". It is
+    `-f json`, and refuses another -f in one line, and a demo run refuses it as it does -f."""
+    from typer.testing import CliRunner
+
+    from zbench.cli import app
+
+    cli = CliRunner(env={"COLUMNS": "200"})
+    db = str(demo_db(tmp_path / "d.db"))
+    by_json = cli.invoke(app, ["demo", "results", "--json", "--db", db])
+    by_format = cli.invoke(app, ["demo", "results", "-f", "json", "--db", db])
+    assert by_json.exit_code == 0 and by_json.stdout == by_format.stdout
+    assert json.loads(by_json.stdout)["demo_results"]
+    both = cli.invoke(app, ["demo", "results", "--json", "-f", "csv", "--db", db])
+    assert (both.exit_code, both.output) == (
+        2,
+        "zbench: --json and --format csv ask for two formats: give one\n",
+    )
+    run = cli.invoke(app, ["demo", "snake", "--json", "--device", "cpu"])
+    assert (run.exit_code, run.output) == (
+        2,
+        "zbench: --json is for `zbench demo results`, not a demo run\n",
+    )

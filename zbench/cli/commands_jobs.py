@@ -215,6 +215,9 @@ def demo(
         str | None,
         typer.Option("--format", "-f", help="With `results`: md, csv or json.", show_default=False),
     ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="With `results`: JSON, as -f json (`zbench results`).")
+    ] = False,
     db: DbOpt = None,
 ) -> None:
     """Fun GPU demos as jobs (Snake by RL, motion transfer, multi-object tracking), live in the TUI.
@@ -238,11 +241,14 @@ def demo(
             existing_db(db)
         except typer.BadParameter as exc:
             raise typer.BadParameter(exc.message, ctx=ctx, param_hint="'--db'") from None
+        if json_out and fmt is not None and fmt.lower() != "json":
+            err(f"--json and --format {fmt} ask for two formats: give one")
+            raise typer.Exit(2)
         filters = read_filters(list(ctx.args), ctx)
-        _exit(demo_commands.show_results(fmt, db=db, filters=filters))
+        _exit(demo_commands.show_results("json" if json_out else fmt, db=db, filters=filters))
         return
-    if fmt is not None:
-        err("--format is for `zbench demo results`, not a demo run")
+    if fmt is not None or json_out:
+        err(f"{'--json' if json_out else '--format'} is for `zbench demo results`, not a demo run")
         raise typer.Exit(2)
     if play is not None or human:
         if name != "snake":

@@ -304,11 +304,12 @@ _after_demo = typer.Typer(add_completion=False, context_settings={"help_option_n
 def _demo_results(
     *,
     fmt: Annotated[str | None, typer.Option("--format", "-f", help="md, csv or json.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="JSON, as -f json.")] = False,
     db: DbOpt = None,
     filters: Filters,
 ) -> Filters:
     """The stored demo results as a table (Markdown), CSV or JSON."""
-    return filters  # -f and --db are read by `zbench demo` itself: listed here for -h
+    return filters  # -f, --json and --db are read by `zbench demo` itself: listed here for -h
 
 
 def read_filters(args: list[str], parent: Any) -> Filters:
@@ -325,6 +326,9 @@ def read_filters(args: list[str], parent: Any) -> Filters:
 
 def show_filter_help(formatter: Any) -> None:
     """The help of the filter options, as ``zbench demo results -h`` shows it."""
+    from zbench.cli.usage import plain_flags  # as the app's own commands: no <bool> on --json
+
     command = typer.main.get_command(_after_demo)
+    plain_flags(command)
     ctx = command.make_context("zbench demo results", [], resilient_parsing=True)
     command.format_help(ctx, formatter)
