@@ -45,8 +45,12 @@ def test_jobs_lists_today_and_what_still_runs_and_all_lists_the_rest(
     """Without --all, a job that ended before today's midnight is left out; one still queued from
     then is not. Times are two days back, so the test reads the same at any hour (an end-to-end
     test that ran across midnight once listed 2 of its 3 jobs)."""
+    from zbench.jobs import liveness
+
     monkeypatch.setenv("ZBENCH_HOME", str(tmp_path))
     monkeypatch.delenv("ZBENCH_DB", raising=False)
+    # `zbench jobs` starts a supervisor for a queued job: it would run (and end) the one here.
+    monkeypatch.setattr(liveness, "ensure_supervisor", lambda db: None)
     old = time.time() - 2 * 86400
     Store(tmp_path / "zbench.db").add_jobs(
         [
