@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from zbench.contract.options import Opt, UsageParser, argparse_kwargs
+from zbench.contract.options import Opt, UsageParser, argparse_kwargs, number_type
 from zbench.contract.workloads import WORKLOADS
 
 Framework = Literal["torch", "tf"]
@@ -76,10 +76,13 @@ class RunConfig:
         """What the runner would reject at once, in one line (None: nothing found here)."""
         from zbench.contract.resolve import check_shape  # resolve imports this module
 
-        for name in ("steps", "warmup"):
+        for name in ("steps", "warmup"):  # a config built without the parser: its bounds too
             value = getattr(self, name)
-            if value is not None and value > MAX_STEPS:
-                return f"--{name}: must be at least {0 if name == 'warmup' else 1} and at most {MAX_STEPS:,}, got {value}"
+            try:
+                if value is not None:
+                    number_type(RUN_OPTION[name])(str(value))
+            except argparse.ArgumentTypeError as exc:  # the parser's own words
+                return f"--{name}: {exc}"
         if self.data is not None and not os.path.exists(self.data):
             return f"--data {self.data}: no such file or folder"
         cores = os.cpu_count() or 1

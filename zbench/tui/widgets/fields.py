@@ -81,7 +81,7 @@ class Fields(Static):
 
     def show(self, rows: Sequence[Row]) -> None:
         self._rows = tuple(rows)
-        self.update(pack(self._rows, self.content_size.width))
+        self.on_resize()
 
     def on_resize(self) -> None:
         self.update(pack(self._rows, self.content_size.width))
