@@ -40,6 +40,18 @@ class Layout:
         return sum(self.widths) + GAP * max(0, len(self.widths) - 1)
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 GPU``, ``2 GPUs``, ``0 GPUs``: a count with its noun in the right number."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def gpu_list(ids: Sequence[int]) -> str:
+    """``GPU 3``, ``GPUs 0,1``, ``no GPU``: the GPUs an index list names, for a message."""
+    if not ids:
+        return "no GPU"
+    return ("GPU " if len(ids) == 1 else "GPUs ") + ",".join(map(str, ids))
+
+
 def one_line(value: object) -> str:
     """A cell on one line: a line break or tab in the data (a GPU name, a command) is a space."""
     return " ".join(str(value).splitlines()).replace("\t", " ")

@@ -90,9 +90,9 @@ def test_run_rejects_a_timeout_that_would_never_fire(
     ("args", "message"),
     [
         (["--gpu-ids", "0,0"], "--gpu-ids names GPU 0 twice"),
-        (["--gpu-ids", "7"], "--gpu-ids 7: this machine offers GPU(s) 0,1"),
-        (["--gpu-ids", "0", "--gpus", "2"], "--gpu-ids names 1 GPU(s) but --gpus asks for 2"),
-        (["--gpu-ids", "0,1", "--gpus=1"], "--gpu-ids names 2 GPU(s) but --gpus asks for 1"),
+        (["--gpu-ids", "7"], "--gpu-ids 7: this machine offers GPUs 0,1"),
+        (["--gpu-ids", "0", "--gpus", "2"], "--gpu-ids names 1 GPU but --gpus asks for 2"),
+        (["--gpu-ids", "0,1", "--gpus=1"], "--gpu-ids names 2 GPUs but --gpus asks for 1"),
         (["--gpu-ids", "0", "--device", "cpu"], "--gpu-ids needs --device cuda"),
     ],
 )

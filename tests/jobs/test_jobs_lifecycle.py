@@ -289,7 +289,7 @@ def test_job_needing_more_gpus_than_exist_fails_with_reason(
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     [jid] = api.submit([fake_spec("ok", device="cuda", gpus=2)], db=jobenv)
     info = wait_for(jid, jobenv, ("failed", "done"))
-    assert info.state == "failed" and "needs 2 GPU(s)" in (info.reason or "")
+    assert info.state == "failed" and "needs 2 GPUs" in (info.reason or "")
 
 
 def test_gpu_telemetry_from_a_replayed_trace(jobenv: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -81,7 +81,7 @@ def test_doctor_table(fake: FakeNvml) -> None:
         "Hopper",
         "989",
         "NV18",
-        "torch 2.11.0, sees 2 GPU(s)",
+        "torch 2.11.0, sees 2 GPUs",
         "tensorflow not installed",
     ):
         assert needle in res.stdout

@@ -340,7 +340,7 @@ async def test_a_failed_jobs_reason_is_shown_whole_at_80x24() -> None:
 
 async def test_gpu_ids_the_machine_lacks_are_refused_in_the_dialog() -> None:
     """GPU 7 on a 2-GPU machine (or a full-width ７) used to be queued, and the job then failed
-    with "needs [7] GPU(s); this machine offers [0, 1]"; the dialog names it and stays open. On a
+    with "needs GPU 7; this machine offers GPUs 0,1"; the dialog names it and stays open. On a
     host without a GPU, device cuda is refused the same way."""
     from zbench.telemetry.snapshot import HostSnapshot, Snapshot
 

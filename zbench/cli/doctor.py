@@ -12,7 +12,7 @@ from rich.table import Table
 
 from zbench.cli.tableview import print_table
 from zbench.glyphs import glyphs
-from zbench.textfit import Column
+from zbench.textfit import Column, counted
 
 GIB = 2**30
 
@@ -70,7 +70,7 @@ def _print_host(c: Console, report: dict[str, Any]) -> None:
         if not fw["installed"]:
             c.print(f"[bold]{name}[/] not installed")
         elif fw.get("gpus") is not None:
-            c.print(f"[bold]{name}[/] {fw['version']}, sees {fw['gpus']} GPU(s)")
+            c.print(f"[bold]{name}[/] {fw['version']}, sees {counted(fw['gpus'], 'GPU')}")
         else:
             c.print(f"[bold]{name}[/] {fw['version']}, GPU check failed: {fw.get('error', '?')}")
     if cache := report.get("cache"):

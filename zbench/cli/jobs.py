@@ -24,6 +24,7 @@ from zbench.jobs.apart import differing
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
+from zbench.textfit import counted, gpu_list
 
 
 def _parse_gpu_ids(text: str | None) -> tuple[int, ...] | None:
@@ -49,12 +50,13 @@ def _check_gpu_ids(ids: tuple[int, ...], config: RunConfig, gpus_given: bool) ->
     visible = visible_gpus()
     missing = [i for i in ids if i not in visible]
     if missing:
-        offers = ",".join(map(str, visible))
         raise UsageError(
-            f"--gpu-ids {','.join(map(str, missing))}: this machine offers GPU(s) {offers}"
+            f"--gpu-ids {','.join(map(str, missing))}: this machine offers {gpu_list(visible)}"
         )
     if gpus_given and config.gpus != len(ids):
-        raise UsageError(f"--gpu-ids names {len(ids)} GPU(s) but --gpus asks for {config.gpus}")
+        raise UsageError(
+            f"--gpu-ids names {counted(len(ids), 'GPU')} but --gpus asks for {config.gpus}"
+        )
     return dataclasses.replace(config, gpus=len(ids))
 
 
@@ -270,7 +272,7 @@ def _print_demo_results(job_ids: list[int], db: Db, console: Console) -> None:
 
 def _spec_label(spec: JobSpec) -> str:
     c = spec.config
-    where = "cpu" if c.device == "cpu" else f"{c.gpus} GPU(s)"
+    where = "cpu" if c.device == "cpu" else counted(c.gpus, "GPU")
     if c.kind == DEMO:  # a demo has no precision to name
         return f"{c.workload} demo {c.mode} on {where}"
     return f"{c.workload} {c.framework} {c.mode} {c.precision or 'default'} on {where}"

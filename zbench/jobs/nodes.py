@@ -29,6 +29,7 @@ from zbench.contract.config import RunConfig
 from zbench.contract.options import UsageError
 from zbench.hostnames import HostError, split_host
 from zbench.jobs import remote
+from zbench.textfit import counted
 
 ENV_RDZV_PORT = "ZBENCH_RDZV_PORT"
 DEFAULT_RDZV_PORT = 29400  # torchrun's own c10d default; TensorFlow workers use PORT+i
@@ -164,7 +165,7 @@ def parse_nodes(text: str, run: RunConfig, environ: dict[str, str] | None = None
         ids = _gpu_ids(ids_text, host) if ids_text else None
         if ids is not None and run.device == "cuda" and len(ids) != run.gpus:
             raise UsageError(
-                f"--nodes {part}: names {len(ids)} GPU(s) but --gpus asks for {run.gpus} a node"
+                f"--nodes {part}: names {counted(len(ids), 'GPU')} but --gpus asks for {run.gpus} a node"
             )
         count = seen.get(host, 0)
         seen[host] = count + 1

@@ -42,6 +42,7 @@ from zbench.contract.options import UsageError
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.suite_values import SuiteError, flag, option_key, toml_text
+from zbench.textfit import counted
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -395,5 +396,7 @@ def _skip_reason(
         return f"a scaling run needs 2 or more GPUs; {n_gpus} found"
     need = len(gpu_ids) if gpu_ids else config.gpus
     if need > n_gpus:
-        return f"needs {need} GPU(s); {n_gpus} found" if n_gpus else "needs a GPU; none found"
+        return (
+            f"needs {counted(need, 'GPU')}; {n_gpus} found" if n_gpus else "needs a GPU; none found"
+        )
     return None

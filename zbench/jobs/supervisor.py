@@ -35,6 +35,7 @@ from zbench.jobs.timings import env_seconds
 from zbench.results.aggregate import aggregate
 from zbench.store import Store, StoreBroken, StoreError, abandoned_connections
 from zbench.telemetry.snapshot import Snapshot
+from zbench.textfit import counted, gpu_list
 
 log = logging.getLogger("zbench.supervisor")
 
@@ -205,7 +206,10 @@ class Supervisor(StoreGuard):
                     row["id"],
                     only_if_state=(JobState.QUEUED,),
                     state=JobState.FAILED,
-                    reason=f"needs {requested or want} GPU(s); this machine offers {self.gpus}",
+                    reason=(
+                        f"needs {gpu_list(requested) if requested else counted(want, 'GPU')}; "
+                        f"this machine offers {gpu_list(self.gpus)}"
+                    ),
                     ended=time.time(),
                 )
                 continue

@@ -23,6 +23,7 @@ from zbench.results.report_html import render_html
 from zbench.results.report_md import experiment_section, machine_section, scaling_lines
 from zbench.results.selection import Db, Selection, select
 from zbench.results.timeseries import draw_run
+from zbench.textfit import counted
 
 TITLE = "zbench report"
 Progress = Callable[[str], None]
@@ -100,7 +101,7 @@ def _timeseries(
         progress(f"time series of run {r.run_id}")
         title = (
             f"Run {r.run_id}: {model_name(r.workload)} "
-            f"{FRAMEWORK_NAMES.get(r.framework, r.framework)} {r.mode}, {r.gpus} GPU(s), "
+            f"{FRAMEWORK_NAMES.get(r.framework, r.framework)} {r.mode}, {counted(r.gpus, 'GPU')}, "
             f"{(r.precision or 'default').upper()}, batch {r.batch_size}"
         )
         path = figures / "timeseries" / f"run-{r.run_id}.png"

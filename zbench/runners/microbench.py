@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from zbench.contract.protocol import EventWriter
+from zbench.textfit import counted
 
 MATMUL_DTYPES = ("fp32", "tf32", "fp16", "bf16")
 HOST_COPIES = ("h2d", "d2h")  # pinned host memory to the GPU, and back
@@ -189,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     count = torch.cuda.device_count()
     gpus = list(range(count)) if not args.gpus else [int(x) for x in args.gpus.split(",")]
     if any(not 0 <= g < count for g in gpus):
-        ev.error("config", f"--gpus {args.gpus}: PyTorch sees {count} GPU(s)")
+        ev.error("config", f"--gpus {args.gpus}: PyTorch sees {counted(count, 'GPU')}")
         return 2
     ev.emit(
         "start",
