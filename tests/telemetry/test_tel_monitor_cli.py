@@ -55,6 +55,21 @@ def test_table_with_fake_nvml(fake: FakeNvml) -> None:
     assert "NVLink TX GB/s" in res.stdout and "PCIe TX/RX GB/s" in res.stdout
 
 
+def test_count_shows_that_many_samples_each_with_real_rates(fake: FakeNvml, tmp_path: Path) -> None:
+    """``--count 1`` printed the priming sample, whose CPU % is n/a (nothing to take a difference
+    from yet). A first sample is taken and not shown or recorded, as ``--once`` does."""
+    out = tmp_path / "rec.jsonl"
+    res = runner.invoke(
+        app, ["monitor", "--count", "2", "--interval", "0.05", "--json", "--record", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    objs = [json.loads(line) for line in res.stdout.strip().splitlines()]
+    assert len(objs) == 2 and all(o["host"]["cpu_pct"] is not None for o in objs)
+    assert [s.host.cpu_pct for s in read_trace(out)] == [o["host"]["cpu_pct"] for o in objs]
+    res = runner.invoke(app, ["monitor", "--count", "1", "--interval", "0.05"])
+    assert res.exit_code == 0 and "n/a" not in res.stdout.split("host CPU")[1].splitlines()[0]
+
+
 def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeNvml(init_error=FakeNvml.DRIVER_NOT_LOADED)
     monkeypatch.setitem(sys.modules, "pynvml", fake.module)

@@ -43,7 +43,12 @@ def monitor(
         typer.Option(help="Seconds between samples.", min=MIN_INTERVAL, max=MAX_INTERVAL),
     ] = 0.5,
     count: Annotated[
-        int | None, typer.Option(help="Stop after this many samples.", min=1, show_default=False)
+        int | None,
+        typer.Option(
+            help="Stop after this many samples (one more, not shown, primes the rates).",
+            min=1,
+            show_default=False,
+        ),
     ] = None,
     gpu_ids: Annotated[
         str | None,
@@ -62,7 +67,9 @@ def monitor(
     ] = False,
     once: Annotated[
         bool,
-        typer.Option(help="Print one sample and exit (samples twice, so rates are real)."),
+        typer.Option(
+            "--once", help="Print one sample and exit (samples twice, so rates are real)."
+        ),
     ] = False,
     wide: WideOpt = False,
     db: DbOpt = None,

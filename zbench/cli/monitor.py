@@ -39,13 +39,15 @@ def run_monitor(
     wide: bool = False,
     runners: Callable[[], Mapping[int, int]] | None = None,
 ) -> int:
-    """``once``: sample twice and show the second sample only, so CPU %, PCIe and NVLink rates are
-    real (a first sample has no earlier counters to take a difference from). ``runners`` gives the
-    running jobs' runner pids (pid -> job id) to name the job of a GPU process."""
+    """``once``: one sample, ``count``: that many. Either takes a first, priming sample it does not
+    show, so CPU %, PCIe and NVLink rates are real in every sample shown (a first sample has no
+    earlier counters to take a difference from). ``runners`` gives the running jobs' runner pids
+    (pid -> job id) to name the job of a GPU process."""
     if once and count is not None:
         return _fail(f"--once shows one sample: it cannot go with --count {count}")
     if once:
-        count = 2
+        count = 1
+    prime = count is not None  # the live view's first frame is replaced within one interval
     try:
         gpu_list = parse_gpus(gpus)
         backend = open_backend(replay=replay, gpus=gpu_list)
@@ -79,21 +81,22 @@ def run_monitor(
     inbox: queue.Queue[Snapshot] = queue.Queue()
     sampler = Sampler(backend, interval=interval)
     sampler.subscribe(inbox.put)
-    seen = 0
+    seen = shown = 0
     try:
         with _Output(json_out, wide=wide, live=not once, runners=runners) as out:
             sampler.start()
-            while count is None or seen < count:
+            while count is None or shown < count:
                 try:
                     snap = inbox.get(timeout=0.25)
                 except queue.Empty:
                     continue
                 seen += 1
+                if prime and seen == 1 and not getattr(backend, "finished", False):
+                    continue  # the priming sample: its rates have nothing to compare with
                 if writer is not None:
                     writer.write(snap)
-                if once and seen == 1 and not getattr(backend, "finished", False):
-                    continue  # the priming sample: its rates have nothing to compare with
                 out.show(snap)
+                shown += 1
                 if getattr(backend, "finished", False):
                     break  # a replayed trace ran out
     except KeyboardInterrupt:
