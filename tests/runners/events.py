@@ -89,7 +89,20 @@ def check_stream(events: list[dict[str, Any]], framework: str = "torch") -> dict
     assert start["environment"]["torch" if framework == "torch" else "tensorflow"]
     progress = [e for e in events if e["type"] == "progress"]
     assert progress and progress[-1]["step"] == progress[-1]["total"]
-    assert [p["step"] for p in progress] == sorted(p["step"] for p in progress)
+    # Each phase of counted steps (compile, warm-up, measure) counts up from 1; only the measured
+    # steps have a rate.
+    phase, counts = None, {}
+    for e in events:
+        if e["type"] == "phase":
+            phase = e["phase"]
+            assert e.get("steps") is not None or phase in ("setup", "done"), e
+        elif e["type"] == "progress":
+            counts.setdefault(phase, []).append(e["step"])
+            assert phase in ("compile", "warmup", "measure"), e
+            assert phase == "measure" or e.get("samples_per_s") is None, e
+            assert e["step"] <= e["total"], e
+    assert all(steps == sorted(steps) for steps in counts.values()), counts
+    assert "measure" in counts
     result = next(e for e in events if e["type"] == "result")
     missing = [f for f in RESULT_FIELDS if f not in result]
     assert not missing, missing

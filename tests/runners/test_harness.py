@@ -91,6 +91,30 @@ def test_repeats_option_and_progress_total(tmp_path: Path) -> None:
     assert [e["total"] for e in events if e["type"] == "progress"][-1] == 3
 
 
+def test_warm_up_steps_report_progress_without_a_rate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CPU step at the review's sizes takes seconds: the warm-up showed no progress at all."""
+    monkeypatch.setattr(harness, "PROGRESS_EVERY_S", 0.0)  # every step reports
+    rc, events = _run(tmp_path, Counting(), repeat=1)
+    assert rc == 0
+    check_stream([e for e in events if e["type"] != "frame"], framework="fake")
+    order = [
+        (e["phase"], e.get("steps")) if e["type"] == "phase" else (e["step"], e["total"])
+        for e in events
+        if e["type"] in ("phase", "progress")
+    ]
+    assert order[:7] == [
+        ("setup", None),
+        ("warmup", 2),
+        (1, 2),
+        (2, 2),
+        ("measure", 3),
+        (1, 3),
+        (2, 3),
+    ]
+
+
 @pytest.mark.parametrize(
     ("exc", "kind", "rc", "message"),
     [

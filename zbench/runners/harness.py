@@ -275,15 +275,10 @@ def _run(
     if n := adapter.compile_steps(cfg):
         out.phase("compile", steps=n)
         t0 = time.perf_counter()
-        for _ in range(n):
-            last = step()
-        adapter.sync(last)
+        adapter.sync(_unmeasured(step, n, out))
         compile_s = time.perf_counter() - t0
     out.phase("warmup", steps=cfg.warmup)
-    last = None
-    for _ in range(cfg.warmup):
-        last = step()
-    adapter.sync(last)
+    adapter.sync(_unmeasured(step, cfg.warmup, out))
     out.phase("measure", steps=cfg.steps, repeats=cfg.repeat)
     total = cfg.steps * cfg.repeat
     windows: list[dict[str, Any]] = []
@@ -344,6 +339,20 @@ def _live_rate(timer: StepTimer | None, i: int, global_batch: int, host_s: float
         return (i + 1) * global_batch / host_s if timer is None and host_s > 0 else None
     finished, seconds = seen
     return finished * global_batch / seconds if finished and seconds > 0 else None
+
+
+def _unmeasured(step: Callable[[], Any], steps: int, out: Any) -> Any:
+    """Compile or warm-up steps, with their progress (a CPU step at the review's sizes takes
+    seconds, so a silent warm-up looked stuck) but no rate: nothing here is measured. On a GPU the
+    count is of steps launched, ahead of those done until the queue fills."""
+    last = None
+    shown = time.perf_counter()
+    for i in range(steps):
+        last = step()
+        if (now := time.perf_counter()) - shown >= PROGRESS_EVERY_S:
+            shown = now
+            out.progress(i + 1, steps)
+    return last
 
 
 def _window(
