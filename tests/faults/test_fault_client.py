@@ -171,4 +171,4 @@ def test_a_stopped_supervisor_does_not_say_nothing_is_left_while_jobs_wait(home:
         time.sleep(0.1)
     last = (home / "supervisor.log").read_text().splitlines()[-1]
     assert "nothing left to run" not in last
-    assert "1 queued job(s) wait" in last
+    assert "1 queued job waits" in last

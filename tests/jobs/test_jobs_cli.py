@@ -201,7 +201,10 @@ def test_ctrl_c_while_following_detaches(
     result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--steps", "5"])
     monkeypatch.undo()
     assert result.exit_code == 0
-    assert "Detached: the job(s) keep running" in result.output and "zbench cancel" in result.output
+    assert (
+        "Detached: the job keeps running (id 1)" in result.output
+        and "zbench cancel" in result.output
+    )
     assert wait_for(1, jobenv, ("done", "crashed", "failed")).state == "done"
 
 

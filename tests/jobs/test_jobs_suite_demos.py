@@ -148,5 +148,5 @@ def test_dry_run_names_demo_jobs_and_tells_seeds_apart(
         "would run: resnet50 torch train default on cpu (seed 2)",
         "would run: snake demo ppo on cpu (seed 1)",
         "would run: snake demo ppo on cpu (seed 2)",
-        "4 job(s), 0 skipped",
+        "4 jobs, 0 skipped",
     ]

@@ -32,6 +32,9 @@ def test_review_skips_with_reasons_on_one_gpu_without_tensorflow() -> None:
     assert "TensorFlow is not installed" in reasons
     assert "a scaling run needs 2 or more GPUs; 1 found" in reasons
     assert all(s.config.framework == "torch" and s.config.gpus == 1 for s in suite.specs)
+    # A skipped scaling run is shown as the run it would be, not as one on 1 GPU
+    scaling = [s for s, r in suite.skipped if r.startswith("a scaling run")]
+    assert [s.config.gpus for s in scaling] == [2]  # PyTorch's (TensorFlow: not installed)
     assert len(suite.specs) == 8
 
 

@@ -126,9 +126,13 @@ def follow(job_ids: Sequence[int], db: Db, console: Console) -> list[JobInfo] | 
                 time.sleep(POLL_S)
     except KeyboardInterrupt:
         ids = " ".join(str(i) for i in job_ids)
+        which = (
+            f"the job keeps running (id {ids})"
+            if len(job_ids) == 1
+            else f"the jobs keep running (ids {ids})"
+        )
         console.print(
-            f"Detached: the job(s) keep running. Follow with `zbench jobs`; stop with "
-            f"`zbench cancel ID` (ids: {ids})."
+            f"Detached: {which}. Follow with `zbench jobs`; stop with `zbench cancel ID`."
         )
         return None
 

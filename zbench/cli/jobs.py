@@ -216,7 +216,7 @@ def run_suite(
             named = [(_spec_label(s), c) for s, c in zip(suite.specs, configs, strict=True)]
             for (text, _), setup in zip(named, differing(named), strict=True):
                 console.print(f"would run: {text}" + (f" ({setup})" if setup else ""))
-            console.print(f"{len(suite.specs)} job(s), {len(suite.skipped)} skipped")
+            console.print(f"{counted(len(suite.specs), 'job')}, {len(suite.skipped)} skipped")
         return 0
     if not suite.specs:
         err(f"suite {suite.name}: nothing can run on this machine")
@@ -229,7 +229,7 @@ def run_suite(
             print(json.dumps(out, indent=2))
         elif detach:
             console.print(
-                f"Suite {suite.name}: {len(ids)} job(s) queued (ids {ids[0]}-{ids[-1]}). "
+                f"Suite {suite.name}: {counted(len(ids), 'job')} queued ({_id_range(ids)}). "
                 "They keep running if this terminal closes; follow with `zbench jobs`."
             )
         return 0
@@ -268,6 +268,10 @@ def _print_demo_results(job_ids: list[int], db: Db, console: Console) -> None:
     rows = [r for r in demo_results(db) if r.job_id in job_ids]
     if rows:
         print_tables(console, rows)
+
+
+def _id_range(ids: list[int]) -> str:
+    return f"id {ids[0]}" if len(ids) == 1 else f"ids {ids[0]}-{ids[-1]}"
 
 
 def _spec_label(spec: JobSpec) -> str:

@@ -285,11 +285,11 @@ def _spec(
         raise SuiteError(f"{where}: gpu_ids must be a list of GPU numbers")
     if not isinstance(share, bool):
         raise SuiteError(f"{where}: share_gpus must be true or false")
-    scaling = options.get("gpus") == ALL_GPUS
-    if scaling:
-        options["gpus"] = max(n_gpus, 1)
     if options.get("device") == "auto":
         options["device"] = "cuda" if n_gpus else "cpu"
+    scaling = options.get("gpus") == ALL_GPUS
+    if scaling:  # every GPU, and at least the 2 a scaling run needs (fewer: it is skipped)
+        options["gpus"] = 1 if options.get("device") == "cpu" else max(n_gpus, 2)
     config = _config(options, where)
     if gpu_ids is not None and config.device == "cpu":
         raise SuiteError(f'{where}: gpu_ids needs device = "cuda" (this job runs on the CPU)')

@@ -402,8 +402,10 @@ def _why_exit(db: Path, sup: Supervisor | None) -> str:
         return "stopped (SIGTERM)"
     if not queued:
         return "stopped (SIGTERM); nothing was queued"
+    wait = "waits" if queued == 1 else "wait"
     return (
-        f"stopped (SIGTERM); {queued} queued job(s) wait for the next `zbench jobs` or submission"
+        f"stopped (SIGTERM); {counted(queued, 'queued job')} {wait} for the next `zbench jobs` "
+        "or submission"
     )
 
 

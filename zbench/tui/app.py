@@ -247,7 +247,8 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
             self.post_message(self.ServiceDone(f"launch failed: {exc}", error=True))
             return
         what = f"suite {request.suite}: " if request.suite else ""
-        self.post_message(self.ServiceDone(f"{what}queued job(s) {', '.join(map(str, ids))}"))
+        jobs = "job" if len(ids) == 1 else "jobs"
+        self.post_message(self.ServiceDone(f"{what}queued {jobs} {', '.join(map(str, ids))}"))
 
     def on_zbench_app_service_done(self, message: ServiceDone) -> None:
         self.notify(message.text, severity="error" if message.error else "information")

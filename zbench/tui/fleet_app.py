@@ -24,6 +24,7 @@ from zbench.contract import kinds
 from zbench.fleet.hosts import Transport
 from zbench.fleet.stream import HostStatus, HostStream
 from zbench.telemetry.snapshot import Snapshot
+from zbench.textfit import counted
 
 from .screens.fleet import FleetScreen
 from .services import LaunchRequest
@@ -229,7 +230,7 @@ class FleetApp(App[int]):
             except Exception as exc:  # shown to the user; the job was not queued
                 self.post_message(self.Submitted(f"launch on {host} failed: {exc}", error=True))
                 return
-        self.post_message(self.Submitted(f"{host}: queued {len(done)} job(s)"))
+        self.post_message(self.Submitted(f"{host}: queued {counted(len(done), 'job')}"))
         self.call_from_thread(self.poll_jobs)
 
     def on_fleet_app_submitted(self, message: Submitted) -> None:
