@@ -89,7 +89,7 @@ def check_stream(events: list[dict[str, Any]], framework: str = "torch") -> dict
     assert start["environment"]["torch" if framework == "torch" else "tensorflow"]
     progress = [e for e in events if e["type"] == "progress"]
     assert progress and progress[-1]["step"] == progress[-1]["total"]
-    # Each phase of counted steps (compile, warm-up, measure) counts up from 1; only the measured
+    # Each phase of counted steps (compile, warm-up, measure) counts up from 0; only the measured
     # steps have a rate.
     phase, counts = None, {}
     for e in events:

@@ -104,12 +104,14 @@ def test_warm_up_steps_report_progress_without_a_rate(
         for e in events
         if e["type"] in ("phase", "progress")
     ]
-    assert order[:7] == [
+    assert order[:9] == [
         ("setup", None),
         ("warmup", 2),
+        (0, 2),  # each phase's count starts at 0: the jobs table shows it from the start
         (1, 2),
         (2, 2),
         ("measure", 3),
+        (0, 3),
         (1, 3),
         (2, 3),
     ]

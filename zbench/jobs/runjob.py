@@ -219,8 +219,6 @@ class RunningJob:
             if isinstance(ev, PhaseEvent):
                 self.phase = ev.phase
                 self.phase_marks.append((ev.t, ev.phase))
-                if ev.steps is not None:  # a phase of counted steps: its progress starts at 0
-                    self.step, self.total = 0, ev.steps * (ev.repeats or 1)
                 changed = True
             elif isinstance(ev, Progress):
                 self.step, self.total = ev.step, ev.total

@@ -281,6 +281,7 @@ def _run(
     adapter.sync(_unmeasured(step, cfg.warmup, out))
     out.phase("measure", steps=cfg.steps, repeats=cfg.repeat)
     total = cfg.steps * cfg.repeat
+    out.progress(0, total)  # the step count restarts: the warm-up's last count is not the window's
     windows: list[dict[str, Any]] = []
     stopped = False
     try:
@@ -346,6 +347,7 @@ def _unmeasured(step: Callable[[], Any], steps: int, out: Any) -> Any:
     seconds, so a silent warm-up looked stuck) but no rate: nothing here is measured. On a GPU the
     count is of steps launched, ahead of those done until the queue fills."""
     last = None
+    out.progress(0, steps)
     shown = time.perf_counter()
     for i in range(steps):
         last = step()
