@@ -40,9 +40,15 @@ class Layout:
         return sum(self.widths) + GAP * max(0, len(self.widths) - 1)
 
 
+def plural(n: int, noun: str) -> str:
+    """``noun`` in the number ``n`` asks for: ``GPU`` for 1, ``GPUs`` otherwise (zbench's nouns
+    all take an s)."""
+    return noun if n == 1 else f"{noun}s"
+
+
 def counted(n: int, noun: str) -> str:
     """``1 GPU``, ``2 GPUs``, ``0 GPUs``: a count with its noun in the right number."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    return f"{n} {plural(n, noun)}"
 
 
 def gpu_list(ids: Sequence[int]) -> str:

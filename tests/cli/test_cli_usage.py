@@ -241,7 +241,7 @@ def test_no_help_text_is_eaten_as_markup() -> None:
         ),
         (  # a header and no sample opened an empty dashboard: "telemetry unavailable: ..."
             b'{"format": "zbench-trace", "version": 1}\n{"t": "now"}\n',
-            "zbench: {path} holds no samples (1 unreadable line(s) skipped)",
+            "zbench: {path} holds no samples (1 unreadable line skipped)",
         ),
     ],
 )

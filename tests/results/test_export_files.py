@@ -60,4 +60,4 @@ def test_an_export_to_dev_stdout_through_a_pipe_is_written_not_waited_on(h200_db
     got = _zbench("export", "--db", str(h200_db), "-o", "/dev/stdout")
     assert got.returncode == 0, got.stderr
     assert got.stdout.startswith("| Run | Model |")
-    assert got.stderr == "Wrote 10 result(s) to /dev/stdout\n"
+    assert got.stderr == "Wrote 10 results to /dev/stdout\n"

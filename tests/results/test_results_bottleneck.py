@@ -120,7 +120,7 @@ def test_too_few_samples_a_cpu_run_and_none_at_all() -> None:
     cpu_run = bottleneck([{"t": i, "phase": "measure", "gpus": [], "cpu": 400.0} for i in range(9)])
     assert cpu_run is not None and cpu_run.kind == "unknown" and "CPU run" in cpu_run.line()
     v = bottleneck(window(3))
-    assert v is not None and v.kind == "unknown" and "3 sample(s)" in v.line()
+    assert v is not None and v.kind == "unknown" and "3 samples" in v.line()
 
 
 @pytest.mark.parametrize(

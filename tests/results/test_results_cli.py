@@ -164,7 +164,7 @@ def test_plot_of_runs_no_chart_draws_says_which_runs_charts_draw(
     result = CLI.invoke(app, ["plot", "--precision", "bf16", "-o", str(tmp_path / "c")])
     assert result.exit_code == 1
     assert result.output == (
-        "zbench: none of the 1 selected run(s) fits a chart: the charts draw FP32 runs on one GPU "
+        "zbench: none of the 1 selected run fits a chart: the charts draw FP32 runs on one GPU "
         "(or the CPU), ResNet-50 training on one GPU beside the same on more, and each other "
         "precision beside an FP32 run of the same setup\n"
     )
@@ -176,7 +176,7 @@ def test_plot_of_multi_gpu_runs_alone_names_the_gpu_count_charts_draw(
     # Two FP32 runs on 2 GPUs: "the charts draw FP32 runs" was all it said, of FP32 runs.
     result = CLI.invoke(app, ["plot", "--gpus", "2", "-o", str(tmp_path / "c")])
     assert result.exit_code == 1
-    assert result.output.startswith("zbench: none of the 2 selected run(s) fits a chart")
+    assert result.output.startswith("zbench: none of the 2 selected runs fits a chart")
     assert "FP32 runs on one GPU" in result.output
 
 
@@ -255,7 +255,7 @@ def test_export_takes_its_format_from_the_files_name(
     """`-o results.csv` wrote Markdown into a .csv file: -f was md unless given."""
     empty = CLI.invoke(app, ["export", "--samples", "-o", str(tmp_path / "none.csv")])
     assert empty.exit_code == 1 and not (tmp_path / "none.csv").exists()  # runs, no samples
-    assert empty.output == "zbench: the 10 selected run(s) hold no samples: nothing to export\n"
+    assert empty.output == "zbench: no samples in the 10 selected runs: nothing to export\n"
     for name, first in (("r.csv", "workload,"), ("r.json", "{"), ("r.md", "| Run |")):
         out = CLI.invoke(app, ["export", "--db", str(h200_db), "-o", str(tmp_path / name)])
         assert out.exit_code == 0, out.output

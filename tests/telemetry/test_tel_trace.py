@@ -110,7 +110,7 @@ def test_a_line_whose_values_have_the_wrong_types_is_skipped(
     path.write_text("\n".join([header, good, json.dumps(data), good]) + "\n")
     assert list(read_trace(path)) == [_snap(0), _snap(0)]
     replay = ReplayBackend(path)
-    assert replay.notice == "replaying t.jsonl (1 unreadable line(s) skipped)"
+    assert replay.notice == "replaying t.jsonl (1 unreadable line skipped)"
 
 
 def test_gzip_is_told_by_its_bytes_not_its_name(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from zbench.cli.options import err
 from zbench.fleet.gather import Gathered, HostsError, gather, parse_hosts, to_csv
 from zbench.jobs.api import rate_text
 from zbench.results.api import Filters
+from zbench.textfit import counted
 
 
 def _report(got: Gathered) -> int:
@@ -74,5 +75,5 @@ def fleet_export(
     text = json.dumps(got.rows, indent=2) + "\n" if fmt == "json" else to_csv(got.rows)
     from zbench.cli.results import write_output  # the one writer of exports: never over a database
 
-    what = f"{len(got.rows)} result(s) from {len(hosts)} host(s)"
+    what = f"{counted(len(got.rows), 'result')} from {counted(len(hosts), 'host')}"
     return write_output(text, output, what, None) or _report(got)

@@ -12,6 +12,7 @@ from zbench.cli.options import err, folder_problem
 from zbench.errors import os_error_exit
 from zbench.results.api import Filters
 from zbench.results.selection import Db
+from zbench.textfit import counted
 
 
 def report_command(out_dir: Path, filters: Filters, db: Db, quiet: bool = False) -> int:
@@ -43,5 +44,7 @@ def report_command(out_dir: Path, filters: Filters, db: Db, quiet: bool = False)
         err(f"cannot write the report: {message}")
         return code
     print(f"{report.markdown}\n{report.html}")
-    print(f"{report.runs} run(s), {len(report.figures)} figure(s)", file=sys.stderr)
+    print(
+        f"{counted(report.runs, 'run')}, {counted(len(report.figures), 'figure')}", file=sys.stderr
+    )
     return 0

@@ -44,7 +44,7 @@ from zbench.results.format import (
 from zbench.results.identity import differences, differences_text
 from zbench.results.provenance import warnings
 from zbench.store import holds_database
-from zbench.textfit import Column
+from zbench.textfit import Column, counted
 
 Db = str | os.PathLike[str] | None
 
@@ -207,7 +207,7 @@ def export_results(
     except FormatError as exc:
         err(str(exc))
         return 2
-    return write_output(text, output, f"{len(rows)} result(s)", db)
+    return write_output(text, output, counted(len(rows), "result"), db)
 
 
 def _export_samples(fmt: str | None, output: Path | None, filters: Filters, db: Db) -> int:
@@ -232,9 +232,9 @@ def _export_samples(fmt: str | None, output: Path | None, filters: Filters, db: 
     text = render_samples(sel.all, fmt, db)
     rows = max(text.count("\n") - (fmt == "csv"), 0)
     if not rows:
-        err(f"the {len(sel.all)} selected run(s) hold no samples: nothing to export")
+        err(f"no samples in the {counted(len(sel.all), 'selected run')}: nothing to export")
         return 1
-    return write_output(text, output, f"{rows} sample row(s)", db)
+    return write_output(text, output, counted(rows, "sample row"), db)
 
 
 def _over_database(output: Path | None, db: Db) -> bool:
@@ -403,7 +403,7 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
         err(f"cannot write the charts: {message}")
         return code
     if not charts:
-        err(f"none of the {len(rows)} selected run(s) fits a chart: {DRAWN}")
+        err(f"none of the {counted(len(rows), 'selected run')} fits a chart: {DRAWN}")
         return 1
     for chart in charts:
         print(f"{chart.path}: {chart.description}")

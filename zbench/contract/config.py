@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from zbench.contract.options import Opt, UsageParser, argparse_kwargs, number_type
 from zbench.contract.workloads import WORKLOADS
+from zbench.textfit import counted
 
 Framework = Literal["torch", "tf"]
 FRAMEWORKS: tuple[str, ...] = ("torch", "tf")
@@ -89,7 +90,7 @@ class RunConfig:
         if self.device == "cpu" and self.gpus > cores:  # --gpus N on the CPU: N gloo processes
             return (
                 f"--gpus {self.gpus} with --device cpu starts {self.gpus} CPU processes on "
-                f"{cores} core(s): --gpus counts GPUs; on the CPU use {cores} or fewer"
+                f"{counted(cores, 'core')}: --gpus counts GPUs; on the CPU use {cores} or fewer"
             )
         return check_shape(self)
 

@@ -16,6 +16,7 @@ from typing import Any
 from zbench.contract import demos as registry
 from zbench.contract.demos import Demo, Opt
 from zbench.contract.options import UsageError, UsageParser, argparse_kwargs
+from zbench.textfit import plural
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,9 @@ class DemoConfig:
         values = entry.defaults()
         unknown = sorted(set(options) - set(values))
         if unknown:
-            raise UsageError(f"{demo}: unknown option(s) {', '.join(unknown)}")
+            raise UsageError(
+                f"{demo}: unknown {plural(len(unknown), 'option')} {', '.join(unknown)}"
+            )
         values.update(options)
         return cls(demo, tuple(entry.resolve(values).items()))
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from zbench.textfit import plural
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -17,5 +19,5 @@ def build(cls: type[T], options: Mapping[str, Any], demo: str) -> T:
     known = {f.name for f in fields(cls)}
     bad = sorted(set(options) - known)
     if bad:
-        raise ValueError(f"unknown {demo} option(s): {', '.join(bad)}")
+        raise ValueError(f"unknown {demo} {plural(len(bad), 'option')}: {', '.join(bad)}")
     return cls(**dict(options))

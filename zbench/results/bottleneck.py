@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from zbench.results.provenance import THROTTLES
+from zbench.textfit import counted
 
 Sample = dict[str, Any]
 
@@ -250,7 +251,9 @@ def bottleneck(samples: Sequence[Sample]) -> Verdict | None:
     if not any(s.get("gpus") for s in chosen):
         return Verdict("unknown", notes=("no GPU in its samples (a CPU run)",), **base)
     if len(chosen) < MIN_SAMPLES:
-        return Verdict("unknown", notes=(f"{len(chosen)} sample(s) in the window",), **base)
+        return Verdict(
+            "unknown", notes=(f"{counted(len(chosen), 'sample')} in the window",), **base
+        )
     notes: list[str] = []
     found = [
         f

@@ -56,11 +56,11 @@ def _rel(path: Path, root: Path) -> str:
 def _intro(sel: Selection, flt: Filters) -> list[str]:
     runs = sel.all
     created = [r.created for r in runs if r.created is not None]
-    kinds = [f"{len(sel.rows)} benchmark run(s)"]
+    kinds = [counted(len(sel.rows), "benchmark run")]
     if sel.probes:
-        kinds.append(f"{len(sel.probes)} probe run(s)")
+        kinds.append(counted(len(sel.probes), "probe run"))
     if sel.demos:
-        kinds.append(f"{len(sel.demos)} demo run(s)")
+        kinds.append(counted(len(sel.demos), "demo run"))
     span = f"{_day(min(created))} to {_day(max(created))}" if created else "unknown dates"
     return [
         f"# {TITLE}",

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from zbench.telemetry.snapshot import Snapshot, from_dict, to_dict
+from zbench.textfit import counted
 
 FORMAT = "zbench-trace"
 VERSION = 1
@@ -191,7 +192,7 @@ class ReplayBackend:
         self.path = Path(path)
         self.header = read_header(self.path)
         self.records, cut, skipped = _read(self.path)
-        why = [f"{skipped} unreadable line(s) skipped"] if skipped else []
+        why = [f"{counted(skipped, 'unreadable line')} skipped"] if skipped else []
         if not self.records:
             why = (["it was cut short"] if cut else []) + why
             raise ValueError(f"{path} holds no samples" + (f" ({'; '.join(why)})" if why else ""))
