@@ -25,3 +25,16 @@ def comma_choices(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, 
             f"unknown {what} {', '.join(bad) or '(none given)'}; {what}s are {', '.join(allowed)}"
         )
     return items
+
+
+def batch_sizes(text: str) -> tuple[int, ...]:
+    """``"256,384"`` -> (256, 384), each 1 or more; else one line naming what is wrong."""
+    try:
+        values = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated batch sizes, got {text!r}"
+        ) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"batch sizes must be 1 or more, got {text!r}")
+    return values

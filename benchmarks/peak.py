@@ -3,16 +3,17 @@
 References (benchmarks/reference/peak_ref.py, bf16 autocast, channels-last, cuDNN autotuner, fused
 SGD): eager; torch.compile (default); torch.compile mode="max-autotune-no-cudagraphs"; one CUDA graph
 per step (forward, backward and optimizer step captured together). Each measurement is a fresh
-process; the references share one inductor cache made for this run. With ``start`` in the plan,
-zbench's row at the first batch of a mode runs in the start runs' data folder, so its compile is a
-warm one and the cold compile is the start row's; elsewhere zbench runs first at every shape, cold. Training at batch 256 and 384, inference at 512 and 1024, then
-zbench's 2-GPU weak scaling against its own 1-GPU run when two GPUs are visible. Runs that would
-overrun --budget are skipped and listed as such; max-autotune comes last because it compiles longest,
-then, for training, zbench with the same mode (--compile-mode max-autotune-no-cudagraphs, under its
-whole-step CUDA graph), which reuses the kernel choices the reference's search cached.
-``start`` runs `zbench run resnet50 --preset max` in one fresh data directory, once cold and
-``--warm-runs`` times warm, and prints the cold time to the first measured step and the warm ones'
-median; ``candidates`` runs benchmarks/peak_candidates.py
+process; the references share one inductor cache made for this run, and the sides at one shape
+take turns round by round. With ``start`` in the plan, zbench's row at the first batch of a mode
+runs in the start runs' data folder, so its compile is a warm one and the cold compile is the
+start row's; elsewhere zbench's first round compiles cold. Training at batch 256 and 384,
+inference at 512 and 1024, then zbench's 2-GPU weak scaling against its own 1-GPU run when two GPUs
+are visible. Runs that would overrun --budget are skipped and listed as such; max-autotune comes
+last because it compiles longest, then, for training, zbench with the same mode
+(--compile-mode max-autotune-no-cudagraphs, under its whole-step CUDA graph), which reuses the
+kernel choices the reference's search cached. ``start`` runs `zbench run resnet50 --preset max` in
+one fresh data directory, once cold and ``--warm-runs`` times warm, and prints the cold time to the
+first measured step and the warm ones' median; ``candidates`` runs benchmarks/peak_candidates.py
 (each candidate beside the plain compiled reference) and prints its table. ``--sides`` runs part of
 the plan.
 
@@ -39,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.args import OneLineParser, comma_choices  # noqa: E402
+from benchmarks.args import OneLineParser, batch_sizes, comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
 
 # The goals of the peak work: training >= 7,500 img/s on one H200 (MLPerf Training v4.0's 8x H200
@@ -97,22 +98,10 @@ SIDES = (
 START_STEPS, START_WARMUP = 20, 5
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(t) for t in text.split(",") if t.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated batch sizes, got {text!r}"
-        ) from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"batch sizes must be 1 or more, got {text!r}")
-    return values
-
-
 def parser() -> OneLineParser:
     p = OneLineParser(prog=Path(__file__).name, description=__doc__.splitlines()[0])
-    p.add_argument("--train-batches", type=_ints, default=(256, 384))
-    p.add_argument("--infer-batches", type=_ints, default=(512, 1024))
+    p.add_argument("--train-batches", type=batch_sizes, default=(256, 384))
+    p.add_argument("--infer-batches", type=batch_sizes, default=(512, 1024))
     p.add_argument(
         "--modes",
         type=lambda t: comma_choices(t, ("train", "infer"), "mode"),
@@ -278,25 +267,25 @@ def candidates(mode: str, log: Path, budget: float) -> dict[str, Any]:
 
 
 def estimate(a: argparse.Namespace, side: str, mode: str, warm: bool) -> float:
-    """Seconds a row should take, for the budget: ``--rounds`` processes of a side (a warm zbench
-    row in the start runs' folder: WARM_EST_S each); the start runs and the candidates once."""
+    """Seconds one process of a side should take, for the budget (a warm zbench in the start runs'
+    folder: WARM_EST_S); the start runs and the candidates whole."""
     if side == "start":
         return EST_S[(side, mode)] + a.warm_runs * WARM_EST_S
-    each = WARM_EST_S if warm else EST_S.get((side, mode), 30)
-    return each * (1 if side == "candidates" else a.rounds)
+    return WARM_EST_S if warm else EST_S.get((side, mode), 30)
 
 
 def execute(
     a: argparse.Namespace, jobs: list[tuple[str, str, int]], gpus: int, logs: Path
 ) -> list[dict[str, Any]]:
+    """Run the plan. The sides at one shape take turns, round by round (zbench, compile, zbench,
+    compile, ...), so a drift of the GPU's clocks or temperature over the call is shared by every
+    side rather than loaded onto the last one."""
     cache = Path(tempfile.mkdtemp(prefix="zbench-peak-inductor-"))
     env = runs.child_env(
         {"TORCHINDUCTOR_CACHE_DIR": str(cache), "TRITON_CACHE_DIR": str(cache / "triton")}
     )
     if a.device == "cpu":
-        env["ZBENCH_COMPILE_BACKEND"] = (
-            "eager"  # smoke test only: the runner's compile path, no C++ build
-        )
+        env["ZBENCH_COMPILE_BACKEND"] = "eager"  # smoke test: the compile path, no C++ build
     t0, rows = time.perf_counter(), []
     started: dict[str, dict[str, str]] = {}  # mode -> the start runs' environment (warm cache)
     if a.start_home and not any(side == "start" for side, _, _ in jobs):
@@ -306,48 +295,69 @@ def execute(
         for mode in {m for _, m, _ in jobs}:
             if (a.start_home / mode).is_dir():
                 _, started[mode] = runs.start_env("zbench-peak-start-", a.start_home / mode)
-    for side, mode, batch in jobs:
-        left = a.budget - (time.perf_counter() - t0)
-        est = estimate(a, side, mode, warm=side == "zbench" and mode in started)
-        row: dict[str, Any] = {"side": side, "mode": mode, "batch": batch, "runs": []}
-        rows.append(row)
-        if a.device == "cuda" and est > left:
-            row["skipped"] = f"budget: needs ~{est:.0f} s, {max(0, left):.0f} s left"
-            print(
-                f"  {side} {mode} {batch}: skipped ({row['skipped']})", file=sys.stderr, flush=True
+
+    def left() -> float:
+        return a.budget - (time.perf_counter() - t0)
+
+    def fits(row: dict[str, Any], est: float) -> bool:
+        if a.device == "cuda" and est > left():
+            row["skipped" if not row["runs"] else "rounds_cut"] = (
+                f"budget: needs ~{est:.0f} s, {max(0, left()):.0f} s left"
             )
-            continue
+            what = f"stopped after round {len(row['runs'])}" if row["runs"] else "skipped"
+            print(f"  {row['side']} {row['mode']} {row['batch']}: {what}", file=sys.stderr)
+            return False
+        return True
+
+    group: list[dict[str, Any]] = []  # rows of one shape, measured in turns
+
+    def flush() -> None:
+        for _ in range(a.rounds):
+            for row in [r for r in group if "skipped" not in r and "rounds_cut" not in r]:
+                side, mode = row["side"], row["mode"]
+                warm = started.get(mode) if side == "zbench" else None
+                if not fits(row, estimate(a, side, mode, warm=warm is not None)):
+                    continue
+                log = logs / f"{side}-{mode}-{row['batch']}.log"
+                cmd = command(a, side, mode, row["batch"], gpus)
+                timeout = max(120.0, left())
+                res = (
+                    runs.zbench(cmd, log, timeout, warm or env)
+                    if side.startswith("zbench")
+                    else runs.reference(cmd, log, timeout, env)
+                )
+                row["runs"].append(res)
+                got = (
+                    f"{res['samples_per_s']:.0f} img/s" if "samples_per_s" in res else res["error"]
+                )
+                print(f"  {side} {mode} {row['batch']}: {got}", file=sys.stderr, flush=True)
+        for row in group:
+            done = [r for r in row["runs"] if "samples_per_s" in r]
+            row["median"] = statistics.median(r["samples_per_s"] for r in done) if done else None
+            firsts = [f for r in done if (f := r.get("compile_s") or r.get("first_steps_s"))]
+            row["first_s"] = statistics.median(firsts or [0.0]) if done else None
+        group.clear()
+
+    for side, mode, batch in jobs:
+        row: dict[str, Any] = {"side": side, "mode": mode, "batch": batch, "runs": []}
+        if group and (
+            side in ("start", "candidates")
+            or (mode, batch) != (group[0]["mode"], group[0]["batch"])
+        ):
+            flush()
+        rows.append(row)
         log = logs / f"{side}-{mode}-{batch}.log"
         if side == "start":
-            home = a.start_home / mode if a.start_home else None
-            _, started[mode] = runs.start_env("zbench-peak-start-", home)
-            row.update(start_times(a, mode, log, max(120.0, left), started[mode]))
-            continue
-        if side == "candidates":
-            row.update(candidates(mode, log, left))
-            continue
-        cmd = command(a, side, mode, batch, gpus)
-        for _ in range(a.rounds):
-            timeout = max(120.0, left)
-            warm = started.get(mode) if side == "zbench" else None
-            res = (
-                runs.zbench(cmd, log, timeout, warm or env)
-                if side.startswith("zbench")
-                else runs.reference(cmd, log, timeout, env)
-            )
-            row["runs"].append(res)
-            got = f"{res['samples_per_s']:.0f} img/s" if "samples_per_s" in res else res["error"]
-            print(f"  {side} {mode} {batch}: {got}", file=sys.stderr, flush=True)
-        ok = [r["samples_per_s"] for r in row["runs"] if "samples_per_s" in r]
-        first = [
-            r.get("compile_s") or r.get("first_steps_s")
-            for r in row["runs"]
-            if "samples_per_s" in r
-        ]
-        row["median"] = statistics.median(ok) if ok else None
-        row["first_s"] = (
-            statistics.median([f for f in first if f is not None] or [0.0]) if ok else None
-        )
+            if fits(row, estimate(a, side, mode, warm=False)):
+                home = a.start_home / mode if a.start_home else None
+                _, started[mode] = runs.start_env("zbench-peak-start-", home)
+                row.update(start_times(a, mode, log, max(120.0, left()), started[mode]))
+        elif side == "candidates":
+            if fits(row, estimate(a, side, mode, warm=False)):
+                row.update(candidates(mode, log, left()))
+        else:
+            group.append(row)
+    flush()
     return rows
 
 
@@ -467,9 +477,10 @@ def main(argv: list[str]) -> int:
             f"--sides {','.join(a.sides)} plans nothing with --modes {','.join(a.modes)}, "
             f"--device {a.device} and {gpus} GPU(s)"
         )
-    est = sum(estimate(a, side, mode, warm=False) for side, mode, _ in jobs)
+    once = ("start", "candidates")  # the other sides run --rounds processes
+    est = sum(estimate(a, s, m, False) * (1 if s in once else a.rounds) for s, m, _ in jobs)
     print(
-        f"{len(jobs)} runs, about {est / 60:.1f} min in all; budget {a.budget / 60:.1f} min",
+        f"{len(jobs)} rows, ~{est / 60:.1f} min in all; budget {a.budget / 60:.1f} min",
         file=sys.stderr,
     )
     t0 = time.perf_counter()
@@ -479,11 +490,8 @@ def main(argv: list[str]) -> int:
     print_table(rows, goals, wall)
     print(f"children's logs: {logs}", file=sys.stderr)
     if a.out:
-        a.out.write_text(
-            json.dumps(
-                {"wall_s": wall, "budget_s": a.budget, "goals": goals, "rows": rows}, indent=1
-            )
-        )
+        out = {"wall_s": wall, "budget_s": a.budget, "goals": goals, "rows": rows}
+        a.out.write_text(json.dumps(out, indent=1))
     failed = any(r["runs"] and not r.get("median") for r in rows)
     return 1 if failed else 0
 
