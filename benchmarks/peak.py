@@ -300,14 +300,13 @@ def execute(
         return a.budget - (time.perf_counter() - t0)
 
     def fits(row: dict[str, Any], est: float) -> bool:
-        if a.device == "cuda" and est > left():
-            row["skipped" if not row["runs"] else "rounds_cut"] = (
-                f"budget: needs ~{est:.0f} s, {max(0, left()):.0f} s left"
-            )
-            what = f"stopped after round {len(row['runs'])}" if row["runs"] else "skipped"
-            print(f"  {row['side']} {row['mode']} {row['batch']}: {what}", file=sys.stderr)
-            return False
-        return True
+        if a.device != "cuda" or est <= left():
+            return True
+        why = f"budget: needs ~{est:.0f} s, {max(0, left()):.0f} s left"
+        row["rounds_cut" if row["runs"] else "skipped"] = why
+        what = f"stopped after round {len(row['runs'])}" if row["runs"] else "skipped"
+        print(f"  {row['side']} {row['mode']} {row['batch']}: {what} ({why})", file=sys.stderr)
+        return False
 
     group: list[dict[str, Any]] = []  # rows of one shape, measured in turns
 
