@@ -55,7 +55,7 @@ def gpu_list(ids: Sequence[int]) -> str:
     """``GPU 3``, ``GPUs 0,1``, ``no GPU``: the GPUs an index list names, for a message."""
     if not ids:
         return "no GPU"
-    return ("GPU " if len(ids) == 1 else "GPUs ") + ",".join(map(str, ids))
+    return f"{plural(len(ids), 'GPU')} {','.join(map(str, ids))}"
 
 
 def one_line(value: object) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from zbench import textfit
 from zbench.textfit import Column, fit, lines
 
 COLS = (
@@ -47,3 +50,17 @@ def test_right_alignment_and_ascii_ellipsis() -> None:
 def test_fit_reports_widths_that_add_up() -> None:
     layout = fit(COLS, ROWS, 80)
     assert layout.total() <= 80
+
+
+@pytest.mark.parametrize(
+    ("n", "text"), [(0, "0 GPUs"), (1, "1 GPU"), (2, "2 GPUs"), (1024, "1024 GPUs")]
+)
+def test_a_count_takes_its_noun_in_the_right_number(n: int, text: str) -> None:
+    """Messages read "1 GPU" and "2 GPUs", never "GPU(s)"."""
+    assert textfit.counted(n, "GPU") == text
+
+
+def test_a_gpu_list_names_one_gpu_or_several() -> None:
+    assert textfit.gpu_list([7]) == "GPU 7"
+    assert textfit.gpu_list([0, 1]) == "GPUs 0,1"
+    assert textfit.gpu_list([]) == "no GPU"

@@ -165,7 +165,8 @@ def parse_nodes(text: str, run: RunConfig, environ: dict[str, str] | None = None
         ids = _gpu_ids(ids_text, host) if ids_text else None
         if ids is not None and run.device == "cuda" and len(ids) != run.gpus:
             raise UsageError(
-                f"--nodes {part}: names {counted(len(ids), 'GPU')} but --gpus asks for {run.gpus} a node"
+                f"--nodes {part}: names {counted(len(ids), 'GPU')} but --gpus asks for "
+                f"{run.gpus} a node"
             )
         count = seen.get(host, 0)
         seen[host] = count + 1

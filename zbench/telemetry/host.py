@@ -18,8 +18,9 @@ import psutil
 from zbench.settings import MIN_INTERVAL
 from zbench.telemetry.snapshot import NA, HostSnapshot, Metric, NAType, ProcessTreeSnapshot
 
-# Three ticks at least, and below the shortest sampling interval with room for the timer's jitter: at
-# exactly that interval (0.05 s) a reading often came 49.9 ms after the one before and had no figure.
+# Three ticks at least, and below the shortest sampling interval with room for the timer's jitter:
+# at exactly that interval (0.05 s) a reading often came 49.9 ms after the one before and had no
+# figure.
 MIN_CPU_WINDOW_S = 0.6 * MIN_INTERVAL
 
 

@@ -22,6 +22,7 @@ from textual.binding import BindingType
 from textual.message import Message
 
 from zbench.settings import Config, SettingsError, State, config_path, save_state
+from zbench.textfit import plural
 
 from .app_mixins import ProcessActionsMixin, RememberMixin
 from .commands import ZbenchCommands
@@ -247,8 +248,8 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
             self.post_message(self.ServiceDone(f"launch failed: {exc}", error=True))
             return
         what = f"suite {request.suite}: " if request.suite else ""
-        jobs = "job" if len(ids) == 1 else "jobs"
-        self.post_message(self.ServiceDone(f"{what}queued {jobs} {', '.join(map(str, ids))}"))
+        jobs = f"{plural(len(ids), 'job')} {', '.join(map(str, ids))}"
+        self.post_message(self.ServiceDone(f"{what}queued {jobs}"))
 
     def on_zbench_app_service_done(self, message: ServiceDone) -> None:
         self.notify(message.text, severity="error" if message.error else "information")
