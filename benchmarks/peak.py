@@ -427,7 +427,7 @@ def print_table(rows: list[dict[str, Any]], goals: dict[str, Any], wall: float) 
         t.add_row(
             r["mode"],
             str(r["batch"]),
-            r["side"],
+            r["side"] + (" (rounds cut by the budget)" if "rounds_cut" in r else ""),
             f"{med:.0f}" if med else note or "-",
             f"{first:.1f}" if first else "-",
             f"{ratio:.3f}" if ratio else "-",

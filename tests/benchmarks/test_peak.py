@@ -366,7 +366,7 @@ def test_peak_budget_counts_rounds_per_process_and_the_start_runs_once() -> None
 
 
 def test_peak_sides_at_one_shape_take_turns_and_a_cut_budget_keeps_the_rounds_done(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """zbench's rounds all ran before the reference's: a GPU that warmed up or clocked down over
     the call loaded the drift onto one side. Now they alternate; a new shape starts a new turn."""
@@ -400,3 +400,5 @@ def test_peak_sides_at_one_shape_take_turns_and_a_cut_budget_keeps_the_rounds_do
     rows = peak.execute(a, jobs[:2], 1, tmp_path)
     assert order == [("zbench", 256), ("compile", 256), ("compile", 256)]
     assert rows[0]["median"] == 1.0 and "rounds_cut" in rows[0] and "skipped" not in rows[0]
+    peak.print_table(rows, peak.summarize(rows), 250.0)
+    assert "zbench (rounds cut by the budget)" in capsys.readouterr().out
