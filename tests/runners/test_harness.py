@@ -62,7 +62,8 @@ class Counting(harness.Adapter):
 
 
 def _run(tmp_path: Path, adapter: Counting, **options: Any) -> tuple[int, list[dict[str, Any]]]:
-    cfg = RunConfig(workload="resnet50", device="cpu", batch_size=4, steps=3, warmup=2, **options)
+    options = {"warmup": 2, **options}
+    cfg = RunConfig(workload="resnet50", device="cpu", batch_size=4, steps=3, **options)
     with EventWriter(tmp_path / "e") as writer:
         rc = harness.run(adapter, cfg, writer)
     assert adapter.closed
@@ -115,6 +116,13 @@ def test_warm_up_steps_report_progress_without_a_rate(
         (1, 3),
         (2, 3),
     ]
+
+
+def test_no_warm_up_sends_no_warm_up_progress(tmp_path: Path) -> None:
+    """--warmup 0 sent a progress of 0 steps out of 0."""
+    rc, events = _run(tmp_path, Counting(), warmup=0, repeat=1)
+    assert rc == 0
+    assert all(e["total"] > 0 for e in events if e["type"] == "progress")
 
 
 @pytest.mark.parametrize(

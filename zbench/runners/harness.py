@@ -347,7 +347,8 @@ def _unmeasured(step: Callable[[], Any], steps: int, out: Any) -> Any:
     seconds, so a silent warm-up looked stuck) but no rate: nothing here is measured. On a GPU the
     count is of steps launched, ahead of those done until the queue fills."""
     last = None
-    out.progress(0, steps)
+    if steps:  # --warmup 0: no phase to count
+        out.progress(0, steps)
     shown = time.perf_counter()
     for i in range(steps):
         last = step()
