@@ -14,8 +14,7 @@ last because it compiles longest, then, for training, zbench with the same mode
 kernel choices the reference's search cached. ``start`` runs `zbench run resnet50 --preset max` in
 one fresh data directory, once cold and ``--warm-runs`` times warm, and prints the cold time to the
 first measured step and the warm ones' median; ``candidates`` runs benchmarks/peak_candidates.py
-(each candidate beside the plain compiled reference) and prints its table. ``--sides`` runs part of
-the plan.
+(each candidate beside the plain compiled reference) and prints its table. ``--sides``: part of it.
 
     python3 benchmarks/peak.py --out peak.json
     python3 benchmarks/peak.py --modes train --sides max-autotune,zbench-max-autotune
@@ -42,6 +41,7 @@ if str(REPO) not in sys.path:
 
 from benchmarks.args import OneLineParser, batch_sizes, comma_choices  # noqa: E402
 from benchmarks.reference import runs  # noqa: E402
+from zbench.textfit import counted  # noqa: E402
 
 # The goals of the peak work: training >= 7,500 img/s on one H200 (MLPerf Training v4.0's 8x H200
 # ResNet-50 run, about 7,950 img/s per GPU, is the stretch), inference kept >= 28,000, a warm start
@@ -474,7 +474,7 @@ def main(argv: list[str]) -> int:
     if not jobs:
         parser().error(
             f"--sides {','.join(a.sides)} plans nothing with --modes {','.join(a.modes)}, "
-            f"--device {a.device} and {gpus} GPU(s)"
+            f"--device {a.device} and {counted(gpus, 'GPU')}"
         )
     once = ("start", "candidates")  # the other sides run --rounds processes
     est = sum(estimate(a, s, m, False) * (1 if s in once else a.rounds) for s, m, _ in jobs)
