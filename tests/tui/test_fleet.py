@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -355,3 +356,51 @@ async def test_a_snapshot_before_the_host_panel_is_composed_is_drawn_after() -> 
         await mounting
         await pilot.pause()
         assert "42" in str(panel.query_one("#cpu", Static).render())
+
+
+class FloodStream:
+    """Live at once, then a new snapshot as fast as the thread can post, until stopped: the app
+    exits while snapshots keep arriving, as a real stream's thread can post up to the last moment."""
+
+    def __init__(self, host: str, on_snapshot: Any, on_status: Any) -> None:
+        self.host, self.on_snapshot, self.on_status = host, on_snapshot, on_status
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._flood, daemon=True)
+
+    def start(self) -> None:
+        self.on_status(HostStatus(self.host, "live"))
+        self.thread.start()
+
+    def _flood(self) -> None:
+        base = two_gpu(10)
+        seq = 1000
+        while not self.stopped.is_set():
+            seq += 1
+            self.on_snapshot(self.host, replace(base[seq % 10], seq=seq))
+            time.sleep(0.0002)
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+async def test_snapshots_arriving_while_the_app_exits_are_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The screens are pruned (children first) while the app still handles its queue; a snapshot
+    that reached a GPU panel whose children were already gone failed the exit with
+    NoMatches('#compact'). Once the app is exiting, no snapshot or state reaches the screen."""
+    drawn_while_exiting: list[str] = []
+    app = FleetApp(["alpha", "beta"], FakeTransport(), stream_factory=FloodStream, jobs_interval=None)
+    for name in ("show_snapshot", "set_status"):
+        draw = getattr(FleetScreen, name)
+
+        def spy(screen: FleetScreen, *args: Any, _draw: Any = draw, _name: str = name) -> None:
+            if not app.is_running:
+                drawn_while_exiting.append(_name)
+            _draw(screen, *args)
+
+        monkeypatch.setattr(FleetScreen, name, spy)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(pilot, lambda: len(app.fleet.section("beta").query(GpuPanel)) == 2)
+        await pilot.pause(0.05)
+    assert drawn_while_exiting == []

@@ -145,6 +145,8 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
     async def tick(self) -> None:
         """Drain new snapshots (never blocks: the sampler thread only fills a queue). A tick that
         comes while the last one still awaits (mounting GPU panels) is skipped."""
+        if not self.is_running:  # exiting: the screens are being pruned, nothing to draw into
+            return
         if self._ticking or self.feed is None or not self.telemetry.extend(self.feed.drain()):
             return
         self._ticking = True
@@ -176,6 +178,8 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
 
     def on_zbench_app_jobs_loaded(self, message: JobsLoaded) -> None:
         self._jobs_busy = False
+        if not self.is_running:  # a poll that returns as the app exits (see tick)
+            return
         if message.error:
             if message.error != self._jobs_error:  # say it once, not on every poll
                 self.notify(message.error, severity="error", timeout=10)

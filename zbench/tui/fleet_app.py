@@ -123,8 +123,10 @@ class FleetApp(App[int]):
 
     @property
     def live(self) -> bool:
-        """Whether the fleet screen is up (stream messages may still arrive while the app exits)."""
-        return self.fleet.is_attached
+        """Whether the fleet screen is up and the app not exiting. Stream threads post up to the
+        last moment, and an exit prunes the screens (children first) while this app still handles
+        its queue: a snapshot drawn then met panels whose children were gone."""
+        return self.is_running and self.fleet.is_attached
 
     def on_mount(self) -> None:
         self.push_screen(self.fleet)

@@ -88,9 +88,5 @@ class HostSection(Vertical):
             panels.update({p.index: p for p in new})
         if snap.notice:
             self.border_subtitle = escape(snap.notice)
-        for gpu in snap.gpus:
-            panel = panels[gpu.index]
-            if panel.is_mounted:
-                panel.show(gpu, state.util.get(gpu.index, ()))
-            else:
-                panel.call_after_refresh(panel.show, gpu, list(state.util.get(gpu.index, ())))
+        for gpu in snap.gpus:  # a panel mounted just now draws once composed (GpuPanel.show)
+            panels[gpu.index].show(gpu, state.util.get(gpu.index, ()))

@@ -152,6 +152,11 @@ class GpuPanel(Widget):
             self.query_one(f"#{widget_id}", Static).update(text)
 
     def show(self, gpu: GpuSnapshot, history: Sequence[float]) -> None:
+        if not self.is_mounted:
+            # Children nested in containers compose in turn, after the panel's own: a snapshot
+            # that comes before every one is there is drawn after the next refresh.
+            self.call_after_refresh(self.show, gpu, list(history))
+            return
         self.border_title = f"GPU {gpu.index} {glyphs().sep} {escape(short_name(gpu.name))}"
         self.set_class(gpu.lost, "-lost")
         compact = self.query_one("#compact", Static).display

@@ -85,12 +85,11 @@ class HostPanel(Widget):
             self.query_one(f"#{widget_id}", Static).update(text)
 
     def show(self, host: HostSnapshot, history: Sequence[float]) -> None:
-        compact = self.query("#compact")
-        if not compact:  # a snapshot before this panel's children are composed: drawn after
+        if not self.is_mounted:  # as in GpuPanel.show: drawn once every child is composed
             self.call_after_refresh(self.show, host, list(history))
             return
         cores = cores_text(host)
-        if compact.first(Static).display:
+        if self.query_one("#compact", Static).display:
             ram = ratio_pct(host.ram_used_bytes, host.ram_total_bytes)
             self._set(
                 "compact",
