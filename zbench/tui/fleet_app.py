@@ -166,6 +166,8 @@ class FleetApp(App[int]):
             self.fleet.set_status(status)
 
     def _count_down(self) -> None:
+        if not self.live:
+            return
         now = self.clock()
         for host, at in self._retry_at.items():
             self.fleet.set_status(self.states[host], at - now)
