@@ -390,7 +390,9 @@ async def test_snapshots_arriving_while_the_app_exits_are_dropped(
     that reached a GPU panel whose children were already gone failed the exit with
     NoMatches('#compact'). Once the app is exiting, no snapshot or state reaches the screen."""
     drawn_while_exiting: list[str] = []
-    app = FleetApp(["alpha", "beta"], FakeTransport(), stream_factory=FloodStream, jobs_interval=None)
+    app = FleetApp(
+        ["alpha", "beta"], FakeTransport(), stream_factory=FloodStream, jobs_interval=None
+    )
     for name in ("show_snapshot", "set_status"):
         draw = getattr(FleetScreen, name)
 
