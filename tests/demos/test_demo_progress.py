@@ -75,6 +75,16 @@ def test_phase_clock_estimates_the_time_left_from_the_phase_rate() -> None:
     assert clock(3725.0) == "1:02:05" and clock(None) == "-:--:--"
 
 
+def test_a_compile_phase_gets_no_estimate_its_first_step_is_not_like_the_next() -> None:
+    """A cold compile's first step takes minutes and its second seconds: no "~4:50 left" after it.
+    The warm-up after it is estimated again."""
+    c = PhaseClock()
+    assert c.left(_job(0, 2, phase="compile"), now=1000.0) is None
+    assert c.left(_job(1, 2, phase="compile"), now=1290.0) is None
+    assert c.left(_job(0, 40, phase="warmup"), now=1291.0) is None  # a new phase: one look
+    assert c.left(_job(10, 40, phase="warmup"), now=1292.0) == 3.0
+
+
 def test_demo_view_reads_phase_steps_clock_estimate_and_done() -> None:
     v = DemoView()
     v.apply(

@@ -218,7 +218,8 @@ RUN_OPTIONS: tuple[Opt, ...] = (
         "choice",
         "review",
         "review: the review's settings; max: the fastest setup zbench knows (bf16, compile, "
-        "CUDA graphs, a larger batch).",
+        "CUDA graphs, a larger batch; a setup's first run compiles for minutes, later ones load "
+        "the cache).",
         PRESETS,
     ),
     Opt(

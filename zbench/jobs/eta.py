@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Protocol
 
+from zbench.contract.protocol import Phase
+
 
 class _Job(Protocol):
     @property
@@ -43,6 +45,12 @@ def clock(seconds: float | None) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
+# Phases whose steps are not alike, so their rate says nothing of what is left: a compile phase's
+# first step compiles (minutes when the cache is cold, seconds from it) and the next one runs or
+# recompiles. After its first step it read "~4:50 left" for a step that took two seconds.
+NO_ESTIMATE: frozenset[Phase] = frozenset({"compile"})
+
+
 class PhaseClock:
     """Feed each poll's jobs to :meth:`elapsed` and :meth:`left`; one per viewer."""
 
@@ -63,7 +71,7 @@ class PhaseClock:
         if seen is None or seen.phase != job.phase or step < seen.step:
             self._first[job.id] = _Seen(job.phase, step, now)
             return None
-        if job.ended is not None or not total:
+        if job.ended is not None or not total or job.phase in NO_ESTIMATE:
             return None
         done, spent = step - seen.step, now - seen.at
         if done <= 0 or spent <= 0:
