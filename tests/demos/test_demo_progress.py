@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from zbench.demos import progress as progress_mod
 from zbench.demos.progress import PhaseProgress
 from zbench.jobs.eta import PhaseClock, clock
@@ -82,7 +84,21 @@ def test_a_compile_phase_gets_no_estimate_its_first_step_is_not_like_the_next() 
     assert c.left(_job(0, 2, phase="compile"), now=1000.0) is None
     assert c.left(_job(1, 2, phase="compile"), now=1290.0) is None
     assert c.left(_job(0, 40, phase="warmup"), now=1291.0) is None  # a new phase: one look
-    assert c.left(_job(10, 40, phase="warmup"), now=1292.0) == 3.0
+    assert c.left(_job(1, 40, phase="warmup"), now=1292.0) is None  # past its first step
+    assert c.left(_job(11, 40, phase="warmup"), now=1293.0) == 2.9
+
+
+def test_the_rate_is_taken_past_a_phases_first_step() -> None:
+    """A GPU warm-up as recorded on an H100: step 1 of 40 after 10 s (cuDNN autotuning), then 10
+    steps in 0.5 s. Counted from step 0 the estimate read 6:30, then 0:00:27, for 1.5 s left."""
+    c = PhaseClock()
+    assert c.left(_job(0, 40, phase="warmup"), now=1000.0) is None
+    assert c.left(_job(1, 40, phase="warmup"), now=1010.0) is None
+    assert c.left(_job(11, 40, phase="warmup"), now=1010.5) == pytest.approx(1.45)
+    # A viewer that first looks mid-phase takes its rate from there: one look, then an estimate.
+    late = PhaseClock()
+    assert late.left(_job(20, 40, phase="warmup"), now=1011.0) is None
+    assert late.left(_job(30, 40, phase="warmup"), now=1011.5) == pytest.approx(0.5)
 
 
 def test_demo_view_reads_phase_steps_clock_estimate_and_done() -> None:

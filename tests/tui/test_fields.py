@@ -11,7 +11,7 @@ from zbench.tui.screens.job_detail import JobDetailScreen
 from zbench.tui.widgets.fields import Fields, Row, pack, rows_of
 
 from .conftest import make_app
-from .helpers import run_and_press
+from .helpers import run_and_press, settle
 from .traces import two_gpu
 
 
@@ -72,3 +72,32 @@ def test_the_demos_lines_split_at_double_spaces_outside_their_markup() -> None:
         "phase track 5/8  elapsed 0:00:20".replace("track", "[b]track[/b]"),
         "  ~0:00:04 left",
     ]
+
+
+async def test_the_job_view_gives_the_phases_time_left_as_zbench_run_does() -> None:
+    """Its clock reads as `zbench run`'s bar (H:MM:SS), and once the phase has advanced between two
+    looks past its first step, the time left at the phase's rate (``jobs.eta``)."""
+    from dataclasses import replace
+
+    from zbench.tui.app import ZbenchApp
+    from zbench.tui.feed import ListFeed
+
+    from .fakes import NOW, FakeJob, FakeServices
+
+    now = [NOW]
+    services = FakeServices(jobs=[FakeJob(3, "resnet50", step=0, total=100)])
+    app = ZbenchApp(services, feed=ListFeed(two_gpu()), interval=None, clock=lambda: now[0])
+
+    def summary() -> str:
+        return str(app.screen.query_one("#summary", Fields).render())
+
+    async with run_and_press(app, "enter", size=(100, 30)) as pilot:
+        assert isinstance(app.screen, JobDetailScreen)
+        assert "elapsed 0:01:40" in summary() and "left" not in summary()
+        for step, at in ((10, 5.0), (30, 10.0)):  # 20 steps in 5 s past the first look's
+            services.jobs = [replace(services.jobs[0], step=step)]
+            now[0] = NOW + at
+            app.poll_jobs()
+            await settle(pilot)
+            assert f"step {step}/100" in summary()
+        assert "elapsed 0:01:50 ~0:00:17 left" in summary()  # 70 steps at 4 a second

@@ -1,9 +1,10 @@
 """How long a job has run and how long its current phase has left, from the job rows a viewer
-polls (phase, step, total): the CLI's progress bar and the TUI's jobs table read the same figures.
+polls (phase, step, total): the CLI's progress bars and the TUI's job view read the same figures.
 
-The estimate is the phase's own rate since the viewer first saw it (a phase's steps, such as
-training steps and tracked frames, are not comparable with another's), so it needs two looks at
-the phase with the step advancing; before that there is none.
+The estimate is the phase's own rate since the viewer first saw it past its first step (a phase's
+steps, such as training steps and tracked frames, are not comparable with another's, and its first
+step carries one-time costs), so it needs two looks at the phase with the step advancing; before
+that there is none.
 """
 
 from __future__ import annotations
@@ -72,6 +73,11 @@ class PhaseClock:
             self._first[job.id] = _Seen(job.phase, step, now)
             return None
         if job.ended is not None or not total or job.phase in NO_ESTIMATE:
+            return None
+        if seen.step == 0 and step > 0:
+            # A phase's first step carries its one-time costs (cuDNN's autotuning: 10 s of a 12 s
+            # warm-up), so the rate is taken from past it; from step 0 a warm-up read "~6:30 left".
+            self._first[job.id] = _Seen(job.phase, step, now)
             return None
         done, spent = step - seen.step, now - seen.at
         if done <= 0 or spent <= 0:

@@ -15,6 +15,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Log, Static
 
+from zbench.jobs.eta import PhaseClock, clock
+
 if TYPE_CHECKING:
     from zbench.jobs.api import JobInfo  # the one job type
 
@@ -30,12 +32,14 @@ LOG_LINES = 200
 NAME_MAX = 40
 
 
-def summary(job: JobInfo | None, now: float) -> list[Row]:
-    """A job's header as rows of fields: workload, state and phase, step, samples/s, time, GPUs."""
+def summary(job: JobInfo | None, now: float, left: float | None = None) -> list[Row]:
+    """A job's header as rows of fields: workload, state and phase, step, samples/s, its clock
+    (with the phase's time ``left``, as `zbench run`'s bar has them: ``jobs.eta``), GPUs."""
     if job is None:
         return [Row(("[$text-muted]job not found (yet)[/]",))]
-    end = job.ended or now
-    elapsed = f"{end - job.started:.0f} s" if job.started else "-"
+    elapsed = f"elapsed {clock(PhaseClock().elapsed(job, now))}" if job.started else "elapsed -"
+    if left is not None:
+        elapsed += f" ~{clock(left)} left"
     step = f"{job.step or 0}/{job.total}" if job.total else "-"
     speed = job.rate("-")
     gpus = ",".join(map(str, job.gpu_ids)) if job.gpu_ids else "-"
@@ -43,7 +47,7 @@ def summary(job: JobInfo | None, now: float) -> list[Row]:
     return [
         Row((f"[b]{escape(name)}[/b]", job.framework, job.mode, job.precision or ""), gap=1),
         Row((f"state [b]{job.state}[/b]", f"phase {job.phase or '-'}", f"step {step}")),
-        Row((f"{job.rate_unit} {speed}", f"elapsed {elapsed}", f"GPUs {gpus}")),
+        Row((f"{job.rate_unit} {speed}", elapsed, f"GPUs {gpus}")),
     ]
 
 
@@ -125,6 +129,7 @@ class JobDetailScreen(Screen[None]):
         super().__init__()
         self.job_id = job_id
         self._busy = False
+        self._clock = PhaseClock()  # the phase's rate between this view's looks
 
     @property
     def selected_job_id(self) -> int:
@@ -186,8 +191,9 @@ class JobDetailScreen(Screen[None]):
         self.query_one("#verdict", Static).update(verdict_text(message.verdict))
 
     def refresh_jobs(self, jobs: Sequence[JobInfo]) -> None:
-        now = self.app.clock()  # type: ignore[attr-defined]
-        self.query_one("#summary", Fields).show(summary(self.job, now))
+        now, job = self.app.clock(), self.job  # type: ignore[attr-defined]
+        left = self._clock.left(job, now) if job is not None else None
+        self.query_one("#summary", Fields).show(summary(job, now, left))
         setup = self.query_one("#setup", Static)
         setup.update(text := setup_text(self.job))
         setup.display = bool(text)
