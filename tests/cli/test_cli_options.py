@@ -88,7 +88,7 @@ def test_demo_name_help_lists_that_demos_options() -> None:
         ),
         (
             ["--mode", "fly"],
-            "zbench: run: --mode: invalid choice: 'fly' (choose from 'train', 'infer') "
+            "zbench: run: --mode: must be one of train, infer, got 'fly' "
             "(see zbench run -h)",
         ),
         (
@@ -129,7 +129,7 @@ def test_run_help_reads_at_80_columns() -> None:
         ),
         (
             ["snake", "--minutes", "abc"],
-            "zbench: demo snake: --minutes: expected a number, got 'abc' (see zbench demo snake -h)",
+            "zbench: demo snake: --minutes: must be a number, got 'abc' (see zbench demo snake -h)",
         ),
         (["nosuch"], "zbench: unknown demo 'nosuch': choose snake, motion, tracking"),
     ],

@@ -85,11 +85,11 @@ def test_motion_config_round_trips_through_argv_and_the_job_row() -> None:
         (["motion", "--size", "32"], "at least 64"),
         (["motion", "--train", "--animate"], "not allowed with"),
         (["motion", "--minutes", "0"], "more than 0"),
-        (["motion", "--device", "tpu"], "invalid choice"),
+        (["motion", "--device", "tpu"], "must be one of"),
         (["motion", "--board", "12"], "unrecognized arguments"),
         # NaN passes every comparison: it was queued and crashed writing its first event
-        (["snake", "--minutes", "nan"], "expected a finite number, got 'nan'"),
-        (["snake", "--minutes", "inf"], "expected a finite number"),
+        (["snake", "--minutes", "nan"], "must be a finite number, got 'nan'"),
+        (["snake", "--minutes", "inf"], "must be a finite number"),
         # the bounds as given, not rounded by %g ("at most 1e+06, got 1e+06")
         (["tracking", "--frames", "1000001"], "at most 1,000,000, got 1000001$"),
         (["snake", "--envs", "2000000"], "at most 1,048,576, got 2000000$"),

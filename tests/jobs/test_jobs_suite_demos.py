@@ -106,7 +106,7 @@ def test_a_demo_without_a_gpu_is_skipped_with_the_reason(tmp_path: Path) -> None
         ('workload = "snake"\nboard = 2', "job 1: board: must be at least 4 and at most 64, got 2"),
         (
             'workload = "snake"\nalgo = "a2c"',
-            "job 1: algo: invalid choice: 'a2c' (choose from 'ppo', 'dqn')",
+            "job 1: algo: must be one of ppo, dqn, got 'a2c'",
         ),
         (
             'workload = "motion"\nmode = "fly"',

@@ -86,7 +86,7 @@ def test_user_suite_matrix_and_options(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ('[[job]]\nworkload = "resnet50"\nbogus = 1\n', "job 1: unknown key 'bogus'"),
-        ('[[job]]\nworkload = "alexnet"\n', "job 1: workload: invalid choice"),
+        ('[[job]]\nworkload = "alexnet"\n', "job 1: workload: must be one of"),
         # The runner parser's complaints name the file's key, not the command line's flag.
         (
             '[[job]]\nworkload = "resnet50"\nbatch_size = 0\n',
@@ -161,7 +161,7 @@ def test_user_suite_matrix_and_options(tmp_path: Path) -> None:
         ("[[job]\n", "mine.toml: "),
         # A value that looks like a flag: the runner's help was printed and the suite exited 0
         ('[[job]]\nworkload = "-h"\n', "job 1: the following arguments are required"),
-        ('[[job]]\nworkload = "resnet50"\nmode = "--help"\n', "mode: invalid choice: '--help'"),
+        ('[[job]]\nworkload = "resnet50"\nmode = "--help"\n', "mode: must be one of train, infer, got '--help'"),
     ],
 )
 def test_bad_suite_files_give_one_line(tmp_path: Path, text: str, message: str) -> None:

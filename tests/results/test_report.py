@@ -261,7 +261,7 @@ def test_cli_report_and_samples(h200_db: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["report", "--job", "x"], "Invalid value for '--job'"),
+        (["report", "--job", "x"], "--job: must be a whole number, got 'x'"),
         (["report", "--since", "soon"], "date like"),
         (["report", "--suite", "nope"], "suite 'nope'"),
         (["report", "--suite-run", "99"], "no job 99"),

@@ -40,7 +40,7 @@ def test_results_bad_date_is_exit_2(filled: Path) -> None:
     result = CLI.invoke(app, ["results", "--since", "yesterday"])
     assert result.exit_code == 2 and "YYYY" not in result.output
     assert result.output == (
-        "zbench: results: Invalid value for '--since': wants a date like 2026-01-31, "
+        "zbench: results: --since: wants a date like 2026-01-31, "
         "got 'yesterday' (see zbench results -h)\n"
     )
 
@@ -51,7 +51,7 @@ def test_a_date_the_clock_cannot_count_names_since(filled: Path) -> None:
     assert result.exit_code == 2
     assert (
         result.output
-        == "zbench: results: Invalid value for '--since': 0001-01-01: out of the range of dates "
+        == "zbench: results: --since: 0001-01-01: out of the range of dates "
         "the clock can count (see zbench results -h)\n"
     )
 

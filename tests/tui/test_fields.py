@@ -100,4 +100,4 @@ async def test_the_job_view_gives_the_phases_time_left_as_zbench_run_does() -> N
             app.poll_jobs()
             await settle(pilot)
             assert f"step {step}/100" in summary()
-        assert "elapsed 0:01:50 ~0:00:17 left" in summary()  # 70 steps at 4 a second
+        assert "elapsed 0:01:50" in summary() and "~0:00:17 left" in summary()  # 70 steps, 4/s

@@ -301,7 +301,7 @@ async def test_launch_refuses_what_the_runner_would_refuse_before_closing() -> N
                 "resnet50: steps: must be at least 1 and at most 10,000,000, got 10000001",
             ),
             "batch-size": ("1", "resnet50 training needs --batch-size 2 or more"),
-            "warmup": ("-x", "resnet50: warmup: expected a whole number, got '-x'"),
+            "warmup": ("-x", "resnet50: warmup: must be a whole number, got '-x'"),
         }
         for field, (value, message) in cases.items():
             box = app.screen.query_one(f"#{field}", Input)

@@ -64,14 +64,37 @@ def _nan_input(exc: Any) -> str | None:
     return None
 
 
+def _bad_value(exc: Any) -> str | None:
+    """A bad value in the words of the runner's parser, ``--interval: must be at least 0.05, got
+    0``, not Click's ``Invalid value for '--interval': ...`` (None: not a bad value)."""
+    if type(exc) is not _click.exceptions.BadParameter:
+        return None  # a missing one (MissingParameter) says so in Click's words
+    param, hint = exc.param, exc.param_hint
+    if hint:
+        name = (hint if isinstance(hint, str) else hint[0]).strip("'\"")
+    elif isinstance(param, TyperOption):  # its long name: --output, not -o
+        name = next((o for o in param.opts if o.startswith("--")), param.opts[0])
+    elif param is not None and param.name:
+        name = param.name  # an argument, as -h names it (job_ids)
+    else:
+        return None
+    message = plain_message(str(exc.message))
+    errors = getattr(exc.__cause__, "errors", None)
+    first = next(iter(errors() if callable(errors) else ()), None)
+    if first is not None and "got " not in message and isinstance(first.get("input"), str):
+        bound = str(first.get("type")).startswith(("less_than", "greater_than"))
+        message += f", got {first['input'].strip() if bound else repr(first['input'])}"
+    return f"{name}: {message}"
+
+
 def usage_line(exc: Any) -> str:
     """One line for a Click usage error: ``zbench: cancel: <what is wrong> (zbench cancel -h)``."""
     nan = _nan_input(exc)
     if nan is not None:
-        exc.message = f"must be a number, got {nan!r}"
+        exc.message = f"must be a finite number, got {nan!r}"
     _negative_number(exc)
     _visible_possibilities(exc)
-    message = plain_message(" ".join(str(exc.format_message()).split()))
+    message = _bad_value(exc) or plain_message(" ".join(str(exc.format_message()).split()))
     ctx = getattr(exc, "ctx", None)
     if ctx is None:
         return f"zbench: {message}"

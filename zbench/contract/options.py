@@ -30,12 +30,26 @@ class UsageError(ValueError):
 _GIVEN = "_zbench_given"  # the values each option took in one parse (OnceAction), then dropped
 
 
+# argparse's "invalid choice: 'fly' (choose from 'train', 'infer')" (Python 3.12.8+ leaves the
+# choices unquoted), in the words of zbench's other value errors: "must be ..., got ...".
+_CHOICE = re.compile(r"invalid choice: (.*) \(choose from (.*)\)", re.S)
+
+
+def plain_choice(message: str) -> str:
+    """An argparse error about a choice as ``must be one of train, infer, got 'fly'``."""
+    found = _CHOICE.search(message)
+    if found is None:
+        return message
+    choices = ", ".join(c.strip().strip("'") for c in found[2].split(","))
+    return message[: found.start()] + f"must be one of {choices}, got {found[1]}"
+
+
 class UsageParser(argparse.ArgumentParser):
     """An argparse parser whose errors raise `UsageError` instead of exiting (the runner's and
     the demos' parsers)."""
 
     def error(self, message: str) -> Any:
-        raise UsageError(message)
+        raise UsageError(plain_choice(message))
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         parsed, rest = super().parse_known_args(args, namespace)
@@ -113,9 +127,9 @@ def number_type(opt: Opt) -> Callable[[str], float | int]:
             value: float | int = int(text) if whole else float(text)
         except ValueError:
             what = "a whole number" if whole else "a number"
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
         if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
         low, high = opt.low, opt.high
         too_low = low is not None and (value < low if whole else value <= low)
         if too_low or (high is not None and value > high):

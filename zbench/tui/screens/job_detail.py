@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Log, Static
 
 from zbench.jobs.eta import PhaseClock, clock
+from zbench.textfit import gpu_list
 
 if TYPE_CHECKING:
     from zbench.jobs.api import JobInfo  # the one job type
@@ -33,21 +34,27 @@ NAME_MAX = 40
 
 
 def summary(job: JobInfo | None, now: float, left: float | None = None) -> list[Row]:
-    """A job's header as rows of fields: workload, state and phase, step, samples/s, its clock
-    (with the phase's time ``left``, as `zbench run`'s bar has them: ``jobs.eta``), GPUs."""
+    """A job's header as rows of fields: workload; state, GPUs, phase and step; samples/s and its
+    clock, with the phase's time ``left`` as `zbench run`'s bar has them (``jobs.eta``). At 80
+    columns the box is 22 cells wide: the GPUs share the state's line, and the time left has a
+    line of its own."""
     if job is None:
         return [Row(("[$text-muted]job not found (yet)[/]",))]
-    elapsed = f"elapsed {clock(PhaseClock().elapsed(job, now))}" if job.started else "elapsed -"
-    if left is not None:
-        elapsed += f" ~{clock(left)} left"
+    elapsed = clock(PhaseClock().elapsed(job, now)) if job.started else "-"
     step = f"{job.step or 0}/{job.total}" if job.total else "-"
     speed = job.rate("-")
-    gpus = ",".join(map(str, job.gpu_ids)) if job.gpu_ids else "-"
+    gpus = gpu_list(job.gpu_ids) if job.gpu_ids else "GPUs -"
     name = job.workload if len(job.workload) <= NAME_MAX else job.workload[: NAME_MAX - 1] + "…"
     return [
         Row((f"[b]{escape(name)}[/b]", job.framework, job.mode, job.precision or ""), gap=1),
-        Row((f"state [b]{job.state}[/b]", f"phase {job.phase or '-'}", f"step {step}")),
-        Row((f"{job.rate_unit} {speed}", elapsed, f"GPUs {gpus}")),
+        Row((f"state [b]{job.state}[/b]", gpus, f"phase {job.phase or '-'}", f"step {step}")),
+        Row(
+            (
+                f"{job.rate_unit} {speed}",
+                f"elapsed {elapsed}",
+                f"~{clock(left)} left" if left is not None else "",
+            )
+        ),
     ]
 
 
