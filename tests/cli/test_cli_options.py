@@ -88,8 +88,7 @@ def test_demo_name_help_lists_that_demos_options() -> None:
         ),
         (
             ["--mode", "fly"],
-            "zbench: run: --mode: must be one of train, infer, got 'fly' "
-            "(see zbench run -h)",
+            "zbench: run: --mode: must be one of train, infer, got 'fly' (see zbench run -h)",
         ),
         (
             ["stray"],

@@ -26,33 +26,27 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             ["cancel", "abc"],
             # Typer's pydantic words ("Input should be a valid integer, unable to parse...") are
             # said as zbench's own checks say them.
-            "zbench: cancel: job_ids: must be a whole number, got 'abc' "
-            "(see zbench cancel -h)",
+            "zbench: cancel: job_ids: must be a whole number, got 'abc' (see zbench cancel -h)",
         ),
         (
             ["results", "--job", "abc"],
-            "zbench: results: --job: must be a whole number, got 'abc' "
-            "(see zbench results -h)",
+            "zbench: results: --job: must be a whole number, got 'abc' (see zbench results -h)",
         ),
         (
             ["monitor", "--interval", "0"],
-            "zbench: monitor: --interval: must be at least 0.05, got 0 "
-            "(see zbench monitor -h)",
+            "zbench: monitor: --interval: must be at least 0.05, got 0 (see zbench monitor -h)",
         ),
         (  # infinity reached a timer and ended in an OverflowError traceback
             ["monitor", "--interval", "inf", "--count", "1"],
-            "zbench: monitor: --interval: must be at most 3600, got inf "
-            "(see zbench monitor -h)",
+            "zbench: monitor: --interval: must be at most 3600, got inf (see zbench monitor -h)",
         ),
         (  # never SIGKILL: a runner ignoring SIGTERM kept its GPUs for ever
             ["cancel", "1", "--grace", "inf"],
-            "zbench: cancel: --grace: must be at most 3600, got inf "
-            "(see zbench cancel -h)",
+            "zbench: cancel: --grace: must be at most 3600, got inf (see zbench cancel -h)",
         ),
         (  # NaN fails every bound: it was told "must be at most 3600"
             ["cancel", "1", "--grace", "nan"],
-            "zbench: cancel: --grace: must be a finite number, got 'nan' "
-            "(see zbench cancel -h)",
+            "zbench: cancel: --grace: must be a finite number, got 'nan' (see zbench cancel -h)",
         ),
         (
             ["monitor", "--interval", "-NaN", "--count", "1"],
@@ -61,8 +55,7 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         ),
         (
             ["results", "--gpus", "nan"],
-            "zbench: results: --gpus: must be a whole number, got 'nan' "
-            "(see zbench results -h)",
+            "zbench: results: --gpus: must be a whole number, got 'nan' (see zbench results -h)",
         ),
         (
             ["--interval", "inf"],

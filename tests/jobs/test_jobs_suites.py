@@ -161,7 +161,10 @@ def test_user_suite_matrix_and_options(tmp_path: Path) -> None:
         ("[[job]\n", "mine.toml: "),
         # A value that looks like a flag: the runner's help was printed and the suite exited 0
         ('[[job]]\nworkload = "-h"\n', "job 1: the following arguments are required"),
-        ('[[job]]\nworkload = "resnet50"\nmode = "--help"\n', "mode: must be one of train, infer, got '--help'"),
+        (
+            '[[job]]\nworkload = "resnet50"\nmode = "--help"\n',
+            "mode: must be one of train, infer, got '--help'",
+        ),
     ],
 )
 def test_bad_suite_files_give_one_line(tmp_path: Path, text: str, message: str) -> None:

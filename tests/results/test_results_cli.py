@@ -50,8 +50,7 @@ def test_a_date_the_clock_cannot_count_names_since(filled: Path) -> None:
     result = CLI.invoke(app, ["results", "--since", "0001-01-01"])
     assert result.exit_code == 2
     assert (
-        result.output
-        == "zbench: results: --since: 0001-01-01: out of the range of dates "
+        result.output == "zbench: results: --since: 0001-01-01: out of the range of dates "
         "the clock can count (see zbench results -h)\n"
     )
 
