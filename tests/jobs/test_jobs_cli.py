@@ -77,12 +77,17 @@ def test_run_detach_returns_the_id(cli: CliRunner) -> None:
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-5"])
-def test_run_rejects_a_timeout_that_would_never_fire(
-    cli: CliRunner, jobenv: Path, value: str
+@pytest.mark.parametrize("command", [["run", "resnet50", "--device", "cpu"], ["demo", "snake"]])
+def test_a_timeout_that_would_never_fire_or_fire_at_once_is_refused(
+    cli: CliRunner, jobenv: Path, value: str, command: list[str]
 ) -> None:
-    result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", f"--timeout={value}"])
+    result = cli.invoke(app, [*command, f"--timeout={value}"])
     assert result.exit_code == 2
-    assert result.output.strip() == "zbench: --timeout must be a finite number of seconds above 0"
+    where = " ".join(command[:1])
+    assert result.output.strip() == (
+        f"zbench: {where}: --timeout: must be a finite number of seconds above 0, "
+        f"got {float(value):g} (see zbench {where} -h)"
+    )
     assert not jobenv.exists()
 
 

@@ -14,6 +14,7 @@ from zbench.cli.options import (
     JsonOpt,
     ReadDbOpt,
     TagOpt,
+    TimeoutOpt,
     WideOpt,
     _exit,
     app,
@@ -158,10 +159,7 @@ def run(
             show_default=False,
         ),
     ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(help="Cancel the job after this many seconds.", show_default=False),
-    ] = None,
+    timeout: TimeoutOpt = None,
     detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
     tag: TagOpt = None,
     nodes: Annotated[
@@ -213,10 +211,7 @@ def demo(
         path_option(help="snake: replay a trained checkpoint here.", show_default=False),
     ] = None,
     human: Annotated[bool, typer.Option(help="snake: play it yourself (arrow keys).")] = False,
-    timeout: Annotated[
-        float | None,
-        typer.Option(help="Cancel the job after this many seconds.", show_default=False),
-    ] = None,
+    timeout: TimeoutOpt = None,
     detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
     fmt: Annotated[
         str | None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from zbench.cli.filters import nothing_found
-from zbench.cli.follow import Db, _console, _report_failure, bad_timeout, follow
+from zbench.cli.follow import Db, _console, _report_failure, follow
 from zbench.cli.options import err
 from zbench.cli.usage import option_line
 from zbench.contract import demos as demo_table
@@ -30,8 +30,6 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
     except UsageError as exc:
         named = argv[0] if argv and argv[0] in demo_table.demos() else None
         print(option_line(exc, f"demo {named}" if named else "demo"), file=sys.stderr)
-        return 2
-    if bad_timeout(timeout):
         return 2
     reason = config.check()  # the entry's own check, framework-free
     if reason:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import time
@@ -29,14 +28,6 @@ LOG_LINES = 15
 def _console(*, stderr: bool = False) -> Console:
     # No markup: suite names, reasons and GPU names are data ("nightly [/x]" must print as is).
     return Console(highlight=False, markup=False, stderr=stderr)
-
-
-def bad_timeout(timeout: float | None) -> bool:
-    """A ``--timeout`` that is not a finite number of seconds above 0 (said in one line)."""
-    if timeout is None or (math.isfinite(timeout) and timeout > 0):
-        return False
-    err("--timeout must be a finite number of seconds above 0")
-    return True
 
 
 def label(job: JobInfo) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from zbench.cli.follow import Db, _console, _report_failure, bad_timeout, follow, label
+from zbench.cli.follow import Db, _console, _report_failure, follow, label
 from zbench.cli.options import err
 from zbench.cli.usage import option_line
 from zbench.contract.config import RunConfig, parse_args
@@ -114,8 +114,6 @@ def run_job(
     gpus_given: bool = False,
 ) -> int:
     """Check the options (one line and exit 2 when bad), queue the job, follow it."""
-    if bad_timeout(timeout):
-        return 2
     try:
         spec = _job_spec(workload, runner_args, gpu_ids, timeout, nodes, gpus_given)
     except UsageError as exc:

@@ -3,6 +3,7 @@ the run filters are ``cli/filters.py``."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -85,6 +86,22 @@ TagOpt = Annotated[
         help="A name to find its runs by later (--tag on results).",
         callback=check_tag,
         show_default=False,
+    ),
+]
+
+
+def check_timeout(value: float | None) -> float | None:
+    """A job's ``--timeout``: a finite number of seconds above 0 (0, a negative number, inf or NaN
+    would cancel it at once or never)."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"must be a finite number of seconds above 0, got {value:g}")
+    return value
+
+
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        help="Cancel the job after this many seconds.", callback=check_timeout, show_default=False
     ),
 ]
 
