@@ -259,10 +259,10 @@ def test_jobs_take_the_results_filters_a_job_has_and_its_state(
     assert empty.exit_code == 0 and "No jobs match (workload unet3d)" in empty.output
     assert ids("--precision", "bf16") == []  # no job stored one (None: the runner decides)
     for argv, line in (
-        (["--workload", "resnt50"], "zbench: --workload resnt50: no such workload (choose from "),
-        (["--state", "finished"], "zbench: --state finished: no such state (choose from queued, "),
+        (["--workload", "resnt50"], "zbench: --workload: must be one of "),
+        (["--state", "finished"], "zbench: --state: must be one of queued, running, "),
         (["--suite", "nosuch"], "zbench: no jobs of suite 'nosuch' in the database"),
-        (["--precision", "None"], "zbench: --precision None: no such precision (choose from b"),
+        (["--precision", "None"], "zbench: --precision: must be one of b"),
     ):
         bad = cli.invoke(app, ["jobs", "--all", *argv])
         assert bad.exit_code == 2 and bad.output.count("\n") == 1, bad.output

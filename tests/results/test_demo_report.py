@@ -211,7 +211,9 @@ def test_an_empty_demo_export_is_one_line_exit_1_and_writes_nothing(tmp_path: Pa
         table.exit_code == 0 and table.output == "No demo results yet. Run `zbench demo snake`.\n"
     )
     bad = cli.invoke(app, ["demo", "results", "-f", "xls", "--db", str(empty)])  # input first
-    assert bad.exit_code == 2 and bad.output.startswith("zbench: unknown format 'xls'")
+    assert bad.exit_code == 2 and bad.output.startswith(
+        "zbench: --format: must be one of md, csv, json, got 'xls'"
+    )
     found = cli.invoke(app, ["demo", "results", "-f", "json", "--db", db])
     assert found.exit_code == 0 and found.stdout.endswith("}\n")  # a line, as export's JSON
 

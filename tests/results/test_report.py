@@ -265,7 +265,7 @@ def test_cli_report_and_samples(h200_db: Path, tmp_path: Path) -> None:
         (["report", "--since", "soon"], "date like"),
         (["report", "--suite", "nope"], "suite 'nope'"),
         (["report", "--suite-run", "99"], "no job 99"),
-        (["export", "--samples", "-f", "xml"], "choose csv or jsonl"),
+        (["export", "--samples", "-f", "xml"], "must be one of csv, jsonl, got 'xml'"),
         (["export", "--samples", "--since", "soon"], "date like"),
     ],
 )

@@ -61,7 +61,7 @@ def test_export_formats(filled: Path, tmp_path: Path) -> None:
     assert len(list(csv.reader(out.open()))) == 11  # header + 10 runs (a quoted cell has a newline)
     bad = CLI.invoke(app, ["export", "--format", "xml"])
     assert bad.exit_code == 2
-    assert bad.output.strip() == "zbench: unknown format 'xml' (choose md, csv or json)"
+    assert bad.output.strip() == "zbench: --format: must be one of md, csv, json, got 'xml'"
 
 
 def test_compare_run_ids_and_exported_files(filled: Path, tmp_path: Path) -> None:
@@ -302,7 +302,8 @@ def test_export_takes_its_format_from_the_files_name(
     )
     assert md.exit_code == 2
     assert md.output == (
-        "zbench: samples export: s.md: unknown format 'md' (choose csv or jsonl)\n"
+        "zbench: --samples: s.md: the name asks for md; give -f csv or -f jsonl, or name the "
+        "file for one of them\n"
     )
     upper = CLI.invoke(
         app, ["export", "--db", str(h200_db), "-f", "CSV", "-o", str(tmp_path / "u.CSV")]

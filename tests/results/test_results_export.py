@@ -67,7 +67,7 @@ def test_json_round_trip_keeps_full_config(filled: Path) -> None:
 
 
 def test_unknown_format() -> None:
-    with pytest.raises(FormatError, match="unknown format 'xml'"):
+    with pytest.raises(FormatError, match="--format: must be one of md, csv, json, got 'xml'"):
         render([], "xml")
 
 

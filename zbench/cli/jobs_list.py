@@ -14,6 +14,7 @@ from zbench.cli.follow import Db, _console, label
 from zbench.cli.jobs import _job_dict
 from zbench.cli.options import err
 from zbench.cli.tableview import print_table
+from zbench.contract.options import one_of
 from zbench.jobs import api
 from zbench.jobs.apart import apart
 from zbench.jobs.api import JobInfo
@@ -58,7 +59,7 @@ def _filter_problem(jobs: list[JobInfo], filters: dict[str, str]) -> str | None:
     the tables know, or a stored job has, is no error (an empty list)."""
     states = [s.value for s in JobState]
     if "state" in filters and filters["state"] not in states:
-        return f"--state {filters['state']}: no such state (choose from {', '.join(states)})"
+        return f"--state: {one_of(states, filters['state'])}"
     if "suite" in filters and all(j.suite != filters["suite"] for j in jobs):
         return f"no jobs of suite {filters['suite']!r} in the database"  # as `zbench results`
     names = [k for k in ("workload", "framework", "mode", "precision") if k in filters]
@@ -69,8 +70,7 @@ def _filter_problem(jobs: list[JobInfo], filters: dict[str, str]) -> str | None:
     for name in names:
         known = FILTER_NAMES[name] | {str(v) for j in jobs if (v := getattr(j, name)) is not None}
         if filters[name] not in known:
-            choices = ", ".join(sorted(known))
-            return f"--{name} {filters[name]}: no such {name} (choose from {choices})"
+            return f"--{name}: {one_of(sorted(known), filters[name])}"
     return None
 
 

@@ -215,7 +215,7 @@ def _export_samples(fmt: str | None, output: Path | None, filters: Filters, db: 
     from zbench.results.selection import select
 
     try:  # json asks for the samples as JSON lines
-        fmt = pick_format(fmt, output, SAMPLE_FORMATS, "csv", {"json": "jsonl"}, "samples export: ")
+        fmt = pick_format(fmt, output, SAMPLE_FORMATS, "csv", {"json": "jsonl"}, "--samples: ")
     except FormatError as exc:
         err(str(exc))
         return 2

@@ -11,7 +11,7 @@ import argparse
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +35,14 @@ _GIVEN = "_zbench_given"  # the values each option took in one parse (OnceAction
 _CHOICE = re.compile(r"invalid choice: (.*) \(choose from (.*)\)", re.S)
 
 
+def one_of(choices: Iterable[str], value: object) -> str:
+    """The one wording of a value that is none of the choices: ``must be one of train, infer, got
+    'fly'`` (a run option, a results or jobs filter, an export format, a suite file's key)."""
+    return f"must be one of {', '.join(choices)}, got {value!r}"
+
+
 def plain_choice(message: str) -> str:
-    """An argparse error about a choice as ``must be one of train, infer, got 'fly'``."""
+    """An argparse error about a choice in the words of :func:`one_of`."""
     found = _CHOICE.search(message)
     if found is None:
         return message

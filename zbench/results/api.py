@@ -20,6 +20,7 @@ from zbench.contract.kinds import (
     in_section,
     result_kinds,
 )
+from zbench.contract.options import one_of
 from zbench.contract.workloads import WORKLOADS
 from zbench.store import RunFilter, RunRow, Store
 
@@ -245,8 +246,7 @@ class Filters:
                 continue
             known = FILTER_NAMES[name] | store.run_values(name)
             if value not in known:
-                choices = ", ".join(sorted(known))
-                raise ValueError(f"--{name} {value}: no such {name} (choose from {choices})")
+                raise ValueError(f"--{name}: {one_of(sorted(known), value)}")
         # A job that never existed is a typo; one that exists without a run is an empty table.
         missing = [j for j in self.job_ids or () if store.get_job(j) is None]
         if missing:

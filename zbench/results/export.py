@@ -16,6 +16,7 @@ from dataclasses import MISSING
 from pathlib import Path
 from typing import Any
 
+from zbench.contract.options import one_of
 from zbench.csvcell import write_rows
 from zbench.errors import ZbenchError
 from zbench.results.anchors import Published, published_for
@@ -63,9 +64,8 @@ class FormatError(ZbenchError, ValueError):
 
     @classmethod
     def unknown(cls, fmt: str, choices: Sequence[str] = FORMATS, what: str = "") -> FormatError:
-        """The one wording of a format that is not one of ``choices``."""
-        names = ", ".join(choices[:-1]) + f" or {choices[-1]}"
-        return cls(f"{what}unknown format {fmt!r} (choose {names})")
+        """The one wording of a ``--format`` that is not one of ``choices``."""
+        return cls(f"{what}--format: {one_of(choices, fmt)}")
 
 
 def pick_format(
@@ -87,7 +87,10 @@ def pick_format(
     named = same.get(named, named) if named else None
     if fmt is None:
         if named and named not in choices:  # -o s.md for samples: say where md came from
-            raise FormatError.unknown(named, choices, f"{what}{output.name if output else ''}: ")
+            raise FormatError(
+                f"{what}{output.name if output else ''}: the name asks for {named}; "
+                f"give -f {' or -f '.join(choices)}, or name the file for one of them"
+            )
         if output is not None and output.suffix.lower() in OTHER_SUFFIXES:
             raise FormatError(_not_written(output, choices, what))
         fmt = named or default

@@ -58,7 +58,7 @@ def _cell(value: Any) -> Any:
 def render_samples(rows: Sequence[ResultRow], fmt: str, db: Db) -> str:
     """The runs' raw samples as CSV or JSON lines; ValueError for another format."""
     if fmt not in SAMPLE_FORMATS:
-        raise FormatError.unknown(fmt, SAMPLE_FORMATS, "samples export: ")
+        raise FormatError.unknown(fmt, SAMPLE_FORMATS, "--samples: ")
     items = sample_rows(rows, db)
     if fmt == "jsonl":
         return "".join(json.dumps(item) + "\n" for item in items)

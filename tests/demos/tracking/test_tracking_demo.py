@@ -222,9 +222,9 @@ def test_a_long_generated_sequence_renders_in_blocks_outside_the_tracking_timing
     """A generated sequence over PRERENDER_BYTES was rendered inside the timed loop, so its
     end-to-end rate was the renderer's (45 frames/s on an H100 against 131 rendered first). It
     now renders a block at a time while the tracking waits, drained: with the second block's
-    rendering slowed to 1.5 s a frame, its 3 s are in ``render_s`` and not in end to end (a bound
-    of 1 s on the 4 timed frames failed once on 2 busy cores: 2.5 s leaves room for a loaded
-    machine and still catches the rendering)."""
+    rendering slowed to 2.5 s a frame, its 5 s are in ``render_s`` and not in end to end (bounds
+    of 1 s, then 2.5 s, on the 4 timed frames failed on 2 busy cores: 4.5 s leaves room for a
+    loaded machine and still catches the rendering)."""
     from zbench.demos.tracking import sources
 
     monkeypatch.setattr(sources, "PRERENDER_BYTES", 6 * 3 * 320 * 192)  # smoke frames: 6 a block
@@ -233,7 +233,7 @@ def test_a_long_generated_sequence_renders_in_blocks_outside_the_tracking_timing
     def slow(cfg, device):
         for frame in generated(cfg, device):
             if frame.index > 6:
-                time.sleep(1.5)
+                time.sleep(2.5)
             yield frame
 
     monkeypatch.setattr(sources, "generated", slow)
@@ -241,9 +241,9 @@ def test_a_long_generated_sequence_renders_in_blocks_outside_the_tracking_timing
     opts = {"smoke": True, "device": "cpu", "detector": "truth", "video": False}
     res = run({**opts, "out_dir": str(tmp_path / "o"), "checkpoint_dir": str(tmp_path / "ck")}, rec)
     assert res["frames"] == 8 and (res["warmup_frames"], res["timed_frames"]) == (4, 4)
-    assert res["render_s"] >= 3.0
+    assert res["render_s"] >= 5.0
     timed_s = res["timed_frames"] / res["fps"]["end_to_end"]
-    assert timed_s < 2.5, res  # the rendering's 3 s are not in it
+    assert timed_s < 4.5, res  # the rendering's 5 s are not in it
     render = [e for e in rec.of("phase") if e["phase"] == "render"]
     assert [e["detail"] for e in render] == ["8 frames, 6 at a time"]
 
