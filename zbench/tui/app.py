@@ -21,6 +21,7 @@ from textual.app import App
 from textual.binding import BindingType
 from textual.message import Message
 
+from zbench.contract.options import one_of
 from zbench.settings import Config, SettingsError, State, config_path, save_state
 from zbench.textfit import plural
 
@@ -349,9 +350,8 @@ def check_theme(config: Config) -> None:
     from textual.theme import BUILTIN_THEMES
 
     if config.theme and config.theme not in BUILTIN_THEMES:
-        names = ", ".join(sorted(BUILTIN_THEMES))
         raise SettingsError(
-            f"{config_path()}: [ui] theme {config.theme!r} is not a theme (choose from {names})"
+            f"{config_path()}: [ui] theme: {one_of(sorted(BUILTIN_THEMES), config.theme)}"
         )
 
 
