@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from zbench.contract.protocol import Phase
+if TYPE_CHECKING:
+    from zbench.contract.protocol import Phase
 
 
 class _Job(Protocol):

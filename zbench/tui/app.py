@@ -21,7 +21,6 @@ from textual.app import App
 from textual.binding import BindingType
 from textual.message import Message
 
-from zbench.contract.options import one_of
 from zbench.settings import Config, SettingsError, State, config_path, save_state
 from zbench.textfit import plural
 
@@ -350,6 +349,8 @@ def check_theme(config: Config) -> None:
     from textual.theme import BUILTIN_THEMES
 
     if config.theme and config.theme not in BUILTIN_THEMES:
+        from zbench.contract.options import one_of  # the run options' module: no start-up cost
+
         raise SettingsError(
             f"{config_path()}: [ui] theme: {one_of(sorted(BUILTIN_THEMES), config.theme)}"
         )
