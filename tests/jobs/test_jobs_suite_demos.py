@@ -112,7 +112,10 @@ def test_a_demo_without_a_gpu_is_skipped_with_the_reason(tmp_path: Path) -> None
             'workload = "motion"\nmode = "fly"',
             "job 1: mode must be one of 'train', 'animate', got 'fly'",
         ),
-        ('workload = "snake"\ntimeout_s = -1', "job 1: timeout_s must be a positive number"),
+        (
+            'workload = "snake"\ntimeout_s = -1',
+            "job 1: timeout_s must be a finite number of seconds above 0, got -1",
+        ),
         ("workload = {snake = 1}", "job 1: workload must be a workload's name, got a table"),
         ("workload = []", "job 1: workload is an empty list (it would expand to no job)"),
     ],

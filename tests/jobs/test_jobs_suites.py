@@ -94,11 +94,26 @@ def test_user_suite_matrix_and_options(tmp_path: Path) -> None:
         ),
         ('[[job]]\nworkload = "resnet50"\nsteps = "ten"\n', "job 1: steps must be a whole"),
         ('[[job]]\nworkload = "resnet50"\nrepeat = 0\n', "job 1: repeat: must be at least 1"),
-        ('[[job]]\nworkload = "resnet50"\ntimeout_s = -1\n', "timeout_s must be a positive"),
-        ('[[job]]\nworkload = "resnet50"\ntimeout_s = nan\n', "timeout_s must be a positive"),
-        ('[[job]]\nworkload = "resnet50"\ntimeout_s = inf\n', "timeout_s must be a positive"),
-        ('[[job]]\nworkload = "resnet50"\ntimeout_s = 0\n', "timeout_s must be a positive"),
-        ('[[job]]\nworkload = "resnet50"\ntimeout_s = true\n', "timeout_s must be a positive"),
+        (
+            '[[job]]\nworkload = "resnet50"\ntimeout_s = -1\n',
+            "timeout_s must be a finite number of seconds above 0, got ",
+        ),
+        (
+            '[[job]]\nworkload = "resnet50"\ntimeout_s = nan\n',
+            "timeout_s must be a finite number of seconds above 0, got ",
+        ),
+        (
+            '[[job]]\nworkload = "resnet50"\ntimeout_s = inf\n',
+            "timeout_s must be a finite number of seconds above 0, got ",
+        ),
+        (
+            '[[job]]\nworkload = "resnet50"\ntimeout_s = 0\n',
+            "timeout_s must be a finite number of seconds above 0, got ",
+        ),
+        (
+            '[[job]]\nworkload = "resnet50"\ntimeout_s = true\n',
+            "timeout_s must be a finite number of seconds above 0, got ",
+        ),
         # A value of the wrong kind: read as a bare flag, argparse's words leaked out.
         (
             '[[job]]\nworkload = "resnet50"\nsteps = true\n',

@@ -307,7 +307,9 @@ def _timeout(value: Any, where: str) -> float | None:
         and math.isfinite(value)
         and value > 0
     ):
-        raise SuiteError(f"{where}: timeout_s must be a positive number")
+        raise SuiteError(  # as `zbench run --timeout` says it
+            f"{where}: timeout_s must be a finite number of seconds above 0, got {toml_text(value)}"
+        )
     return float(value) if value else None
 
 
