@@ -8,6 +8,7 @@ line, never argparse's exit.
 from __future__ import annotations
 
 import argparse
+import ast
 import math
 import os
 import re
@@ -46,8 +47,12 @@ def plain_choice(message: str) -> str:
     found = _CHOICE.search(message)
     if found is None:
         return message
-    choices = ", ".join(c.strip().strip("'") for c in found[2].split(","))
-    return message[: found.start()] + f"must be one of {choices}, got {found[1]}"
+    choices = [c.strip().strip("'") for c in found[2].split(",")]
+    try:  # argparse gives the value as its repr
+        value: object = ast.literal_eval(found[1])
+    except (ValueError, SyntaxError):
+        value = found[1]
+    return message[: found.start()] + one_of(choices, value)
 
 
 class UsageParser(argparse.ArgumentParser):

@@ -59,8 +59,10 @@ class PhaseClock:
     def __init__(self) -> None:
         self._first: dict[int, _Seen] = {}
 
-    def elapsed(self, job: _Job, now: float | None = None) -> float | None:
-        """Seconds since the job started, up to its end once it has ended."""
+    @staticmethod
+    def elapsed(job: _Job, now: float | None = None) -> float | None:
+        """Seconds since the job started, up to its end once it has ended (no state: a viewer
+        with no clock of its own calls it on the class)."""
         if job.started is None:
             return None
         return max(0.0, (job.ended or now or time.time()) - job.started)

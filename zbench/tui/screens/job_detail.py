@@ -40,7 +40,7 @@ def summary(job: JobInfo | None, now: float, left: float | None = None) -> list[
     line of its own."""
     if job is None:
         return [Row(("[$text-muted]job not found (yet)[/]",))]
-    elapsed = clock(PhaseClock().elapsed(job, now)) if job.started else "-"
+    elapsed = clock(PhaseClock.elapsed(job, now)) if job.started else "-"
     step = f"{job.step or 0}/{job.total}" if job.total else "-"
     speed = job.rate("-")
     gpus = gpu_list(job.gpu_ids) if job.gpu_ids else "GPUs -"
