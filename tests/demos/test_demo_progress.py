@@ -109,6 +109,14 @@ def test_demo_view_reads_phase_steps_clock_estimate_and_done() -> None:
             {"type": "phase", "t": 101.0, "phase": "track"},
             {
                 "type": "progress",
+                "t": 120.0,
+                "phase": "track",
+                "step": 50,
+                "total": 300,
+                "elapsed_s": 10.0,
+            },
+            {
+                "type": "progress",
                 "t": 130.0,
                 "phase": "track",
                 "step": 100,
@@ -117,6 +125,7 @@ def test_demo_view_reads_phase_steps_clock_estimate_and_done() -> None:
             },
         ]
     )
+    # 50 frames in the 10 s since the first look: 200 left in 40 s
     assert v.progress_line() == "phase [b]track[/b] 100/300  elapsed 0:00:30  ~0:00:40 left"
     v.apply(
         [
@@ -125,3 +134,23 @@ def test_demo_view_reads_phase_steps_clock_estimate_and_done() -> None:
         ]
     )
     assert v.progress_line() == "phase [b]evaluate[/b] 300/300  elapsed 0:01:35"
+
+
+def test_demo_view_takes_the_rate_past_the_phases_first_step_as_the_cli_does() -> None:
+    """The live view read its time left from the phase's start, first step included: a tracker
+    whose first frame autotunes for 10 s, then runs 10 frames in 0.5 s, read ~0:00:27 left for
+    1.5 s. It now reads as ``zbench demo``'s bar and the job view (jobs.eta): none from one look,
+    then the rate past the first step; a damaged event estimates nothing."""
+
+    def at(step: int, elapsed: float, phase: str = "track") -> dict[str, object]:
+        return {"type": "progress", "phase": phase, "step": step, "total": 40, "elapsed_s": elapsed}
+
+    v = DemoView()
+    v.apply([{"type": "phase", "t": 1.0, "phase": "track"}, at(1, 10.0)])
+    assert "left" not in v.progress_line()  # one look: no rate yet
+    v.apply([at(11, 10.5)])
+    assert v.progress_line().endswith("~0:00:01 left")  # 29 frames at 0.05 s
+    v.apply([{"type": "phase", "t": 2.0, "phase": "evaluate"}, at(5, 1.0, "evaluate")])
+    assert "left" not in v.progress_line()  # a new phase starts over
+    v.apply([at(10, 2.0, "evaluate"), {"type": "progress", "step": "x", "total": 40}])
+    assert "left" not in v.progress_line()

@@ -84,10 +84,12 @@ def test_demo_screen_snapshot(snap_compare, size) -> None:
     assert snap_compare(demo_app(), terminal_size=size, run_before=open_live_view)
 
 
-# A Snake run's events up to a progress event that estimates the time left (10 of 100 steps).
+# A Snake run's events up to a progress event that estimates the time left (10 of 100 steps, the
+# rate from its earlier look at 5).
 MID_RUN: list[dict[str, object]] = [
     {"type": "start", "t": 100.0, "demo": "snake", "title": "Snake", "config": {}},
     {"type": "phase", "t": 101.0, "phase": "measure"},
+    progress(106.0, "measure", 5, 100, elapsed_s=5.0),
     progress(111.0, "measure", 10, 100, elapsed_s=10.0),
 ]
 

@@ -69,18 +69,26 @@ class PhaseClock:
 
     def left(self, job: _Job, now: float | None = None) -> float | None:
         """Seconds the current phase has left at its rate so far, None when unknown."""
-        now = now or time.time()
-        step, total = job.step or 0, job.total
-        seen = self._first.get(job.id)
-        if seen is None or seen.phase != job.phase or step < seen.step:
-            self._first[job.id] = _Seen(job.phase, step, now)
+        reading = self.look(job.id, job.phase, job.step or 0, job.total, now)
+        return None if job.ended is not None else reading
+
+    def look(
+        self, key: int, phase: str | None, step: int, total: int | None, now: float | None = None
+    ) -> float | None:
+        """One look at a phase's progress (``key`` tells the jobs apart; ``now`` is any clock
+        that runs in seconds, such as a demo's ``elapsed_s``): the seconds it has left, None
+        when unknown."""
+        now = time.time() if now is None else now
+        seen = self._first.get(key)
+        if seen is None or seen.phase != phase or step < seen.step:
+            self._first[key] = _Seen(phase, step, now)
             return None
-        if job.ended is not None or not total or job.phase in NO_ESTIMATE:
+        if not total or phase in NO_ESTIMATE:
             return None
         if seen.step == 0 and step > 0:
             # A phase's first step carries its one-time costs (cuDNN's autotuning: 10 s of a 12 s
             # warm-up), so the rate is taken from past it; from step 0 a warm-up read "~6:30 left".
-            self._first[job.id] = _Seen(job.phase, step, now)
+            self._first[key] = _Seen(phase, step, now)
             return None
         done, spent = step - seen.step, now - seen.at
         if done <= 0 or spent <= 0:

@@ -13,7 +13,7 @@ from typing import Any
 
 from zbench.contract.demos import figure, has_figure, known
 from zbench.contract.events import Error, Frame, PhaseEvent, Progress, typed
-from zbench.jobs.eta import clock
+from zbench.jobs.eta import PhaseClock, clock
 from zbench.jobs.states import JobState
 
 from .format import escape
@@ -44,6 +44,10 @@ class DemoView:
     # writes no error event, so its events alone never say it ended.
     ended_as: str | None = None
     ended_why: str | None = None
+    # The phase's time left as of its latest progress event, at the rate past the phase's first
+    # step, as the CLI's bar and the job view read it (jobs.eta).
+    left: float | None = None
+    _clock: PhaseClock = field(default_factory=PhaseClock, repr=False)
 
     def apply(self, events: list[dict[str, Any]]) -> None:
         """Fold parsed events in, each read typed (``contract.events.typed``)."""
@@ -58,6 +62,7 @@ class DemoView:
                 self._frame(ev.as_record())
             elif isinstance(ev, Progress):
                 self.progress = ev.as_record()
+                self._look(ev)
                 point = {
                     k: number(ev.get(k))
                     for k in ("t_s", "env_steps", "mean_score", "best_score", "loss")
@@ -75,6 +80,14 @@ class DemoView:
                 self.config = dict(config) if isinstance(config, dict) else {}
             elif ev.type == "result":
                 self.result = ev.as_record()
+
+    def _look(self, ev: Progress) -> None:
+        step, total, spent = number(ev.step), number(ev.get("total")), number(ev.get("elapsed_s"))
+        if step is None or total is None or spent is None:
+            self.left = None  # a damaged event: no estimate from it
+            return
+        phase = str(ev.get("phase", self.phase))
+        self.left = self._clock.look(0, phase, int(step), int(total), float(spent))
 
     def _frame(self, ev: dict[str, Any]) -> None:
         if isinstance(ev.get("board"), dict):
@@ -109,15 +122,8 @@ class DemoView:
         steps = f"{num(step)}/{num(total)}" if total else num(step) if step is not None else ""
         since = self.last_t - self.started_t if self.last_t and self.started_t else None
         line = f"phase [b]{escape(self.phase)}[/b] {steps}  elapsed {clock(since)}"
-        spent = p.get("elapsed_s")
-        if (
-            not ended
-            and number(total)
-            and number(step)
-            and number(spent) is not None
-            and p.get("phase", self.phase) == self.phase
-        ):
-            line += f"  ~{clock(spent * (total - step) / step)} left"
+        if not ended and self.left is not None and p.get("phase", self.phase) == self.phase:
+            line += f"  ~{clock(self.left)} left"
         return line
 
     def _snake_figures(self) -> str:
