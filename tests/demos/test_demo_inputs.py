@@ -130,3 +130,18 @@ def test_the_runner_refuses_a_pickle_in_one_line_without_the_weights_only_advice
     assert proc.returncode == 2  # ... whose pickle weights_only refuses
     assert proc.stderr.strip().count("\n") == 0 and "not a checkpoint of tensors" in proc.stderr
     assert "weights_only" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--device", "cpu"], "the policy compiles on the GPU only"),
+        (["--algo", "dqn"], "only ppo's policy compiles"),
+    ],
+)
+def test_a_snake_compile_that_would_do_nothing_is_refused(
+    home: Path, argv: list[str], says: str
+) -> None:
+    """The policy compiles only under PPO on a GPU; elsewhere --compile was queued, did nothing
+    and was recorded as the run's setting ("Compile on")."""
+    _refused(["demo", "snake", "--compile", *argv], says, home)

@@ -105,3 +105,27 @@ def test_an_unreachable_node_is_named_in_one_line_and_nothing_is_queued(
     lines = out.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("zbench: --nodes: 127.0.0.1:1: ssh failed")
     assert _no_job(CliRunner(), jobenv)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--xla"], "--xla is TensorFlow's: PyTorch compiles with --compile"),
+        (["--framework", "tf", "--compile"], "--compile: PyTorch only"),
+        (
+            ["--framework", "tf", "--channels-last", "--graphs", "step"],
+            "--channels-last, --graphs step: PyTorch only",
+        ),
+        (["--graphs", "step"], "--graphs step: CUDA graphs need --device cuda"),
+        (["--grad-compression", "bf16"], "it needs --gpus 2 or more"),
+    ],
+)
+def test_an_option_that_cannot_apply_is_refused_before_it_is_queued(
+    cli: CliRunner, jobenv: Path, argv: list[str], says: str
+) -> None:
+    """Each was queued and ran, and the run recorded the option as its setting ("Xla on" for a
+    PyTorch run, "Graphs step" on the CPU), or failed only once the job had started."""
+    result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", *argv])
+    assert result.exit_code == 2
+    assert says in _one_line(result.output)
+    assert _no_job(cli, jobenv)

@@ -119,6 +119,20 @@ def test_unlike_runs_keep_their_own_rows_and_setups(home: Path) -> None:
     assert data["results"][5]["gpu_name"] == "CPU"
 
 
+def test_cpu_runs_of_one_and_of_two_processes_are_unlike(home: Path) -> None:
+    """``--gpus 2 --device cpu`` runs two processes while the GPU count reads 0 for both: the two
+    rows looked alike (one setup, compare called them alike) though one ran twice the work."""
+    db = home / "zbench.db"
+    store = Store(db)
+    add(store, 1, device="cpu", data_source="synthetic")
+    add(store, 2, gpus=2, device="cpu", data_source="synthetic")
+    one, two = query_results(db)
+    assert setup_id(one) != setup_id(two)
+    assert differences_text(one, two) == "CPU processes 1 vs 2"
+    refused = CLI.invoke(app, ["compare", "1", "2", "--db", str(db)])
+    assert refused.exit_code == 2 and "CPU processes 1 vs 2" in refused.output
+
+
 def test_cpu_runs_get_their_own_charts_titled_cpu(home: Path, tmp_path: Path) -> None:
     db = home / "zbench.db"
     store = Store(db)

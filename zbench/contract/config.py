@@ -75,7 +75,7 @@ class RunConfig:
 
     def check(self) -> str | None:
         """What the runner would reject at once, in one line (None: nothing found here)."""
-        from zbench.contract.resolve import check_shape  # resolve imports this module
+        from zbench.contract.resolve import check_options, check_shape  # it imports this module
 
         for name in ("steps", "warmup"):  # a config built without the parser: its bounds too
             value = getattr(self, name)
@@ -92,7 +92,7 @@ class RunConfig:
                 f"--gpus {self.gpus} with --device cpu starts {self.gpus} CPU processes on "
                 f"{counted(cores, 'core')}: --gpus counts GPUs; on the CPU use {cores} or fewer"
             )
-        return check_shape(self)
+        return check_options(self) or check_shape(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:

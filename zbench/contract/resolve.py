@@ -141,7 +141,29 @@ def resolve(cfg: RunConfig) -> Resolved:
 
 
 def check_options(cfg: RunConfig) -> str | None:
-    """A one-line reason when options contradict each other, else None."""
+    """A one-line reason when options contradict each other or cannot apply to the run, else None
+    (an option that does nothing would still be recorded as the run's setting)."""
+    if cfg.framework == "torch" and cfg.xla:
+        return "--xla is TensorFlow's: PyTorch compiles with --compile"
+    if cfg.framework == "tf":
+        torch_only = [
+            flag
+            for flag, given in (
+                ("--channels-last", cfg.channels_last),
+                ("--compile", cfg.compile),
+                (f"--compile-mode {cfg.compile_mode}", cfg.compile_mode is not None),
+                (f"--graphs {cfg.graphs}", cfg.graphs not in (None, "off")),
+                (f"--grad-compression {cfg.grad_compression}", cfg.grad_compression != "none"),
+            )
+            if given
+        ]
+        if torch_only:
+            return (
+                f"{', '.join(torch_only)}: PyTorch only; TensorFlow runs NHWC, compiles with "
+                "--xla and all-reduces in FP32"
+            )
+    if cfg.device == "cpu" and cfg.graphs not in (None, "off"):
+        return f"--graphs {cfg.graphs}: CUDA graphs need --device cuda"
     if cfg.framework == "torch":
         mode = cfg.compile_mode
         if cfg.compile is False and (mode is not None or cfg.graphs == "compile"):

@@ -44,6 +44,7 @@ NAMES = {
     "channels_last": "channels-last",
     "precision_detail": "precision detail",
     "gpu_model": "GPU model",
+    "cpu_processes": "CPU processes",
 }
 
 
@@ -93,6 +94,10 @@ def fields(row: Any) -> dict[str, Any]:
         "gpus": getattr(row, "gpus", None),
         "gpu_model": gpu_model(row),
     }
+    processes = config.get("gpus")
+    if out["gpu_model"] == "CPU" and isinstance(processes, int):
+        # --gpus N on the CPU runs N processes (or TensorFlow replicas), and the GPU count is 0.
+        out["cpu_processes"] = processes
     for key, value in config.items():
         if key not in CONFIG_NOT_IDENTITY and key not in out:
             out[key] = _data_kind(config) if key == "data" else value

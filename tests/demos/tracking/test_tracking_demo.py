@@ -209,7 +209,9 @@ def test_the_video_is_written_behind_the_tracking_not_in_its_pace(tmp_path, monk
     rec = Recorder()
     opts = {"smoke": True, "device": "cpu", "detector": "truth", "out_dir": str(tmp_path / "o")}
     res = run({**opts, "checkpoint_dir": str(tmp_path / "ck")}, rec)
-    assert res["frames"] == 8 and res["video_wait_s"] == 0.0  # rendered beforehand: no bound
+    # The tracker never waits on the writer (8 frames at 0.25 s would be 2 s); a loaded machine
+    # read 0.004 s of handing frames over.
+    assert res["frames"] == 8 and res["video_wait_s"] < 0.1
     assert res["video_tail_s"] > 0.5 and res["output_fps"] < 4.5
     assert res["wall_s"] > res["video_tail_s"] and Path(res["video"]).stat().st_size > 0
     phases = [e for e in rec.of("phase") if e["phase"] == "video"]

@@ -33,9 +33,14 @@ class _Writer:
 
 
 def check(options: Mapping[str, Any]) -> str | None:
-    """A ``--checkpoint`` that cannot be written (it is saved after the training budget)."""
+    """A ``--compile`` that would do nothing (it would still be recorded), or a ``--checkpoint``
+    that cannot be written (it is saved after the training budget)."""
     from zbench.contract.inputs import output_problem
 
+    if options.get("compile") and options.get("device") == "cpu":
+        return "--compile: the policy compiles on the GPU only; drop it with --device cpu"
+    if options.get("compile") and options.get("algo") == "dqn":
+        return "--compile: only ppo's policy compiles; drop it with --algo dqn"
     path = options.get("checkpoint")
     return None if path is None else output_problem(str(path), "--checkpoint", folder=False)
 

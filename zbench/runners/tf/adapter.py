@@ -4,7 +4,6 @@ optimizer and tf.data input, the device sync (fetching the step's value), peak m
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -44,18 +43,6 @@ class TfAdapter(Adapter):
         precision_detail = env.set_precision(cfg.precision)
         self.strategy = env.make_strategy(self.devices)
         replicas = int(self.strategy.num_replicas_in_sync)
-        if cfg.channels_last or cfg.compile:
-            print(
-                "note: --channels-last and --compile are PyTorch options: TensorFlow runs NHWC, "
-                "use --xla to compile",
-                file=sys.stderr,
-            )
-        if cfg.graphs not in (None, "off") or cfg.grad_compression != "none":
-            print(
-                "note: --graphs and --grad-compression are PyTorch options: TensorFlow's XLA "
-                "(--xla) fuses the step, its strategy all-reduces in FP32",
-                file=sys.stderr,
-            )
         # Indexes a real dataset now, so bad input is reported before a model is built.
         self.batches = make_batches(self.strategy, WORKLOADS[cfg.workload], cfg)
         tf32 = cfg.precision == "tf32"
