@@ -54,12 +54,22 @@ def add(
         | config
     )
     [job] = store.add_jobs(
-        [job_row(config=cfg, state="done", created=T0 + (0 if suite else n), suite=suite, tag=tag)]
+        [
+            job_row(
+                config=cfg,
+                mode=cfg["mode"],
+                state="done",
+                created=T0 + (0 if suite else n),
+                suite=suite,
+                tag=tag,
+            )
+        ]
     )
     cpu = cfg["device"] == "cpu"
     run = store.add_run(
         run_row(
             job_id=job,
+            mode=cfg["mode"],
             created=T0 + n,
             precision=precision,
             batch_size=batch,
@@ -151,9 +161,18 @@ def test_newer_unlike_setup_is_named_not_merged_in_charts(home: Path, tmp_path: 
     store = Store(db)
     add(store, 1, batch=128, sps=2200.0)
     add(store, 2, batch=2, sps=300.0)
+    add(store, 3, batch=128, sps=6000.0, mode="infer")
+    add(store, 4, batch=2, sps=900.0, mode="infer")
     charts = write_charts(query_results(db), tmp_path / "charts")
-    [train] = [c for c in charts if c.path.name == "throughput_train.png"]
-    assert "not drawn: runs 1" in train.description
+    by_name = {c.path.name: c.description for c in charts}
+    # Each chart names its own bars and leaves out only its own mode's older setups: both charts
+    # said "not drawn: runs 1, 3", an inference run under the training chart.
+    assert by_name["throughput_train.png"].endswith(
+        "; bars from runs 2; other setups of the same model not drawn: runs 1"
+    )
+    assert by_name["throughput_infer.png"].endswith(
+        "; bars from runs 4; other setups of the same model not drawn: runs 3"
+    )
 
 
 def test_compare_refuses_unlike_runs_unless_asked(home: Path) -> None:

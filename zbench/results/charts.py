@@ -166,16 +166,25 @@ def _device_charts(
     single = [r for r in rows if (cpu or r.gpus == 1) and r.precision in FP32_LIKE]
     where = "CPU" if cpu else "1 GPU"
     frameworks = sorted({r.framework for r in rows})
-    also = ""
-    if left_out:
-        also = "; other setups of the same model not drawn: runs " + ", ".join(
-            str(r.run_id) for r in left_out
-        )
+
+    def runs(which: Sequence[ResultRow]) -> str:
+        return ", ".join(str(r.run_id) for r in sorted(which, key=lambda r: r.run_id))
 
     for mode, title in (("train", "Training"), ("infer", "Inference")):
         sel = [r for r in single if r.mode == mode and r.samples_per_s is not None]
         if not sel:
             continue
+        # Which runs the bars are, and the older setups of the same slot this chart leaves out
+        # (those of this mode, device count and precision only: the others are not its to draw).
+        slot = {(r.workload, r.framework, r.gpus, r.precision) for r in sel}
+        hidden = [
+            r
+            for r in left_out
+            if (r.workload, r.framework, r.gpus, r.precision) in slot and r.mode == mode
+        ]
+        also = f"; bars from runs {runs(sel)}"
+        if hidden:
+            also += f"; other setups of the same model not drawn: runs {runs(hidden)}"
         models = _models(sel)
         series = _throughput_series(sel, models, frameworks)
         fig, ax = plt.subplots(figsize=(9, 4.5))
