@@ -130,7 +130,7 @@ def test_run_help_reads_at_80_columns() -> None:
             ["snake", "--minutes", "abc"],
             "zbench: demo snake: --minutes: must be a number, got 'abc' (see zbench demo snake -h)",
         ),
-        (["nosuch"], "zbench: unknown demo 'nosuch': choose snake, motion, tracking"),
+        (["nosuch"], "zbench: demo: must be one of snake, motion, tracking, got 'nosuch'"),
     ],
 )
 def test_a_bad_demo_option_reads_as_every_commands_usage_error(args: list[str], line: str) -> None:

@@ -26,7 +26,9 @@ def test_registry_names_titles_and_views() -> None:
     assert found["motion"].title == "Talking-head motion transfer"
     assert found["motion"].view == "pixels" and found["snake"].view == "snake"
     assert registry.known("tracking") is not None and registry.known("nope") is None
-    with pytest.raises(UsageError, match="unknown demo 'nope': choose snake, motion"):
+    with pytest.raises(
+        UsageError, match="demo: must be one of snake, motion, tracking, got 'nope'"
+    ):
         registry.get("nope")
 
 

@@ -194,6 +194,14 @@ def test_unknown_suite_name() -> None:
         load_suite("nope")
 
 
+@pytest.mark.parametrize("name", ["missing.toml", "x/nightly"])
+def test_a_missing_suite_file_is_named_missing(name: str) -> None:
+    """A path (a .toml name, or one with a folder) read "no suite 'missing.toml' (built in:
+    ...)", as if it were a suite's name."""
+    with pytest.raises(SuiteError, match=rf"^{name}: no such file$"):
+        load_suite(name)
+
+
 @pytest.mark.parametrize("name", ["", " "])
 def test_a_blank_suite_name_is_no_suite_not_this_folder(name: str) -> None:
     """``Path("")`` is the current folder: `zbench suite ""` said ". is a folder"."""

@@ -52,3 +52,18 @@ def test_a_gpu_name_with_an_image_does_not_stop_the_report(tmp_path: Path) -> No
     assert 'href="http://e"' not in html
     md = report.markdown.read_text()
     assert "On \\!\\[x\\](../../etc/passwd)" in md  # the prose line, escaped
+
+
+def test_a_short_window_note_counts_its_samples_in_words() -> None:
+    """The note read "only 1 samples"."""
+    from zbench.results.api import ResultRow
+    from zbench.results.report_md import notes_for
+
+    def row(n: int) -> ResultRow:
+        measure = {"n_samples": n, "gpu_util_mean": 90.0}
+        return ResultRow(
+            "resnet50", "torch", "train", 1, "H200", "fp32", 128, 1.0, phases={"measure": measure}
+        )
+
+    assert "only 1 sample in the measured window: the means are rough" in notes_for(row(1), True)
+    assert "only 2 samples in the measured window: the means are rough" in notes_for(row(2), True)

@@ -67,7 +67,10 @@ def test_a_link_in_the_cache_counts_as_what_clear_frees(home: Path, tmp_path: Pa
 
 def test_cache_unknown_action_is_one_line_and_status_2(home: Path) -> None:
     res = runner.invoke(app, ["cache", "purge"])
-    assert res.exit_code == 2 and "unknown action 'purge'" in res.output
+    assert (
+        res.exit_code == 2
+        and "cache: action: must be one of show, clear, got 'purge'" in res.output
+    )
     assert (home / "batch_search.json").exists()  # nothing deleted
 
 

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from zbench import paths
 from zbench.cli.options import err
+from zbench.contract.options import one_of
 
 ACTIONS = ("show", "clear")
 
@@ -25,7 +26,7 @@ def human(n: int) -> str:
 def run_cache(action: str, json_out: bool = False) -> int:
     """Show the cache (per entry) or clear it; a bad action is one line on stderr, status 2."""
     if action not in ACTIONS:
-        err(f"cache: unknown action {action!r} (show or clear)")
+        err(f"cache: action: {one_of(ACTIONS, action)} (see zbench cache -h)")
         return 2
     where = paths.cache_dir()
     if action == "clear":

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zbench.contract.config import RUN_OPTIONS
-from zbench.contract.options import Opt, UsageError
+from zbench.contract.options import Opt, UsageError, one_of
 
 
 @dataclass(frozen=True)
@@ -403,7 +403,7 @@ def get(name: str) -> Demo:
     """The demo table's entry for ``name``; a UsageError naming the choices when there is none."""
     found = demos()
     if name not in found:
-        raise UsageError(f"unknown demo {name!r}: choose {', '.join(found)}")
+        raise UsageError(f"demo: {one_of(found, name)}")
     return found[name]
 
 

@@ -141,6 +141,8 @@ def load_suite(
     if exists and not is_file:  # a FIFO would block the read
         what = "a folder" if path.is_dir() else "not a regular file"
         raise SuiteError(f"{path} is {what}; a suite file is a .toml file")
+    if not exists and (path.suffix == ".toml" or len(path.parts) > 1):  # meant as a file
+        raise SuiteError(f"{path}: no such file")
     if not exists:
         raise SuiteError(f"no suite {str(name_or_path)!r} ({_known()})")
     try:

@@ -23,6 +23,7 @@ from zbench.results.export import (
 )
 from zbench.results.format import FRAMEWORK_NAMES, GIB, NA_TEXT, model_name
 from zbench.results.identity import scaling_groups
+from zbench.textfit import counted
 
 # The hint the TUI also shows: a GPU "busy" by NVML's coarse counter while few SMs work.
 UTIL_HIGH, SM_LOW = 90.0, 50.0
@@ -173,7 +174,9 @@ def notes_for(row: ResultRow, charted: bool) -> list[str]:
     if not row.phases:
         out.append("no telemetry stored (GPU, memory and CPU columns are n/a)")
     elif (m.get("n_samples") or MIN_SAMPLES) < MIN_SAMPLES:
-        out.append(f"only {m['n_samples']} samples in the measured window: the means are rough")
+        out.append(
+            f"only {counted(m['n_samples'], 'sample')} in the measured window: the means are rough"
+        )
     sm = m.get("sm_activity_mean")
     if row.gpu_util is not None and sm is not None and row.gpu_util >= UTIL_HIGH and sm < SM_LOW:
         out.append(
