@@ -168,7 +168,7 @@ def _device_charts(
     frameworks = sorted({r.framework for r in rows})
 
     def runs(which: Sequence[ResultRow]) -> str:
-        return ", ".join(str(r.run_id) for r in sorted(which, key=lambda r: r.run_id))
+        return ", ".join(str(r.run_id) for r in sorted(which, key=lambda r: r.run_id or 0))
 
     for mode, title in (("train", "Training"), ("infer", "Inference")):
         sel = [r for r in single if r.mode == mode and r.samples_per_s is not None]
