@@ -198,6 +198,29 @@ def with_job_filters(func: Callable[..., Any]) -> Callable[..., Any]:
     return _with_options(func, options, lambda v: {k: x for k, x in v.items() if x is not None})
 
 
+NAMED = ("workload", "framework", "mode", "precision")
+
+
+def canonical(name: str, value: str) -> str:
+    """A filter's value as stored, from any case or the name a table prints: ``ResNet-50`` and
+    ``PyTorch`` (the results table's) or ``FP32`` filtered nothing but were refused as typos. A
+    value none of them matches stays as given, for the filter's own check to name."""
+    from zbench.contract.demos import demos
+    from zbench.contract.workloads import WORKLOADS
+    from zbench.results.api import FILTER_NAMES
+    from zbench.results.format import FRAMEWORK_NAMES
+
+    shown: dict[str, str] = {}
+    if name == "workload":
+        shown = {w.title: key for key, w in WORKLOADS.items()}
+        shown |= {d.title: key for key, d in demos().items()}
+    elif name == "framework":
+        shown = {title: key for key, title in FRAMEWORK_NAMES.items()}
+    aliases = {k.casefold(): k for k in FILTER_NAMES[name]}
+    aliases |= {title.casefold(): key for title, key in shown.items()}
+    return aliases.get(value.casefold(), value)
+
+
 def _with_options(
     func: Callable[..., Any],
     options: tuple[tuple[str, Any], ...],
@@ -224,6 +247,9 @@ def _with_options(
         values = {name: kwargs.pop(name, None) for name in declared}
         for name in single:  # the one value _once let through, as its one-item list
             values[name] = values[name][0] if values[name] else None
+        for name in NAMED:
+            if isinstance(values.get(name), str):
+                values[name] = canonical(name, values[name])
         return func(**kwargs, filters=make(values))
 
     params = [*own, *added]
