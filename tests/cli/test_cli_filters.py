@@ -15,6 +15,7 @@ from tests.rows import job_row, run_row
 from zbench.cli import app
 from zbench.cli.filters import FILTER_OPTIONS, filter_argv, read_filters
 from zbench.results.api import Filters
+from zbench.settings import HostEntry
 from zbench.store import Store
 
 CLI = CliRunner(env={"COLUMNS": "200", "TERM": "dumb", "NO_COLOR": "1"})
@@ -156,9 +157,9 @@ def test_export_hosts_asks_every_host_with_the_same_filters(
 
     asked: list[list[str]] = []
 
-    def gather(hosts: list[str], args: list[str]) -> Gathered:
+    def gather(hosts: list[HostEntry], args: list[str]) -> Gathered:
         asked.append(list(args))
-        return Gathered(rows=[{"host": hosts[0], "workload": "resnet50"}])
+        return Gathered(rows=[{"host": hosts[0].name, "workload": "resnet50"}])
 
     monkeypatch.setattr(fleet, "gather", gather)
     out = CLI.invoke(
@@ -181,6 +182,41 @@ def test_export_hosts_asks_every_host_with_the_same_filters(
     assert asked == [["results", "--mode", "infer", "--gpus", "2", "--tag", "bios"]]
 
 
+@pytest.mark.parametrize("command", [["export"], ["jobs"]])
+def test_hosts_all_in_jobs_and_export_means_the_config_files_hosts(
+    command: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``zbench --hosts all`` opened the config file's [hosts]; ``jobs --hosts all`` and ``export
+    --hosts all`` asked ssh for a machine named "all". Each host is reached as [hosts] says."""
+    from zbench.cli import fleet
+    from zbench.fleet.gather import Gathered
+    from zbench.settings import Config
+
+    table = [HostEntry("gpu1", ssh="lab1", options="-p 2222"), HostEntry("gpu2")]
+    monkeypatch.setattr(fleet, "load_config", lambda: Config(hosts=table))
+    asked: list[list[HostEntry]] = []
+
+    def gather(hosts: list[HostEntry], args: list[str]) -> Gathered:
+        asked.append(list(hosts))
+        return Gathered()
+
+    monkeypatch.setattr(fleet, "gather", gather)
+    out = CLI.invoke(app, [*command, "--hosts", "all"])
+    assert out.exit_code == 0, out.output
+    assert asked == [table]
+    monkeypatch.setattr(fleet, "load_config", lambda: Config())
+    out = CLI.invoke(app, [*command, "--hosts", "all"])
+    assert out.exit_code == 2 and "--hosts all: the config file has no [hosts] table" in out.output
+
+
+def test_export_hosts_refuses_samples_it_cannot_gather() -> None:
+    out = CLI.invoke(app, ["export", "--hosts", "a,b", "--samples"])
+    assert out.exit_code == 2
+    assert (
+        out.output == "zbench: export: --samples reads this machine's database: not with --hosts\n"
+    )
+
+
 TYPO_COMMANDS = [
     ["results"],
     ["results", "--json"],
@@ -197,7 +233,7 @@ TYPO_COMMANDS = [
     ("flag", "value"),
     [
         ("--workload", "resnet5"),
-        ("--framework", "pytorch"),
+        ("--framework", "pytorhc"),
         ("--mode", "inference"),
         ("--precision", "fp8"),
     ],
@@ -390,6 +426,29 @@ def test_a_database_to_read_that_does_not_exist_is_refused_and_not_made(
     assert f"no database at {typo}" in out.output and len(out.output.splitlines()) == 1
     env = CLI.invoke(app, args, env={"ZBENCH_DB": str(typo)})
     assert env.exit_code == 2 and f"no database at {typo}" in env.output
+    assert not (tmp_path / "typo").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [],
+        ["run", "resnet50", "--device", "cpu"],
+        ["suite", "quick", "--dry-run"],
+        ["demo", "snake", "--device", "cpu"],
+    ],
+)
+def test_a_database_to_write_in_a_folder_that_does_not_exist_is_refused_and_not_made(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard and the commands that queue jobs may make a new database, but a mistyped
+    folder made the folders and an empty database there, and the runs went into it."""
+    monkeypatch.chdir(tmp_path)
+    typo = tmp_path / "typo" / "zbench.db"
+    out = CLI.invoke(app, ["--db", str(typo)] if not command else [*command, "--db", str(typo)])
+    assert out.exit_code == 2, out.output
+    assert f"--db: no folder {typo.parent} for the database" in out.output
+    assert len(out.output.splitlines()) == 1
     assert not (tmp_path / "typo").exists()
 
 

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from zbench.cli.filters import with_filters
-from zbench.cli.options import JsonOpt, ReadDbOpt, WideOpt, _exit, app, path_option
+from zbench.cli.options import (
+    HOSTS_HELP,
+    JsonOpt,
+    ReadDbOpt,
+    WideOpt,
+    _exit,
+    app,
+    err,
+    path_option,
+)
 
 if TYPE_CHECKING:  # with_filters leaves it unevaluated: no command's start-up imports the results
     from zbench.results.api import Filters
@@ -57,7 +66,11 @@ def export(
     ] = False,
     hosts: Annotated[
         str | None,
-        typer.Option(help="Gather from these machines over ssh: HOST,HOST,...", show_default=False),
+        typer.Option(
+            help=f"Gather every machine's results over ssh: {HOSTS_HELP}; json or csv, no "
+            "--samples.",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Export results as Markdown, CSV or JSON, with the machine and any warnings.
@@ -65,6 +78,10 @@ def export(
     With --samples: the raw samples instead, one row per sample and GPU."""
     if hosts is not None:
         from zbench.cli.fleet import fleet_export
+
+        if samples:
+            err("export: --samples reads this machine's database: not with --hosts")
+            raise typer.Exit(2)
 
         _exit(fleet_export(hosts, fmt=fmt, output=output, filters=filters))
         return

@@ -12,9 +12,11 @@ from pathlib import Path
 
 from zbench.cli.filters import filter_argv
 from zbench.cli.options import err
-from zbench.fleet.gather import Gathered, HostsError, gather, parse_hosts, to_csv
+from zbench.fleet.gather import Gathered, HostsError, gather, to_csv
+from zbench.fleet.hosts import resolve_hosts
 from zbench.jobs.api import rate_text
 from zbench.results.api import Filters
+from zbench.settings import HostEntry, SettingsError, load_config
 from zbench.textfit import counted
 
 
@@ -24,14 +26,20 @@ def _report(got: Gathered) -> int:
     return 1 if got.errors else 0
 
 
+def hosts_of(text: str) -> list[HostEntry]:
+    """``--hosts`` as the dashboard reads it: ``all`` or names of the config file's ``[hosts]``
+    (reached as it says), or any other host by its name. Raises HostsError or SettingsError."""
+    return resolve_hosts(text, load_config().hosts)
+
+
 def fleet_jobs(
     hosts_text: str, *, all_jobs: bool, json_out: bool, filters: dict[str, str] | None = None
 ) -> int:
     """Print every host's jobs in one table (or JSON), each row with its host; 2 on bad --hosts.
     ``filters`` (``zbench jobs``' own, by name) go to every host as they were given."""
     try:
-        hosts = parse_hosts(hosts_text)
-    except HostsError as exc:
+        hosts = hosts_of(hosts_text)
+    except (HostsError, SettingsError) as exc:
         err(str(exc))
         return 2
     given = [a for name, value in (filters or {}).items() for a in (f"--{name}", value)]
@@ -66,9 +74,9 @@ def fleet_export(
     from zbench.results.export import FormatError, pick_format
 
     try:
-        hosts = parse_hosts(hosts_text)
+        hosts = hosts_of(hosts_text)
         fmt = pick_format(fmt, output, ("json", "csv"), "json", what="export --hosts: ")
-    except (HostsError, FormatError) as exc:
+    except (HostsError, SettingsError, FormatError) as exc:
         err(str(exc))
         return 2
     got = gather(hosts, ["results", *filter_argv(filters or Filters())])

@@ -5,6 +5,7 @@ reported, not fatal."""
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +16,7 @@ from zbench.csvcell import write_rows
 from zbench.errors import ZbenchError
 from zbench.hostnames import HostError, split_host
 from zbench.jobs.remote import zbench_remote
+from zbench.settings import HostEntry
 
 TIMEOUT_S = 60.0
 
@@ -45,9 +47,9 @@ class Gathered:
     errors: dict[str, str] = field(default_factory=dict)  # host -> why it gave nothing
 
 
-def _ask(host: str, args: Sequence[str], timeout: float) -> list[dict[str, Any]]:
+def _ask(host: HostEntry, args: Sequence[str], timeout: float) -> list[dict[str, Any]]:
     proc = subprocess.run(
-        zbench_remote(host, [*args, "--json"]),
+        zbench_remote(host.ssh or host.name, [*args, "--json"], shlex.split(host.options)),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -59,14 +61,15 @@ def _ask(host: str, args: Sequence[str], timeout: float) -> list[dict[str, Any]]
         raise RuntimeError(last)
     data = json.loads(proc.stdout)
     rows = data if isinstance(data, list) else data.get("rows") or data.get("results") or []
-    return [dict(r, host=host) for r in rows if isinstance(r, dict)]
+    return [dict(r, host=host.name) for r in rows if isinstance(r, dict)]
 
 
-def gather(hosts: Sequence[str], args: Sequence[str], timeout: float = TIMEOUT_S) -> Gathered:
-    """``zbench ARGS --json`` on every host in parallel; rows in host order."""
+def gather(hosts: Sequence[HostEntry], args: Sequence[str], timeout: float = TIMEOUT_S) -> Gathered:
+    """``zbench ARGS --json`` on every host in parallel (each reached as the config file's
+    ``[hosts]`` says, see ``fleet.hosts.resolve_hosts``); rows in host order."""
     out = Gathered()
     with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
-        futures = {h: pool.submit(_ask, h, args, timeout) for h in hosts}
+        futures = {h.name: pool.submit(_ask, h, args, timeout) for h in hosts}
         for host, fut in futures.items():
             try:
                 out.rows += fut.result()
