@@ -429,29 +429,6 @@ def test_a_database_to_read_that_does_not_exist_is_refused_and_not_made(
     assert not (tmp_path / "typo").exists()
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        [],
-        ["run", "resnet50", "--device", "cpu"],
-        ["suite", "quick", "--dry-run"],
-        ["demo", "snake", "--device", "cpu"],
-    ],
-)
-def test_a_database_to_write_in_a_folder_that_does_not_exist_is_refused_and_not_made(
-    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The dashboard and the commands that queue jobs may make a new database, but a mistyped
-    folder made the folders and an empty database there, and the runs went into it."""
-    monkeypatch.chdir(tmp_path)
-    typo = tmp_path / "typo" / "zbench.db"
-    out = CLI.invoke(app, ["--db", str(typo)] if not command else [*command, "--db", str(typo)])
-    assert out.exit_code == 2, out.output
-    assert f"--db: no folder {typo.parent} for the database" in out.output
-    assert len(out.output.splitlines()) == 1
-    assert not (tmp_path / "typo").exists()
-
-
 def test_run_selects_by_the_run_column_and_job_by_the_job(tmp_path: Path) -> None:
     # The table's Run column is a run id; --job takes a job id. A probe (or a run imported
     # without a job) makes them drift apart: `--job 11` for the row numbered 11 said "no job 11".

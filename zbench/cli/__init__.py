@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from zbench.cli.options import HOSTS_HELP, GroupDbOpt, _exit, app, err, new_db, path_option
+from zbench.cli.options import HOSTS_HELP, DbOpt, _exit, app, err, path_option
 from zbench.cli.usage import dashboard_options_apart
 from zbench.settings import MAX_INTERVAL, MIN_INTERVAL
 
@@ -41,7 +41,7 @@ def _root(
             show_default=False,
         ),
     ] = None,
-    db: GroupDbOpt = None,
+    db: DbOpt = None,
     hosts: Annotated[
         str | None,
         typer.Option(
@@ -65,12 +65,6 @@ def _root(
         return  # the fleet view ended (q): not on to the local dashboard
     if ctx.invoked_subcommand is None:
         from zbench.tui.app import run_app
-
-        try:
-            new_db(db)
-        except typer.BadParameter as exc:
-            exc.param_hint = "--db"
-            raise
 
         _exit(run_app(replay=replay, interval=interval, db=db))
 

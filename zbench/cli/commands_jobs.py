@@ -12,7 +12,6 @@ from zbench.cli.filters import with_job_filters
 from zbench.cli.options import (
     HOSTS_HELP,
     DbOpt,
-    GroupDbOpt,
     JsonOpt,
     ReadDbOpt,
     TagOpt,
@@ -22,7 +21,6 @@ from zbench.cli.options import (
     app,
     err,
     existing_db,
-    new_db,
     path_option,
 )
 from zbench.cli.table_options import (
@@ -223,7 +221,7 @@ def demo(
     json_out: Annotated[
         bool, typer.Option("--json", help="With `results`: JSON, as -f json (`zbench results`).")
     ] = False,
-    db: GroupDbOpt = None,
+    db: DbOpt = None,
 ) -> None:
     """Fun GPU demos as jobs (Snake by RL, motion transfer, multi-object tracking), live in the TUI.
     `zbench demo results` takes the filters of `zbench results` (`zbench demo results -h`)."""
@@ -255,10 +253,6 @@ def demo(
     if fmt is not None or json_out:
         err(f"{'--json' if json_out else '--format'} is for `zbench demo results`, not a demo run")
         raise typer.Exit(2)
-    try:  # a demo run writes its job into the database: a new one, but not in a mistyped folder
-        new_db(db)
-    except typer.BadParameter as exc:
-        raise typer.BadParameter(exc.message, ctx=ctx, param_hint="'--db'") from None
     if play is not None or human:
         if name != "snake":
             err(f"--play and --human are for snake, not {name!r}")

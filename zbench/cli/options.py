@@ -50,18 +50,6 @@ def existing_db(value: Path | None) -> Path | None:
     return value
 
 
-def new_db(value: Path | None) -> Path | None:
-    """A database named to be written (a run, the dashboard) may be new, but not its folder:
-    ``--db /typo/dir/x.db`` made the folders and an empty database there, and the runs went into
-    it instead of the one meant."""
-    if value is None:
-        return value
-    folder = value.expanduser().parent
-    if not folder.is_dir():
-        raise typer.BadParameter(f"no folder {folder} for the database (make it first)")
-    return value
-
-
 def _db_option(**extra: Any) -> Any:
     return path_option(
         "--db",
@@ -72,10 +60,7 @@ def _db_option(**extra: Any) -> Any:
     )
 
 
-DbOpt = Annotated[Path | None, _db_option(callback=new_db)]
-# The dashboard's --db, checked by new_db only when no command follows: $ZBENCH_DB reaches the
-# group's option too, and a command that reads the database says what is wrong with it.
-GroupDbOpt = Annotated[Path | None, _db_option()]
+DbOpt = Annotated[Path | None, _db_option()]
 # --db on the commands that only read the database (results, jobs...): it must exist.
 ReadDbOpt = Annotated[Path | None, _db_option(callback=existing_db)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
