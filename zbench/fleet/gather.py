@@ -47,9 +47,15 @@ class Gathered:
     errors: dict[str, str] = field(default_factory=dict)  # host -> why it gave nothing
 
 
+def remote_argv(host: HostEntry, args: Sequence[str]) -> list[str]:
+    """``zbench ARGS`` on ``host`` as the config file's ``[hosts]`` reaches it (its ssh target and
+    options), or locally for this machine."""
+    return zbench_remote(host.ssh or host.name, args, shlex.split(host.options))
+
+
 def _ask(host: HostEntry, args: Sequence[str], timeout: float) -> list[dict[str, Any]]:
     proc = subprocess.run(
-        zbench_remote(host.ssh or host.name, [*args, "--json"], shlex.split(host.options)),
+        remote_argv(host, [*args, "--json"]),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

@@ -4,13 +4,11 @@ file's ``[hosts]`` table, and :class:`SshTransport` (telemetry, job lists and la
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from zbench.fleet.gather import HostsError, parse_hosts
-from zbench.jobs.remote import zbench_remote
+from zbench.fleet.gather import HostsError, parse_hosts, remote_argv
 from zbench.settings import HostEntry
 
 TIMEOUT_S = 30.0
@@ -43,8 +41,7 @@ class SshTransport:
         self.timeout = timeout
 
     def argv(self, host: str, args: Sequence[str]) -> list[str]:
-        entry = self.hosts.get(host, HostEntry(host))
-        return zbench_remote(entry.ssh or entry.name, args, shlex.split(entry.options))
+        return remote_argv(self.hosts.get(host, HostEntry(host)), args)
 
     def _call(self, host: str, args: Sequence[str]) -> str:
         try:
