@@ -36,30 +36,6 @@ def test_results_filters_and_json(filled: Path) -> None:
     assert json.loads(later.output)["results"] == []
 
 
-def test_filters_take_the_names_the_tables_print_in_any_case(filled: Path) -> None:
-    """``--workload ResNet-50``, ``--framework PyTorch`` and ``--precision FP32``, as the results
-    table prints them, were refused as typos ("must be one of ..."); ``--device Cpu`` worked."""
-
-    def runs(*argv: str) -> list[Any]:
-        result = CLI.invoke(app, ["results", *argv, "--json"])
-        assert result.exit_code == 0, result.output
-        return [r["run_id"] for r in json.loads(result.output)["results"]]
-
-    plain = runs("--workload", "resnet50", "--framework", "torch", "--precision", "fp32")
-    assert (
-        plain
-        and runs("--workload", "ResNet-50", "--framework", "PyTorch", "--precision", "FP32")
-        == plain
-    )
-    assert runs("--workload", "RESNET50", "--framework", "pytorch") == runs(
-        "--workload", "resnet50", "--framework", "torch"
-    )
-    jobs = CLI.invoke(app, ["jobs", "--all", "--framework", "PyTorch", "--workload", "ResNet-50"])
-    assert jobs.exit_code == 0, jobs.output
-    typo = CLI.invoke(app, ["results", "--workload", "ResNet-5"])
-    assert typo.exit_code == 2 and "got 'ResNet-5'" in typo.output
-
-
 def test_results_bad_date_is_exit_2(filled: Path) -> None:
     result = CLI.invoke(app, ["results", "--since", "yesterday"])
     assert result.exit_code == 2 and "YYYY" not in result.output
