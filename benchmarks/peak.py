@@ -190,8 +190,8 @@ def command(a: argparse.Namespace, side: str, mode: str, batch: int, gpus: int) 
     size = a.image_size or (32 if a.device == "cpu" else 224)
     common += ["--warmup", str(warmup), "--image-size", str(size), "--device", a.device]
     if side.startswith("zbench"):
-        flags = ZBENCH_FLAGS.get(side, []) if a.device == "cuda" else []  # zbench refuses CUDA
-        on = ["--gpus", str(gpus if "2gpu" in side else 1), *flags]  # graphs on the CPU
+        flags = ZBENCH_FLAGS.get(side, []) if a.device == "cuda" else []  # no CUDA graphs on a CPU
+        on = ["--gpus", str(gpus if "2gpu" in side else 1), *flags]
         return ["resnet50", "--preset", "max", *common, *on]
     backend = "eager" if a.device == "cpu" else "inductor"  # CPU smoke: no C++ compile
     script = str(Path(__file__).resolve())

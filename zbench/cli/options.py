@@ -70,7 +70,7 @@ WideOpt = Annotated[
 ]
 
 
-# --hosts of the dashboard, `jobs` and `export`: one meaning, resolved by cli/fleet.hosts_of.
+# --hosts of the dashboard, `jobs` and `export`: one meaning (fleet.hosts.resolve_hosts).
 HOSTS_HELP = r"HOST[:PORT],HOST... or `all` (the config file's \[hosts])"
 
 

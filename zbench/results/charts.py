@@ -52,11 +52,16 @@ def not_drawn(rows: Sequence[ResultRow]) -> list[ResultRow]:
     return [r for r in rows if identity(r) not in drawn]
 
 
+def _slot(r: ResultRow) -> tuple[Any, ...]:
+    """The place of a run in the charts: one bar per slot, the newest setup's."""
+    return (r.workload, r.framework, r.mode, r.gpus, r.precision, gpu_model(r))
+
+
 def _slots(rows: Sequence[ResultRow]) -> tuple[list[ResultRow], list[ResultRow]]:
     best: dict[tuple[Any, ...], ResultRow] = {}
     left_out: list[ResultRow] = []
     for r in latest_per_identity(rows):
-        key = (r.workload, r.framework, r.mode, r.gpus, r.precision, gpu_model(r))
+        key = _slot(r)
         if key in best:
             left_out.append(best[key])
         best[key] = r
@@ -174,14 +179,10 @@ def _device_charts(
         sel = [r for r in single if r.mode == mode and r.samples_per_s is not None]
         if not sel:
             continue
-        # Which runs the bars are, and the older setups of the same slot this chart leaves out
-        # (those of this mode, device count and precision only: the others are not its to draw).
-        slot = {(r.workload, r.framework, r.gpus, r.precision) for r in sel}
-        hidden = [
-            r
-            for r in left_out
-            if (r.workload, r.framework, r.gpus, r.precision) in slot and r.mode == mode
-        ]
+        # Which runs the bars are, and the older setups of their slots (this mode, device count
+        # and precision only: the others are not this chart's to draw).
+        drawn = {_slot(r) for r in sel}
+        hidden = [r for r in left_out if _slot(r) in drawn]
         also = f"; bars from runs {runs(sel)}"
         if hidden:
             also += f"; other setups of the same model not drawn: runs {runs(hidden)}"
