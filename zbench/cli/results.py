@@ -34,8 +34,9 @@ from zbench.results.api import (
 from zbench.results.export import FORMATS, FormatError, pick_format, render, rows_from_json
 from zbench.results.format import (
     COLUMNS,
-    NUMERIC,
     cells,
+    drop_rank,
+    fitted_columns,
     published_cell,
     published_notes,
     table_columns,
@@ -44,7 +45,7 @@ from zbench.results.format import (
 from zbench.results.identity import differences, differences_text
 from zbench.results.provenance import warnings
 from zbench.store import holds_database
-from zbench.textfit import Column, counted
+from zbench.textfit import counted
 
 Db = str | os.PathLike[str] | None
 
@@ -74,42 +75,6 @@ def _parts(rows: Sequence[ResultRow]) -> tuple[list[str], list[list[str]], list[
     return titles, body, caption
 
 
-# How ``COLUMNS`` give way on a narrow terminal: what a row is and its speed stay; the review's
-# other figures go first, highest number first (titles not named here: 1).
-_PRIORITY = {
-    "Model": 0,
-    "Framework": 0,
-    "Mode": 0,
-    "GPUs": 0,
-    "Samples/s": 0,
-    "Precision": 1,
-    "Batch/GPU": 2,
-    "GPU util %": 2,
-    "Flags": 2,
-    "GPU mem GiB": 3,
-    "Published": 3,
-    "Mem-ctrl util %": 4,
-    "CPU util %": 4,
-    "Spread %": 4,
-    "CPU mem GiB": 5,
-    "GPU": 6,
-    "Setup": 6,
-    "Run": 7,
-}
-_SHORT = {
-    "Framework": "FW",
-    "Precision": "Prec",
-    "Batch/GPU": "B/GPU",
-    "Samples/s": "smp/s",  # not img/s: the 3D U-Net counts volumes
-    "GPU util %": "GPU%",
-    "Mem-ctrl util %": "ctl%",
-    "GPU mem GiB": "GPU GiB",
-    "CPU util %": "CPU%",
-    "CPU mem GiB": "CPU GiB",
-    "Spread %": "Sprd%",
-}
-
-
 def print_results(console: Console, rows: Sequence[ResultRow], *, wide: bool = False) -> None:
     """The review's table fitted to the terminal (``zbench.textfit``): whole columns are left out
     at narrow widths instead of every cell being cut; a pipe or ``--wide`` gets every column."""
@@ -117,20 +82,10 @@ def print_results(console: Console, rows: Sequence[ResultRow], *, wide: bool = F
     # A setup column that alone tells two rows apart is never dropped: unlike rows never read alike.
     setup = table_columns(rows)
     setup_cells = [row[1 : 1 + len(setup)] for row in body]  # after "Run"
-    keep = tells_apart(setup, setup_cells, lambda t: _PRIORITY.get(t, 1))
+    keep = tells_apart(setup, setup_cells, drop_rank)
     if caption:  # the lines under the table say "run 12: ...": the Run column stays to find it
         keep.add("Run")
-    columns = [
-        Column(
-            t,
-            _SHORT.get(t),
-            0 if t in keep else _PRIORITY.get(t, 1),
-            right=t in NUMERIC or t == "Run",
-            flex=t == "Published",
-            min_width=12,
-        )
-        for t in titles
-    ]
+    columns = fitted_columns(titles, keep)
     layout = print_table(console, columns, body, wide=wide, title="zbench results")
     if "CPU util %" in titles and "CPU util %" not in layout.dropped:  # it can read 300
         caption = [

@@ -5,7 +5,7 @@ that was not measured prints as ``n/a``, never 0."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from zbench.contract.workloads import WORKLOADS
@@ -14,6 +14,7 @@ from zbench.results.api import ResultRow
 from zbench.results.identity import differing as identity_differing
 from zbench.results.identity import fields, gpu_model, label, setup_id, value_text
 from zbench.results.provenance import flags, spread_pct
+from zbench.textfit import Column
 
 FRAMEWORK_NAMES = {"torch": "PyTorch", "tf": "TensorFlow"}
 GIB = 1024**3
@@ -136,6 +137,64 @@ def setup_column(key: str) -> Col:
 
 # The titles of COLUMNS that say what a run was (the rest are what it measured, or a digest).
 SETUP_TITLES = frozenset({"Model", "Framework", "Mode", "GPUs", "GPU", "Precision", "Batch/GPU"})
+
+
+# How the table gives way on a narrow terminal (``zbench results`` and the TUI's results screen,
+# through ``zbench.textfit``): what a row is and its speed stay; the review's other figures go
+# first, highest number first (titles not named here: 1).
+PRIORITY = {
+    "Model": 0,
+    "Framework": 0,
+    "Mode": 0,
+    "GPUs": 0,
+    "Samples/s": 0,
+    "Precision": 1,
+    "Batch/GPU": 2,
+    "GPU util %": 2,
+    "Flags": 2,
+    "GPU mem GiB": 3,
+    "Published": 3,
+    "Mem-ctrl util %": 4,
+    "CPU util %": 4,
+    "Spread %": 4,
+    "CPU mem GiB": 5,
+    "GPU": 6,
+    "Setup": 6,
+    "Run": 7,
+}
+SHORT = {
+    "Framework": "FW",
+    "Precision": "Prec",
+    "Batch/GPU": "B/GPU",
+    "Samples/s": "smp/s",  # not img/s: the 3D U-Net counts volumes
+    "GPU util %": "GPU%",
+    "Mem-ctrl util %": "ctl%",
+    "GPU mem GiB": "GPU GiB",
+    "CPU util %": "CPU%",
+    "CPU mem GiB": "CPU GiB",
+    "Spread %": "Sprd%",
+}
+
+
+def drop_rank(title: str) -> int:
+    """How early a column goes on a narrow terminal: higher first, 0 never."""
+    return PRIORITY.get(title, 1)
+
+
+def fitted_columns(titles: Sequence[str], keep: Collection[str] = ()) -> list[Column]:
+    """The table's columns as ``zbench.textfit`` fits them: short headers, drop order (``keep``:
+    titles never dropped, e.g. the setup columns that alone tell two rows apart)."""
+    return [
+        Column(
+            t,
+            SHORT.get(t),
+            0 if t in keep else drop_rank(t),
+            right=t in NUMERIC or t == "Run",
+            flex=t == "Published",
+            min_width=12,
+        )
+        for t in titles
+    ]
 
 
 def tells_apart(

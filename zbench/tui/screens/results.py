@@ -20,7 +20,17 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select, Static
 
 from zbench.results.export import FORMAT_NAMES, SUFFIX_FORMATS
-from zbench.results.format import COLUMNS, NUMERIC, Col, sort_key, table_columns
+from zbench.results.format import (
+    COLUMNS,
+    NUMERIC,
+    Col,
+    drop_rank,
+    fitted_columns,
+    sort_key,
+    table_columns,
+    tells_apart,
+)
+from zbench.textfit import counted, fit
 
 from ..widgets.charts import ScalingChart, ThroughputBars
 from .confirm import ConfirmScreen
@@ -104,7 +114,9 @@ class ResultsScreen(Screen[None]):
         self.all_rows: Sequence[Any] = ()
         self.shown: list[Any] = []
         # The columns: the one table, with a column per setup field the rows differ in.
-        self.columns: tuple[Col, ...] = COLUMNS
+        self.columns: tuple[Col, ...] = COLUMNS  # in the order they show (``_fitted``)
+        self.headers: tuple[str, ...] = tuple(t for t, _, _ in COLUMNS)
+        self.out_of_view = 0  # columns right of the view, a sideways scroll away
         # Sorted by a column's title (titles stay; indices move when setup columns come and go).
         sort = remembered.get("sort")
         self.sort_by: str | None = sort if isinstance(sort, str) and sort else None
@@ -130,7 +142,7 @@ class ResultsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = "results"
         table = self.query_one(DataTable)
-        for i, (title, _, _) in enumerate(self.columns):
+        for i, title in enumerate(self.headers):
             table.add_column(title, key=str(i))
         table.fixed_columns = 1  # the model stays in view when a narrow screen scrolls sideways
         table.focus()
@@ -164,11 +176,11 @@ class ResultsScreen(Screen[None]):
         """Filter, sort, and show; ``self.shown`` is exactly what the table shows (and exports)."""
         table = self.query_one(DataTable)
         column = table.cursor_column  # clear() moves the cursor home; keep the sorted column
-        columns = table_columns(self.all_rows)
-        if [c[0] for c in columns] != [c[0] for c in self.columns]:
-            self.columns = columns
+        columns, headers, self.out_of_view = self._fitted(table)
+        if (columns, headers) != (self.columns, self.headers):
+            self.columns, self.headers = columns, headers
             table.clear(columns=True)
-            for i, (title, _, _) in enumerate(columns):
+            for i, title in enumerate(headers):
                 table.add_column(title, key=str(i))
         words = self.query_one("#filter", Input).value
         rows = [r for r in self.all_rows if matches(r, words, columns)]
@@ -201,7 +213,31 @@ class ResultsScreen(Screen[None]):
         arrow = ""
         if sorted_by is not None:
             arrow = f", sorted by {sorted_by[0]} {'↓' if self.reverse else '↑'}"
-        self.sub_title = f"results: {len(rows)} of {len(self.all_rows)} rows{arrow}"
+        more = f", {counted(self.out_of_view, 'column')} to the right" if self.out_of_view else ""
+        self.sub_title = f"results: {len(rows)} of {len(self.all_rows)} rows{arrow}{more}"
+
+    def _fitted(self, table: DataTable[Any]) -> tuple[tuple[Col, ...], tuple[str, ...], int]:
+        """The columns in the order they show, their headers, and how many lie right of the view.
+
+        A narrow terminal fits the table as ``zbench results`` does (``zbench.textfit``, the
+        same short headers and drop order, a setup column that alone tells rows apart always
+        in): what fits comes first, in the review's order, and the rest follow it, a sideways
+        scroll away, so Samples/s is in sight at 80 columns."""
+        columns = table_columns(self.all_rows)
+        titles = [t for t, _, _ in columns]
+        body = [row_cells(row, columns) for row in self.all_rows]
+        keep = tells_apart(columns, body, drop_rank)
+        # DataTable pads each cell by one on both sides (textfit's gaps cover all but the two
+        # edges) and keeps room for a vertical scrollbar.
+        room = table.size.width - 2 - table.styles.scrollbar_size_vertical
+        layout = fit(fitted_columns(titles, keep), body, room if table.size.width else None)
+        rest = [i for i in range(len(columns)) if i not in layout.keep]
+        order = [*layout.keep, *rest]
+        headers = (*layout.headers, *(titles[i] for i in rest))
+        return tuple(columns[i] for i in order), headers, len(rest)
+
+    def on_resize(self) -> None:
+        self.apply()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.apply()
