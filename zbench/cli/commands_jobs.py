@@ -23,13 +23,8 @@ from zbench.cli.options import (
     existing_db,
     path_option,
 )
-from zbench.cli.table_options import (
-    DemoCommand,
-    RunCommand,
-    SuiteCommand,
-    given_argv,
-    with_options,
-)
+from zbench.cli.suite_help import SuiteHelpCommand
+from zbench.cli.table_options import DemoCommand, RunCommand, given_argv, with_options
 from zbench.contract.config import RUN_OPTIONS
 from zbench.contract.workloads import WORKLOADS
 from zbench.settings import MAX_INTERVAL, MIN_INTERVAL
@@ -289,7 +284,7 @@ def demo(
     _exit(demo_commands.run_demo([name, *ctx.args], timeout=timeout, detach=detach, db=db, tag=tag))
 
 
-@app.command(cls=SuiteCommand)
+@app.command(cls=SuiteHelpCommand)
 def suite(
     name: Annotated[str, typer.Argument(help="A suite by name, or a suite .toml file.")],
     *,
