@@ -115,8 +115,9 @@ def test_cli_help_and_bad_input() -> None:
     [
         # Each was ignored before: -f ran the demo, --detach and --timeout played in the terminal.
         (["snake", "-f", "csv"], "--format is for `zbench demo results`"),
-        (["snake", "--human", "--detach"], "not as a job: no --detach or --timeout"),
-        (["snake", "--human", "--timeout", "5"], "not as a job: no --detach or --timeout"),
+        (["snake", "--human", "--detach"], "not as a job: no --detach, --timeout or --tag"),
+        (["snake", "--human", "--timeout", "5"], "not as a job: no --detach, --timeout or --tag"),
+        (["snake", "--human", "--tag", "x"], "not as a job: no --detach, --timeout or --tag"),
         # No terminal to read keys from: the snake went straight on, game after game, forever.
         (["snake", "--human"], "--human reads the arrow keys from a terminal"),
     ],

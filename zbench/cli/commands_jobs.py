@@ -23,13 +23,8 @@ from zbench.cli.options import (
     existing_db,
     path_option,
 )
-from zbench.cli.table_options import (
-    DemoCommand,
-    RunCommand,
-    SuiteCommand,
-    given_argv,
-    with_options,
-)
+from zbench.cli.suite_help import SuiteHelpCommand
+from zbench.cli.table_options import DemoCommand, RunCommand, given_argv, with_options
 from zbench.contract.config import RUN_OPTIONS
 from zbench.contract.workloads import WORKLOADS
 from zbench.settings import MAX_INTERVAL, MIN_INTERVAL
@@ -214,6 +209,7 @@ def demo(
     human: Annotated[bool, typer.Option(help="snake: play it yourself (arrow keys).")] = False,
     timeout: TimeoutOpt = None,
     detach: Annotated[bool, typer.Option(help="Start the job and return at once.")] = False,
+    tag: TagOpt = None,
     fmt: Annotated[
         str | None,
         typer.Option("--format", "-f", help="With `results`: md, csv or json.", show_default=False),
@@ -247,7 +243,8 @@ def demo(
         if json_out and fmt is not None and fmt.lower() != "json":
             err(f"--json and --format {fmt} ask for two formats: give one")
             raise typer.Exit(2)
-        filters = read_filters(list(ctx.args), ctx)
+        # --tag is the demo command's own option (a run's tag): here, the filter it names.
+        filters = read_filters([*ctx.args, *(["--tag", tag] if tag is not None else [])], ctx)
         _exit(demo_commands.show_results("json" if json_out else fmt, db=db, filters=filters))
         return
     if fmt is not None or json_out:
@@ -257,8 +254,11 @@ def demo(
         if name != "snake":
             err(f"--play and --human are for snake, not {name!r}")
             raise typer.Exit(2)
-        if detach or timeout is not None:
-            err("--play and --human run in this terminal, not as a job: no --detach or --timeout")
+        if detach or timeout is not None or tag is not None:
+            err(
+                "--play and --human run in this terminal, not as a job: "
+                "no --detach, --timeout or --tag"
+            )
             raise typer.Exit(2)
         import sys
 
@@ -281,10 +281,10 @@ def demo(
         cmd = [sys.executable, "-m", "zbench.demos.snake.play", "--board", board]
         _exit(subprocess.call([*cmd, str(play)] if play else cmd))
         return
-    _exit(demo_commands.run_demo([name, *ctx.args], timeout=timeout, detach=detach, db=db))
+    _exit(demo_commands.run_demo([name, *ctx.args], timeout=timeout, detach=detach, db=db, tag=tag))
 
 
-@app.command(cls=SuiteCommand)
+@app.command(cls=SuiteHelpCommand)
 def suite(
     name: Annotated[str, typer.Argument(help="A suite by name, or a suite .toml file.")],
     *,

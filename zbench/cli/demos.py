@@ -21,8 +21,11 @@ from zbench.jobs.states import JobState
 from zbench.results.api import Filters, stored_elsewhere
 
 
-def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) -> int:
-    """``argv`` is the demo's own (``snake --board 12 ...``), checked by the demo's parser."""
+def run_demo(
+    argv: list[str], *, timeout: float | None, detach: bool, db: Db, tag: str | None = None
+) -> int:
+    """``argv`` is the demo's own (``snake --board 12 ...``), checked by the demo's parser;
+    ``tag``: the user's name for its runs (``--tag``, as ``zbench run`` takes it)."""
     from zbench.contract.demo_options import parse_args  # standard library only
 
     try:
@@ -38,7 +41,7 @@ def run_demo(argv: list[str], *, timeout: float | None, detach: bool, db: Db) ->
     if config.device == "cuda" and not visible_gpus():
         err("no GPU found: add --device cpu to run on the CPU")
         return 2
-    [job_id] = api.submit([JobSpec(config, None, timeout)], db=db)
+    [job_id] = api.submit([JobSpec(config, None, timeout)], db=db, tag=tag)
     console = _console()
     if detach:
         console.print(f"Job {job_id} queued. Watch it live in the TUI (`zbench`, then the job).")

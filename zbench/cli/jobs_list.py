@@ -9,15 +9,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from dataclasses import replace
 
-from zbench.cli.follow import Db, _console, label
+from zbench.cli.follow import Db, _console
 from zbench.cli.jobs import _job_dict
 from zbench.cli.options import err
 from zbench.cli.tableview import print_table
 from zbench.contract.options import one_of
 from zbench.jobs import api
-from zbench.jobs.apart import apart
-from zbench.jobs.api import JobInfo
+from zbench.jobs.apart import named_apart
+from zbench.jobs.api import JobInfo, shared_rate_unit
 from zbench.jobs.states import JobState
 from zbench.store import StoreError
 from zbench.textfit import Column
@@ -27,13 +28,33 @@ JOB_COLUMNS = (
     Column("ID", right=True),
     Column("State"),
     Column("Job", priority=0),
+    Column("Tag", priority=2),  # shown when a job has one (run, demo and suite --tag)
     Column("GPUs", priority=2),
     Column("Phase", priority=3),
     Column("Step", priority=4, right=True),
-    Column("Samples/s", "smp/s", priority=1, right=True),  # 3D U-Net: volumes
+    Column("Samples/s", "smp/s", priority=1, right=True),  # its title: the speeds' one unit
     Column("Started", priority=5),
     Column("Reason", priority=1, flex=True, min_width=16),
 )
+SPEED = "Samples/s"  # the speed column of JOB_COLUMNS: titled by its speeds' one unit
+RATE = "Rate"  # its title when its speeds count unlike things: each then says its unit
+
+
+def _columns(jobs: list[JobInfo], unit: str | None, reasons: bool) -> list[tuple[str, Column]]:
+    """The table's columns for these jobs, keyed by JOB_COLUMNS' headers: a Tag column when one
+    has a tag, a Reason column when one has a reason, and the speed column titled by its one
+    unit (``Frames/s``), else Rate."""
+    title = unit[:1].upper() + unit[1:] if unit else RATE
+    keep = {"Tag": any(j.tag for j in jobs), "Reason": reasons}
+    columns = []
+    for column in JOB_COLUMNS:
+        if not keep.get(column.header, True):
+            continue
+        if column.header == SPEED and title != SPEED:  # its short title says samples
+            columns.append((SPEED, replace(column, header=title, short=None)))
+        else:
+            columns.append((column.header, column))
+    return columns
 
 
 def _when(t: float | None) -> str:
@@ -112,28 +133,31 @@ def list_jobs(
         return 0
     now = time.time()
     notes = {j.id: _note(j, now) for j in jobs}
-    setups = apart(jobs)  # look-alike jobs say what sets them apart: no two read alike
-    reasons = any(notes.values())
-    columns = JOB_COLUMNS if reasons else JOB_COLUMNS[:-1]
+    # Each job's qualifiers in the results' order; look-alikes say what sets them apart.
+    names = named_apart(jobs)
+    unit = shared_rate_unit(jobs)
+    columns = _columns(jobs, unit, reasons=any(notes.values()))
     rows = []
     for j in jobs:
         gpus = ",".join(str(g) for g in j.gpu_ids) if j.gpu_ids else ""
         gpus = "cpu" if j.gpu_ids == () and j.state != JobState.QUEUED else gpus
         step = f"{j.step}/{j.total}" if j.step is not None else ""
-        sps = j.rate()
-        cells = [
-            str(j.id),
-            j.state,
-            label(j)[len(f"#{j.id} ") :] + (f" ({setups[j.id]})" if j.id in setups else ""),
-            gpus,
-            j.phase or "",
-            step,
-            sps,
-            _when(j.started),
-        ]
-        # Plain text (print_table never reads markup): reasons quote runner errors verbatim.
-        rows.append([*cells, *([" ".join(notes[j.id].split())] if reasons else [])])
-    print_table(console, columns, rows, wide=wide)
+        speed = j.rate()
+        cells = {
+            "ID": str(j.id),
+            "State": j.state,
+            "Job": names[j.id],
+            "Tag": j.tag or "",
+            "GPUs": gpus,
+            "Phase": j.phase or "",
+            "Step": step,
+            SPEED: f"{speed} {j.rate_unit}" if speed and unit is None else speed,
+            "Started": _when(j.started),
+            # Plain text (print_table never reads markup): reasons quote runner errors verbatim.
+            "Reason": " ".join(notes[j.id].split()),
+        }
+        rows.append([cells[key] for key, _ in columns])
+    print_table(console, [c for _, c in columns], rows, wide=wide)
     return 0
 
 

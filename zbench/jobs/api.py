@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,6 +115,17 @@ def rate_text(samples_per_s: float | None, missing: str = "") -> str:
     """A job's samples/s as the jobs table, the job view, `--follow` and the fleet print it: one
     decimal with thousands separators; ``missing`` until one is reported (a reported 0.0 is 0.0)."""
     return missing if samples_per_s is None else f"{samples_per_s:,.1f}"
+
+
+def shared_rate_unit(jobs: Iterable[JobInfo]) -> str | None:
+    """The one unit of these jobs' speeds (``samples/s``; ``frames/s`` for motion jobs alone), for
+    a column's header; None when the speeds count unlike things (samples/s beside a demo's
+    board-steps/s): a table then says each one's unit beside it. Jobs with no speed yet count
+    only when none has one (no jobs: a benchmark's samples/s)."""
+    jobs = list(jobs)
+    units = {j.rate_unit for j in jobs if j.samples_per_s is not None}
+    units = units or {j.rate_unit for j in jobs} or {"samples/s"}
+    return units.pop() if len(units) == 1 else None
 
 
 class JobSpecError(ZbenchError):

@@ -13,13 +13,13 @@ Format (the built-in files in ``suites/`` are examples)::
     mode = "train"
     gpus = 1              # or "all": every GPU (a scaling run, skipped with fewer than 2)
 
-Job keys are the runner's options (``RunConfig`` fields, validated by the runner's own parser) plus
-``timeout_s``, ``gpu_ids`` (a list of GPU ids), ``share_gpus`` and ``device = "auto"`` (cuda when
-a GPU is present, else cpu). A job whose workload is a demo's name (``workload = "snake"``) takes
-that demo's options instead (``zbench demo snake -h``, validated by the demos' parser), with
-``timeout_s`` and ``device = "auto"``; a ``[defaults]`` key it does not take is left out of it. What
-cannot run here (a framework not installed, too few GPUs) is listed in ``Suite.skipped`` with the
-reason.
+Job keys are the runner's options (validated by the runner's own parser) plus the suite's own
+(``jobs.suite_keys``: ``timeout_s``, ``gpu_ids``, ``share_gpus``, ``extra``; ``device = "auto"``,
+cuda when a GPU is present, else cpu). A job whose workload is a demo's name (``workload =
+"snake"``) takes that demo's options instead (``zbench demo snake -h``, validated by the demos'
+parser), with ``timeout_s`` and ``device = "auto"``; a ``[defaults]`` key it does not take is left
+out of it. What cannot run here (a framework not installed, too few GPUs) is listed in
+``Suite.skipped`` with the reason. ``zbench suite -h`` lists every key from the same tables.
 """
 
 from __future__ import annotations
@@ -34,13 +34,16 @@ from pathlib import Path
 from typing import Any
 
 from zbench.contract import demos as demo_table
-from zbench.contract.config import RUN_OPTION, RunConfig, parse_args
+from zbench.contract.config import RUN_OPTION, RUN_OPTIONS, RunConfig, parse_args
 from zbench.contract.demo_options import DemoConfig
 from zbench.contract.demo_options import parse_args as parse_demo_args
 from zbench.contract.demos import Demo
 from zbench.contract.options import UsageError
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
+from zbench.jobs.suite_keys import ALL_GPUS, AUTO_DEVICE, TOP_KEYS
+from zbench.jobs.suite_keys import DEMO_JOB_KEYS as DEMO_OWN_KEYS
+from zbench.jobs.suite_keys import JOB_KEYS as JOB_OWN_KEYS
 from zbench.jobs.suite_values import SuiteError, flag, option_key, toml_text
 from zbench.textfit import counted
 
@@ -51,21 +54,16 @@ else:  # pragma: no cover
 
 SUITES_DIR = Path(__file__).with_name("suites")
 SUITES: dict[str, Path] = {p.stem: p for p in sorted(SUITES_DIR.glob("*.toml"))}  # built in
-JOB_KEYS = {f for f in RunConfig.__dataclass_fields__ if f != "workload"} | {
-    "workload",
-    "timeout_s",
-    "gpu_ids",
-    "share_gpus",
-}
-# A demo job's keys beside its demo's options (a demo takes one GPU, the first free one).
-DEMO_JOB_KEYS = {"workload", "timeout_s"}
+# A benchmark's job keys: the runner's options and the suite's own (``jobs.suite_keys``).
+JOB_KEYS = {o.name for o in RUN_OPTIONS} | {k.name for k in JOB_OWN_KEYS}
+# A demo job's keys beside its demo's options.
+DEMO_JOB_KEYS = {k.name for k in DEMO_OWN_KEYS}
 FRAMEWORK_MODULES = {"torch": "torch", "tf": "tensorflow"}
 NOT_EXPANDED = {"extra", "gpu_ids"}  # list-valued keys that are one value, not a matrix
 # More is a typo (a list too many in a matrix: it would run for weeks, and a million took minutes of
 # memory to refuse), not a suite; the count is the file's, skipped jobs too, so a suite is valid on
 # every machine or on none.
 MAX_JOBS = 1_000
-ALL_GPUS = "all"  # gpus = "all": every GPU (a scaling run)
 
 
 @dataclass(frozen=True)
@@ -164,7 +162,7 @@ def load_suite(
 
 def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -> Suite:
     """A Suite from its TOML table: defaults merged, keys checked, what cannot run here skipped."""
-    unknown_top = set(data) - {"name", "description", "defaults", "job"}
+    unknown_top = set(data) - TOP_KEYS
     if unknown_top:
         raise SuiteError(f"{where}: unknown top-level key {sorted(unknown_top)[0]!r}")
     defaults = data.get("defaults", {})
@@ -287,7 +285,7 @@ def _spec(
         raise SuiteError(f"{where}: gpu_ids must be a list of GPU numbers")
     if not isinstance(share, bool):
         raise SuiteError(f"{where}: share_gpus must be true or false")
-    if options.get("device") == "auto":
+    if options.get("device") == AUTO_DEVICE:
         options["device"] = "cuda" if n_gpus else "cpu"
     scaling = options.get("gpus") == ALL_GPUS
     if scaling:  # every GPU, and at least the 2 a scaling run needs (fewer: it is skipped)
@@ -325,7 +323,7 @@ def _demo_spec(
 ) -> tuple[JobSpec, str | None]:
     """A demo job, its options checked by the demos' own parser (as `zbench demo NAME` does)."""
     name = options.pop("workload")
-    if options.get("device") == "auto":
+    if options.get("device") == AUTO_DEVICE:
         options["device"] = "cuda" if n_gpus else "cpu"
     by_name = {o.name: o for o in demo.options}
     argv = [name]

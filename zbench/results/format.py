@@ -5,7 +5,7 @@ that was not measured prints as ``n/a``, never 0."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from zbench.contract.workloads import WORKLOADS
@@ -118,9 +118,19 @@ CSV_KEYS = [
 
 
 Col = tuple[str, Callable[[ResultRow], Any], Callable[[Any], str]]
-# Identity fields a column of COLUMNS already shows (the GPU model shows a CPU run as "CPU").
-SHOWN = frozenset({"workload", "framework", "mode", "gpus", "gpu_model", "precision", "batch_size"})
-SHOWN |= {"device"}
+# The identity fields each column of COLUMNS that says what a run was shows (the GPU model shows a
+# CPU run as "CPU", so the GPU column shows the device too).
+COLUMN_FIELDS: dict[str, tuple[str, ...]] = {
+    "Model": ("workload",),
+    "Framework": ("framework",),
+    "Mode": ("mode",),
+    "GPUs": ("gpus",),
+    "GPU": ("gpu_model", "device"),
+    "Precision": ("precision",),
+    "Batch/GPU": ("batch_size",),
+}
+# Identity fields a column of COLUMNS already shows.
+SHOWN = frozenset(f for shown in COLUMN_FIELDS.values() for f in shown)
 
 
 def differing(rows: Sequence[ResultRow]) -> list[str]:
@@ -135,8 +145,16 @@ def setup_column(key: str) -> Col:
     return (title[:1].upper() + title[1:], lambda r: fields(r).get(key), value_text)
 
 
+def setup_order(keys: Iterable[str]) -> list[str]:
+    """Identity fields in the order the results table shows them: the fields of its own columns in
+    COLUMNS' order, then those ``table_columns`` adds, in ``differing``'s order (by name). A job's
+    setup is named in this order too (``zbench.jobs.apart``)."""
+    place = [f for title, _, _ in COLUMNS for f in COLUMN_FIELDS.get(title, ())]
+    return sorted(keys, key=lambda k: (place.index(k), "") if k in place else (len(place), k))
+
+
 # The titles of COLUMNS that say what a run was (the rest are what it measured, or a digest).
-SETUP_TITLES = frozenset({"Model", "Framework", "Mode", "GPUs", "GPU", "Precision", "Batch/GPU"})
+SETUP_TITLES = frozenset(COLUMN_FIELDS)
 
 
 # How the table gives way on a narrow terminal (``zbench results`` and the TUI's results screen,

@@ -4,6 +4,7 @@ fitted to its width (the setup that tells look-alike jobs apart stays in sight).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -27,8 +28,9 @@ COLUMNS: dict[str, Column] = {
     "precision": Column("prec"),
     "state": Column("state"),
     "progress": Column("progress", priority=2),
-    "speed": Column("samples/s", priority=1, right=True),
+    "speed": Column("samples/s", priority=1, right=True),  # titled by its speeds' one unit
 }
+RATE = "rate"  # the speed column's title when its speeds count unlike things: each says its unit
 # What sets look-alike jobs apart (zbench.jobs.apart): a column added once two jobs read alike,
 # last, so a table without look-alikes has none to fit.
 SETUP = "setup"
@@ -70,13 +72,16 @@ def progress_text(job: JobInfo, width: int = 6) -> str:
     return f"{g.bar_full * filled}{g.bar_empty * (width - filled)} {step}/{job.total}"
 
 
-def cells(job: JobInfo, setup: str = "") -> dict[str, object]:
+def cells(job: JobInfo, setup: str = "", unit: str | None = "samples/s") -> dict[str, object]:
     """A job's cells in the jobs table, keyed by column (GPUs ``cpu`` for a CPU job); ``setup``:
-    the options on which it differs from the jobs that read alike (``zbench.jobs.apart``)."""
+    the options on which it differs from the jobs that read alike (``zbench.jobs.apart``);
+    ``unit``: the speed column's one unit, None when the speeds say their own
+    (``jobs.api.shared_rate_unit``)."""
     gpus = ",".join(str(g) for g in job.gpu_ids) if job.gpu_ids else "-"
     if job.gpu_ids == () and job.state != JobState.QUEUED:
         gpus = "cpu"  # allocated no GPU: a CPU job (as `zbench jobs` says)
     speed = job.rate("-")
+    speed = f"{speed} {job.rate_unit}" if unit is None and job.samples_per_s is not None else speed
     # A running job shows its phase (setup, warmup, measure): the one thing worth knowing about it.
     state = (
         f"{glyphs().running} {job.phase}"
@@ -104,6 +109,7 @@ class JobsTable(DataTable[object]):
 
     jobs: Sequence[JobInfo] = ()
     shown: tuple[tuple[str, int], ...] = ()  # the columns shown: key and width
+    unit: str | None = "samples/s"  # the speeds' one unit, the speed column's title (None: RATE)
 
     def on_mount(self) -> None:
         self.cursor_type = "row"
@@ -118,7 +124,8 @@ class JobsTable(DataTable[object]):
     ) -> tuple[tuple[str, int], ...]:
         """The columns (key, width) for the table's width: textfit's choice, every column at
         least its ``WIDTHS``."""
-        columns = {**COLUMNS, SETUP: SETUP_COLUMN} if setups else COLUMNS
+        columns = {**COLUMNS, "speed": self._column("speed")}
+        columns = {**columns, SETUP: SETUP_COLUMN} if setups else columns
         keys = list(columns)
         cells = [[str(row[k]) for k in keys] for row in rows]
         floor = [" " * WIDTHS.get(k, 0) for k in keys]  # textfit sizes a column to its widest cell
@@ -127,6 +134,12 @@ class JobsTable(DataTable[object]):
         room = self.size.width - 2 - self.styles.scrollbar_size_vertical
         layout = fit(list(columns.values()), [*cells, floor], room if self.size.width else None)
         return tuple((keys[i], w) for i, w in zip(layout.keep, layout.widths, strict=True))
+
+    def _column(self, key: str) -> Column:
+        """A column of COLUMNS, the speed column titled by the speeds' unit."""
+        if key != "speed":
+            return COLUMNS[key]
+        return replace(COLUMNS[key], header=self.unit or RATE)
 
     @staticmethod
     def _told(shown: dict[int, str], width: int) -> int:
@@ -137,18 +150,22 @@ class JobsTable(DataTable[object]):
         """Lay the columns out (again: their rows go with them, and ``show`` adds them back)."""
         self.clear(columns=True)
         for key, width in shown:
-            column = SETUP_COLUMN if key == SETUP else COLUMNS[key]
+            column = SETUP_COLUMN if key == SETUP else self._column(key)
             self.add_column(column.header, key=key, width=width)
         self.shown = shown
 
     def show(self, jobs: Sequence[JobInfo]) -> None:
         """Newest first; existing rows are updated cell by cell so the cursor stays put."""
         from zbench.jobs.apart import apart  # after the first frame (tests/test_import_rules.py)
+        from zbench.jobs.api import shared_rate_unit
 
         self.jobs = jobs
         ordered = sorted(jobs, key=lambda j: j.id, reverse=True)
-        setups = apart(jobs, frozenset(COLUMNS))  # no mode column: in words
-        rows = [cells(job, setups.get(job.id, "")) for job in ordered]
+        # No mode column: in words; led by each job's nearest difference, as the cell is cut.
+        setups = apart(jobs, frozenset(COLUMNS), lead=True)
+        unit, self.unit = self.unit, shared_rate_unit(jobs)
+        retitled = unit != self.unit
+        rows = [cells(job, setups.get(job.id, ""), self.unit) for job in ordered]
         shown = self._fit(setups, rows)
         width = dict(shown).get(SETUP)
         if width and any(len(s) > width for s in setups.values()):
@@ -157,9 +174,9 @@ class JobsTable(DataTable[object]):
             terse = apart(jobs, frozenset(COLUMNS), terse=glyphs().sep)
             if self._told(terse, width) > self._told(setups, width):
                 setups = terse
-                rows = [cells(job, setups.get(job.id, "")) for job in ordered]
+                rows = [cells(job, setups.get(job.id, ""), self.unit) for job in ordered]
         selected = None
-        if shown != self.shown:  # the rows go with the columns: the cursor is put back below
+        if shown != self.shown or retitled:  # the rows go with the columns: the cursor is put back
             selected = self.selected_job_id
             self._columns(shown)
         wanted = {str(j.id) for j in jobs}
