@@ -259,15 +259,18 @@ def test_a_job_id_that_never_existed_is_one_line_and_exit_2_a_job_without_runs_i
     [queued] = Store(db).add_jobs([job_row()])  # a job without a run
     args = [a.replace("{tmp}", str(tmp_path)) for a in command]
     out = CLI.invoke(app, [*args, "--job", str(queued + 98), "--db", db])
+    name = " ".join(a for a in command if not a.startswith(("-", "{")) and a != "csv")
     assert out.exit_code == 2, out.output
-    assert (
-        out.output
-        == f"zbench: no job {queued + 98} (--job takes a job id; the Run column's numbers are --run)\n"
+    assert out.output == (
+        f"zbench: {name}: no job {queued + 98} (--job takes a job id; the Run column's numbers "
+        "are --run)\n"
     )
     empty = CLI.invoke(app, [*args, "--job", str(queued), "--db", db])
     if command[0] in ("report", "plot", "export"):  # nothing to write is a failed command
         assert empty.exit_code == 1
-        assert empty.output == f"zbench: no runs match (jobs {queued}): nothing to {command[0]}\n"
+        assert empty.output == (
+            f"zbench: {name}: no runs match (jobs {queued}): nothing to {command[0]}\n"
+        )
     else:
         assert empty.exit_code == 0, empty.output
 
@@ -286,14 +289,15 @@ def test_an_id_too_large_for_sqlite_is_no_job_not_a_traceback(
     out = CLI.invoke(app, [*args, flag, huge, "--db", db])
     assert out.exit_code == 2, out.output
     [line] = out.output.strip().splitlines()
-    assert line.startswith(f"zbench: no job {huge} ("), line
+    name = " ".join(a for a in command if not a.startswith(("-", "{")) and a != "csv")
+    assert line.startswith(f"zbench: {name}: no job {huge} ("), line
 
 
 def test_compare_with_a_run_id_too_large_for_sqlite_says_no_such_run(tmp_path: Path) -> None:
     db = str(tmp_path / "zbench.db")
     Store(db).add_run(run_row())
     out = CLI.invoke(app, ["compare", str(2**64), "1", "--db", db])
-    assert out.exit_code == 2 and out.output == f"zbench: no run {2**64}\n", out.output
+    assert out.exit_code == 2 and out.output == f"zbench: compare: no run {2**64}\n", out.output
 
 
 def test_a_known_name_without_runs_is_no_error_and_a_stored_old_name_is_known(
@@ -310,20 +314,6 @@ def test_a_known_name_without_runs_is_no_error_and_a_stored_old_name_is_known(
     for mode in ("dqn-faithful", "animate", "bytetrack", "probe", "infer"):
         assert Filters(mode=mode).query(db) == []
     assert CLI.invoke(app, ["results", "--workload", "vgg16", "--db", db]).exit_code == 0
-
-
-@pytest.mark.parametrize("fmt", ["xls", ""])  # a blank one: demo results printed Markdown
-def test_a_bad_format_reads_the_same_on_export_and_demo_results(tmp_path: Path, fmt: str) -> None:
-    db = str(tmp_path / "zbench.db")
-    Store(db)  # a database to read: a --db that does not exist is refused first
-    lines = {
-        " ".join(cmd): CLI.invoke(app, [*cmd, "--format", fmt, "--db", db])
-        for cmd in (["export"], ["demo", "results"])
-    }
-    assert {r.exit_code for r in lines.values()} == {2}
-    assert {r.output for r in lines.values()} == {
-        f"zbench: --format: must be one of md, csv, json, got {fmt!r}\n"
-    }
 
 
 def test_demo_results_reads_format_and_db_as_export_does(tmp_path: Path) -> None:
@@ -388,11 +378,15 @@ def test_an_empty_export_or_plot_says_where_the_runs_named_are_as_the_table_does
     snake = "snake is a demo: its runs are in `zbench demo results --workload snake`."
     cases = [
         (["results"], 0, f"No runs match (workload snake). {snake}"),
-        (["export"], 1, f"zbench: no runs match (workload snake): nothing to export. {snake}"),
+        (
+            ["export"],
+            1,
+            f"zbench: export: no runs match (workload snake): nothing to export. {snake}",
+        ),
         (
             ["plot", "-o", str(tmp_path / "charts")],
             1,
-            f"zbench: no runs match (workload snake): nothing to plot. {snake}",
+            f"zbench: plot: no runs match (workload snake): nothing to plot. {snake}",
         ),
         (["export", "--framework", "demo"], 1, "Demo runs are in `zbench demo results`."),
     ]
@@ -402,12 +396,16 @@ def test_an_empty_export_or_plot_says_where_the_runs_named_are_as_the_table_does
     benchmark = "Benchmark runs are in `zbench results`."
     for args, code, start in (
         ([], 0, "No runs match (workload resnet50)."),
-        (["-f", "csv"], 1, "zbench: no runs match (workload resnet50): nothing to export."),
+        (
+            ["-f", "csv"],
+            1,
+            "zbench: demo results: no runs match (workload resnet50): nothing to export.",
+        ),
     ):
         out = CLI.invoke(app, ["demo", "results", *args, "--workload", "resnet50", "--db", db])
         assert (out.exit_code, out.output) == (code, f"{start} {benchmark}\n"), out.output
     out = CLI.invoke(app, ["report", "-o", str(tmp_path / "r"), "--workload", "vgg16", "--db", db])
-    assert out.output == "zbench: no runs match (workload vgg16): nothing to report\n"
+    assert out.output == "zbench: report: no runs match (workload vgg16): nothing to report\n"
 
 
 @pytest.mark.parametrize(
@@ -442,7 +440,9 @@ def test_run_selects_by_the_run_column_and_job_by_the_job(tmp_path: Path) -> Non
     assert [r["workload"] for r in json.loads(out.output)["results"]] == ["vgg16"]
     missing = CLI.invoke(app, ["results", "--run", "7", "--db", db])
     assert missing.exit_code == 2
-    assert missing.output == "zbench: no run 7 (--run takes a number from the Run column)\n"
+    assert missing.output == (
+        "zbench: results: no run 7 (--run takes a number from the Run column)\n"
+    )
     job_for_run = CLI.invoke(app, ["results", "--job", "2", "--db", db])
     assert "--job takes a job id; the Run column's numbers are --run" in job_for_run.output
 
@@ -457,9 +457,11 @@ def test_run_of_another_table_says_which_command_shows_it(tmp_path: Path) -> Non
         for cmd, run in (("results", "2"), ("demo results", "1"))
     }
     assert said["results"].exit_code == said["demo results"].exit_code == 2
-    assert said["results"].output == "zbench: run 2 is a demo run: `zbench demo results` shows it\n"
+    assert said["results"].output == (
+        "zbench: results: run 2 is a demo run: `zbench demo results` shows it\n"
+    )
     assert said["demo results"].output == (
-        "zbench: run 1 is a benchmark run: `zbench results` shows it\n"
+        "zbench: demo results: run 1 is a benchmark run: `zbench results` shows it\n"
     )
     shown = CLI.invoke(app, ["demo", "results", "--run", "2", "-f", "json", "--db", db])
     assert shown.exit_code == 0 and '"demo": "snake"' in shown.output
@@ -479,9 +481,10 @@ def test_a_probe_run_is_no_row_of_results_export_plot_or_compare(tmp_path: Path)
     assert table.output == "No runs match (workload probe). Probe runs are in `zbench report`.\n"
     for cmd in (["export", "-f", "csv"], ["plot", "-o", str(tmp_path / "charts")]):
         out = CLI.invoke(app, [*cmd, "--workload", "probe", "--db", db])
-        assert out.exit_code == 1 and out.output.startswith("zbench: no runs match"), out.output
+        said = f"zbench: {cmd[0]}: no runs match"
+        assert out.exit_code == 1 and out.output.startswith(said), out.output
     assert not (tmp_path / "charts").exists()
     for a, b in (("2", "1"), ("1", "2")):
         out = CLI.invoke(app, ["compare", a, b, "--db", db])
         assert out.exit_code == 2
-        assert out.output == "zbench: run 2 is a probe run: `zbench report` shows it\n"
+        assert out.output == "zbench: compare: run 2 is a probe run: `zbench report` shows it\n"

@@ -201,18 +201,21 @@ def test_an_empty_demo_export_is_one_line_exit_1_and_writes_nothing(tmp_path: Pa
         got = cli.invoke(app, ["demo", "results", "-f", fmt, "--db", str(empty)])
         assert (got.exit_code, got.stdout) == (1, ""), got.output
         assert got.output == (
-            "zbench: no demo results to export: run a demo first (`zbench demo snake`)\n"
+            "zbench: demo results: no demo results to export: run a demo first (`zbench demo "
+            "snake`)\n"
         )
         got = cli.invoke(app, ["demo", "results", "-f", fmt, "--workload", "tracking", "--db", db])
         assert (got.exit_code, got.stdout) == (1, ""), got.output
-        assert got.output == "zbench: no runs match (workload tracking): nothing to export\n"
+        assert got.output == (
+            "zbench: demo results: no runs match (workload tracking): nothing to export\n"
+        )
     table = cli.invoke(app, ["demo", "results", "--db", str(empty)])
     assert (
         table.exit_code == 0 and table.output == "No demo results yet. Run `zbench demo snake`.\n"
     )
     bad = cli.invoke(app, ["demo", "results", "-f", "xls", "--db", str(empty)])  # input first
     assert bad.exit_code == 2 and bad.output.startswith(
-        "zbench: --format: must be one of md, csv, json, got 'xls'"
+        "zbench: demo results: --format: must be one of md, csv, json, got 'xls'"
     )
     found = cli.invoke(app, ["demo", "results", "-f", "json", "--db", db])
     assert found.exit_code == 0 and found.stdout.endswith("}\n")  # a line, as export's JSON
@@ -306,7 +309,8 @@ def test_an_empty_table_says_where_the_stored_runs_are(tmp_path: Path) -> None:
         got = cli.invoke(app, [*argv, "--db", demos])
         assert got.exit_code == 1
         assert got.output == (
-            f"zbench: no benchmark results to {verb}; 2 demo runs are in `zbench demo results`.\n"
+            f"zbench: {verb}: no benchmark results to {verb}; 2 demo runs are in "
+            "`zbench demo results`.\n"
         )
 
 

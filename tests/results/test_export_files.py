@@ -37,7 +37,7 @@ def test_an_export_that_fails_half_way_leaves_the_old_file_as_it_was(
     out.write_text('{"kept": true}\n')
     got = _zbench("export", "--samples", "--db", str(h200_db), "-o", str(out), limit=FILE_LIMIT)
     assert got.returncode == 1, got.stderr  # the work failed; the path given was fine
-    assert got.stderr == f"zbench: cannot write {out}: File too large\n"
+    assert got.stderr == f"zbench: export: cannot write {out}: File too large\n"
     assert out.read_text() == '{"kept": true}\n'
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "samples.jsonl"]
 

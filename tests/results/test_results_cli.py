@@ -61,7 +61,7 @@ def test_export_formats(filled: Path, tmp_path: Path) -> None:
     assert len(list(csv.reader(out.open()))) == 11  # header + 10 runs (a quoted cell has a newline)
     bad = CLI.invoke(app, ["export", "--format", "xml"])
     assert bad.exit_code == 2
-    assert bad.output.strip() == "zbench: --format: must be one of md, csv, json, got 'xml'"
+    assert bad.output.strip() == "zbench: export: --format: must be one of md, csv, json, got 'xml'"
 
 
 def test_compare_run_ids_and_exported_files(filled: Path, tmp_path: Path) -> None:
@@ -107,7 +107,7 @@ def test_compare_file_run_splits_at_the_last_colon_and_names_a_missing_run(
     assert missing.exit_code == 2
     assert (
         missing.output
-        == f"zbench: {exported}:99: no run 99 in it (runs 1, 6, 7, 2, 4, 3, 5, 8, ...)\n"
+        == f"zbench: compare: {exported}:99: no run 99 in it (runs 1, 6, 7, 2, 4, 3, 5, 8, ...)\n"
     )
 
 
@@ -122,7 +122,8 @@ def test_compare_refuses_one_run_named_twice_through_its_export(
         out = CLI.invoke(app, ["compare", a, b])
         assert out.exit_code == 2, out.output
         assert out.output == (
-            f"zbench: runs {a} and {b} are the same run: compare takes two different runs\n"
+            f"zbench: compare: runs {a} and {b} are the same run: compare takes two different "
+            "runs\n"
         )
 
 
@@ -131,7 +132,7 @@ def test_compare_of_a_digit_that_is_no_number_is_one_line(filled: Path) -> None:
     for a, b in (("1", "²"), ("²", "1")):
         out = CLI.invoke(app, ["compare", a, b])
         assert out.exit_code == 2, out.output
-        assert out.output.startswith("zbench: ²: not a run id or a zbench JSON export (")
+        assert out.output.startswith("zbench: compare: ²: not a run id or a zbench JSON export (")
         assert len(out.output.splitlines()) == 1
 
 
@@ -139,7 +140,9 @@ def test_compare_of_a_blank_side_asks_for_a_run(filled: Path) -> None:
     """A blank side was read as this folder: "not a run id ... ([Errno 21] Is a directory: '.')"."""
     out = CLI.invoke(app, ["compare", "", "1"])
     assert out.exit_code == 2
-    assert out.output == "zbench: compare needs a run id or an exported file (FILE:RUN), got ''\n"
+    assert out.output == (
+        "zbench: compare: each run is a run id or an exported file (FILE:RUN), got ''\n"
+    )
 
 
 def test_plot_writes_pngs_and_says_what_each_shows(filled: Path, tmp_path: Path) -> None:
@@ -163,7 +166,7 @@ def test_plot_of_runs_no_chart_draws_says_which_runs_charts_draw(
     result = CLI.invoke(app, ["plot", "--precision", "bf16", "-o", str(tmp_path / "c")])
     assert result.exit_code == 1
     assert result.output == (
-        "zbench: none of the 1 selected run fits a chart: the charts draw FP32 runs on one GPU "
+        "zbench: plot: none of the 1 selected run fits a chart: the charts draw FP32 runs on one GPU "
         "(or the CPU), ResNet-50 training on one GPU beside the same on more, and each other "
         "precision beside an FP32 run of the same setup\n"
     )
@@ -175,7 +178,7 @@ def test_plot_of_multi_gpu_runs_alone_names_the_gpu_count_charts_draw(
     # Two FP32 runs on 2 GPUs: "the charts draw FP32 runs" was all it said, of FP32 runs.
     result = CLI.invoke(app, ["plot", "--gpus", "2", "-o", str(tmp_path / "c")])
     assert result.exit_code == 1
-    assert result.output.startswith("zbench: none of the 2 selected runs fits a chart")
+    assert result.output.startswith("zbench: plot: none of the 2 selected runs fits a chart")
     assert "FP32 runs on one GPU" in result.output
 
 
@@ -185,7 +188,7 @@ def test_plot_and_report_into_a_file_are_one_line_and_exit_2(filled: Path, tmp_p
     for command in (["plot", "-o", str(taken)], ["report", "--output", str(taken)]):
         result = CLI.invoke(app, command)
         assert result.exit_code == 2
-        assert result.output == f"zbench: {taken} is a file, not a folder\n"
+        assert result.output == f"zbench: {command[0]}: {taken} is a file, not a folder\n"
     assert taken.read_text() == "mine"
 
 
@@ -207,10 +210,11 @@ def test_a_place_in_the_folder_that_cannot_be_written_is_one_plain_line_exit_2(
     }
     assert said["report"].exit_code == said["plot"].exit_code == 2
     assert said["report"].output.splitlines()[-1] == (
-        f"zbench: cannot write the report: {report / 'figures'}: File exists"
+        f"zbench: report: cannot write the report: {report / 'figures'}: File exists"
     )
     assert said["plot"].output == (
-        f"zbench: cannot write the charts: {charts / 'throughput_train.png'}: Is a directory\n"
+        f"zbench: plot: cannot write the charts: {charts / 'throughput_train.png'}: Is a "
+        "directory\n"
     )
 
     def refused(rows: Any, output: Path) -> None:
@@ -221,7 +225,7 @@ def test_a_place_in_the_folder_that_cannot_be_written_is_one_plain_line_exit_2(
     assert out.exit_code == 2
     assert (
         out.output
-        == f"zbench: cannot write the charts: {tmp_path / 'sys'}: Operation not permitted\n"
+        == f"zbench: plot: cannot write the charts: {tmp_path / 'sys'}: Operation not permitted\n"
     )
 
 
@@ -231,7 +235,7 @@ def test_plot_and_report_into_a_file_name_make_no_folder_of_it(
     for command, name in ((["plot", "-o"], "chart.png"), (["report", "--output"], "r.md")):
         result = CLI.invoke(app, [*command, str(tmp_path / "new" / name)])
         assert result.exit_code == 2
-        assert result.output.startswith("zbench: --output takes a folder (")
+        assert result.output.startswith(f"zbench: {command[0]}: --output takes a folder (")
         assert result.output.endswith(f"not a file name: {tmp_path / 'new' / name}\n")
     assert not (tmp_path / "new").exists()
     named = tmp_path / "v1.md"  # a folder of that name that exists is the user's to write into
@@ -254,7 +258,7 @@ def test_export_takes_its_format_from_the_files_name(
     """`-o results.csv` wrote Markdown into a .csv file: -f was md unless given."""
     empty = CLI.invoke(app, ["export", "--samples", "-o", str(tmp_path / "none.csv")])
     assert empty.exit_code == 1 and not (tmp_path / "none.csv").exists()  # runs, no samples
-    assert empty.output == "zbench: no samples in the 10 selected runs: nothing to export\n"
+    assert empty.output == "zbench: export: no samples in the 10 selected runs: nothing to export\n"
     for name, first in (("r.csv", "workload,"), ("r.json", "{"), ("r.md", "| Run |")):
         out = CLI.invoke(app, ["export", "--db", str(h200_db), "-o", str(tmp_path / name)])
         assert out.exit_code == 0, out.output
@@ -289,7 +293,9 @@ def test_export_takes_its_format_from_the_files_name(
         app, ["export", "--db", str(h200_db), "-f", "md", "-o", str(tmp_path / "x.CSV")]
     )
     assert clash.exit_code == 2 and not (tmp_path / "x.CSV").exists()
-    assert clash.output == "zbench: -f md but x.CSV is named csv: drop -f or name the file .md\n"
+    assert clash.output == (
+        "zbench: export: -f md but x.CSV is named csv: drop -f or name the file .md\n"
+    )
     # Samples: .jsonl and .json are JSON lines, .csv CSV; a Markdown name is no samples format.
     lines = CLI.invoke(
         app, ["export", "--db", str(h200_db), "--samples", "-o", str(tmp_path / "s.json")]
@@ -302,8 +308,8 @@ def test_export_takes_its_format_from_the_files_name(
     )
     assert md.exit_code == 2
     assert md.output == (
-        "zbench: --samples: s.md: the name asks for md; give -f csv or -f jsonl, or name the "
-        "file for one of them\n"
+        "zbench: export: --samples: s.md: the name asks for md; give -f csv or -f jsonl, or name "
+        "the file for one of them\n"
     )
     upper = CLI.invoke(
         app, ["export", "--db", str(h200_db), "-f", "CSV", "-o", str(tmp_path / "u.CSV")]
@@ -320,7 +326,7 @@ def test_an_empty_selection_writes_nothing_and_exits_1(filled: Path, tmp_path: P
         )
         assert got.exit_code == 1 and not out.exists()
         assert got.output == (
-            "zbench: no runs match (workload vgg16; since 2099-01-01): nothing to export\n"
+            "zbench: export: no runs match (workload vgg16; since 2099-01-01): nothing to export\n"
         )
     empty = tmp_path / "empty.db"
     from zbench.store import Store
@@ -328,7 +334,9 @@ def test_an_empty_selection_writes_nothing_and_exits_1(filled: Path, tmp_path: P
     Store(str(empty))
     got = CLI.invoke(app, ["export", "--db", str(empty), "-f", "json"])
     assert got.exit_code == 1
-    assert got.output == "zbench: no results to export: run a suite first (`zbench suite quick`)\n"
+    assert got.output == (
+        "zbench: export: no results to export: run a suite first (`zbench suite quick`)\n"
+    )
 
 
 def test_export_to_a_missing_folder_is_one_line_exit_2(filled: Path, tmp_path: Path) -> None:
@@ -355,7 +363,7 @@ def test_export_never_writes_over_a_database(filled: Path, tmp_path: Path) -> No
             out = CLI.invoke(app, [*args, "-o", str(target)])
             assert out.exit_code == 2, (target, out.output)
             assert out.output == (
-                f"zbench: {target} is a database: writing the export over it would lose it "
+                f"zbench: export: {target} is a database: writing the export over it would lose it "
                 "(-o names a new file)\n"
             )
     live.close()
@@ -402,7 +410,8 @@ def test_compare_checks_every_field_of_an_exported_file(
     assert out.exit_code == 2, out.output
     [line] = out.output.splitlines()
     assert (
-        line.startswith(f"zbench: {bad}: not a run id or a zbench JSON export (") and said in line
+        line.startswith(f"zbench: compare: {bad}: not a run id or a zbench JSON export (")
+        and said in line
     )
 
 
@@ -480,8 +489,10 @@ def test_the_new_filters_select_by_mode_precision_gpu_count_and_device(filled: P
     assert ids("--device", "cpu") == []
     assert len(ids("--device", "cuda")) == 10
     # The same filters pick from exported files in compare, and hold for stored runs.
-    bad = CLI.invoke(app, ["compare", "1", "2", "--mode", "train"])
-    assert bad.exit_code == 2
-    assert bad.stderr.strip() == "zbench: run 2 is not one the filters select (mode train)"
+    bad = CLI.invoke(app, ["compare", "1", "2", "--mode", "train"])  # none to compare: exit 1
+    assert bad.exit_code == 1
+    assert bad.stderr.strip() == (
+        "zbench: compare: run 2 is not one the filters select (mode train)"
+    )
     md = CLI.invoke(app, ["export", "-f", "md", "--precision", "fp16"]).output
     assert "| 6 | ResNet-50 |" in md and "| 1 | ResNet-50 |" not in md

@@ -16,9 +16,10 @@ from zbench.cli.options import (
     WideOpt,
     _exit,
     app,
-    err,
+    format_option,
     path_option,
 )
+from zbench.cli.outcome import fail
 
 if TYPE_CHECKING:  # with_filters leaves it unevaluated: no command's start-up imports the results
     from zbench.results.api import Filters
@@ -41,15 +42,7 @@ def results(
 @with_filters
 def export(
     *,
-    fmt: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            "-f",
-            help="md, csv or json (default: what -o's name ends in, else md).",
-            show_default=False,
-        ),
-    ] = None,
+    fmt: Annotated[str | None, format_option("what -o's name ends in, else md")] = None,
     output: Annotated[
         Path | None,
         path_option(
@@ -80,8 +73,7 @@ def export(
         from zbench.cli.fleet import fleet_export
 
         if samples:
-            err("export: --samples reads this machine's database: not with --hosts")
-            raise typer.Exit(2)
+            _exit(fail("--samples reads this machine's database: not with --hosts"))
 
         _exit(fleet_export(hosts, fmt=fmt, output=output, filters=filters))
         return

@@ -11,6 +11,7 @@ import sys
 from zbench.cli.filters import nothing_found
 from zbench.cli.follow import Db, _console, _report_failure, follow
 from zbench.cli.options import err
+from zbench.cli.outcome import fail, nothing_selected
 from zbench.cli.usage import option_line
 from zbench.contract import demos as demo_table
 from zbench.contract.options import UsageError
@@ -60,26 +61,36 @@ def run_demo(
     return 0
 
 
-def print_tables(console, rows) -> None:
-    """Each demo's rows as a table fitted to the terminal (``--format md`` gives Markdown)."""
+def print_tables(console, rows, *, wide: bool = False) -> None:
+    """Each demo's rows as a table fitted to the terminal (``--format md`` gives Markdown; every
+    column, however wide, with ``wide``)."""
     from zbench.cli.tableview import print_table
     from zbench.results.demos import tables
 
     for i, (title, columns, cells, notes) in enumerate(tables(rows)):
         if i:
             console.print()
-        print_table(console, columns, cells, title=title)
+        print_table(console, columns, cells, title=title, wide=wide)
         for line in notes:
             console.print(line, markup=False, highlight=False)
 
 
-def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> int:
-    """The demo results as tables fitted to the terminal, or Markdown, CSV or JSON (``fmt``), of
-    the demo runs ``filters`` select (``workload``: the demo's name).
+def show_results(
+    fmt: str | None,
+    *,
+    db: Db,
+    filters: Filters | None = None,
+    json_out: bool = False,
+    wide: bool = False,
+) -> int:
+    """The demo results as tables fitted to the terminal (every column with ``wide``), JSON
+    (``json_out``, as ``zbench results --json``), or Markdown, CSV or JSON (``fmt``), of the
+    demo runs ``filters`` select (``workload``: the demo's name).
 
-    An empty selection is a line and exit 0 for the terminal's table, as ``zbench results`` says
-    it; with ``fmt`` it is an export, and as ``zbench export`` does, 1 with nothing written: a
-    header alone must not read as an export of runs."""
+    An empty selection follows ``cli/outcome.py``: a listing (the table, ``--json``) is its answer,
+    a line or JSON of no runs and exit 0, as ``zbench results`` says it; with ``fmt`` it is an
+    export, and as ``zbench export`` does, 1 with nothing written: a header alone must not read as
+    an export of runs."""
     from zbench.results.demos import from_result_rows, render
     from zbench.results.export import FORMATS, FormatError, pick_format
 
@@ -87,28 +98,30 @@ def show_results(fmt: str | None, *, db: Db, filters: Filters | None = None) -> 
     try:  # bad input is said first, whatever is stored; -f CSV is csv, as `zbench export` reads it
         fmt = None if fmt is None else pick_format(fmt, None, FORMATS, "md")
     except FormatError as exc:
-        err(str(exc))
-        return 2
+        return fail(str(exc))
+    if json_out and fmt not in (None, "json"):
+        return fail(f"--json and --format {fmt} ask for two formats: give one")
     try:
         chosen = filters.query_demos(db)
     except ValueError as exc:
-        err(str(exc))
-        return 2
+        return fail(str(exc))
     rows = from_result_rows(chosen)
+    if json_out:
+        print(render(rows, "json"), end="")
+        return 0
     if not rows:
         if fmt is not None:
             first = "run a demo first (`zbench demo snake`)"
-            err(filters.nothing_to("export", runs="demo results", first=first, section="demos"))
-            return 1
+            said = filters.nothing_to("export", runs="demo results", first=first, section="demos")
+            return nothing_selected(said, listing=False)
         where = filters.elsewhere("demos")  # a benchmark's or a probe's runs: this table has none
         first = "No demo results yet. Run `zbench demo snake`."
         if filters.describe() == "all runs" and (stored := stored_elsewhere(db, "demos")):
             first = f"{first} {stored}"
         said = nothing_found(filters, first)
-        print(said + (f" {where}" if where else ""))
-        return 0
+        return nothing_selected(said + (f" {where}" if where else ""), listing=True)
     if fmt is None:
-        print_tables(_console(), rows)
+        print_tables(_console(), rows, wide=wide)
         return 0
     print(render(rows, fmt), end="")
     return 0

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from zbench.cli.options import DbOpt, check_tag
+from zbench.cli.options import JsonOpt, ReadDbOpt, check_tag, format_option
 from zbench.contract.config import FRAMEWORKS, MODES, PRECISIONS
 from zbench.jobs.states import JobState
 
@@ -329,9 +329,9 @@ _after_demo = typer.Typer(add_completion=False, context_settings={"help_option_n
 @with_filters
 def _demo_results(
     *,
-    fmt: Annotated[str | None, typer.Option("--format", "-f", help="md, csv or json.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="JSON, as -f json.")] = False,
-    db: DbOpt = None,
+    fmt: Annotated[str | None, format_option("the table, fitted to the terminal")] = None,
+    json_out: JsonOpt = False,
+    db: ReadDbOpt = None,
     filters: Filters,
 ) -> Filters:
     """The stored demo results as a table (Markdown), CSV or JSON."""
@@ -340,12 +340,15 @@ def _demo_results(
 
 def read_filters(args: list[str], parent: Any) -> Filters:
     """The filter options among ``args`` (``zbench demo results ...``); a bad one is Click's usage
-    error (one line, exit 2)."""
+    error (one line, exit 2). What the command says after is said as ``demo results``'s."""
+    from zbench.cli.outcome import COMMAND_KEY, command_name
+
     command = typer.main.get_command(_after_demo)
     from zbench.results.api import Filters
 
     with command.make_context("results", list(args), parent=parent) as ctx:
         filters = command.invoke(ctx)
+        parent.meta[COMMAND_KEY] = command_name(ctx)  # meta: one dict for every nested context
     assert isinstance(filters, Filters)
     return filters
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from zbench.cli.filters import filter_argv
 from zbench.cli.options import err
+from zbench.cli.outcome import fail
 from zbench.fleet.gather import Gathered, HostsError, gather, to_csv
 from zbench.fleet.hosts import resolve_hosts
 from zbench.jobs.api import rate_text
@@ -75,10 +76,9 @@ def fleet_export(
 
     try:
         hosts = hosts_of(hosts_text)
-        fmt = pick_format(fmt, output, ("json", "csv"), "json", what="export --hosts: ")
+        fmt = pick_format(fmt, output, ("json", "csv"), "json", what="--hosts: ")
     except (HostsError, SettingsError, FormatError) as exc:
-        err(str(exc))
-        return 2
+        return fail(str(exc))
     got = gather(hosts, ["results", *filter_argv(filters or Filters())])
     text = json.dumps(got.rows, indent=2) + "\n" if fmt == "json" else to_csv(got.rows)
     from zbench.cli.results import write_output  # the one writer of exports: never over a database

@@ -64,7 +64,16 @@ DbOpt = Annotated[Path | None, _db_option()]
 # --db on the commands that only read the database (results, jobs...): it must exist.
 ReadDbOpt = Annotated[Path | None, _db_option(callback=existing_db)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
-# The one format flag: -f/--format wherever a command writes a choice of formats.
+
+
+def format_option(default: str) -> Any:
+    """The one format flag: -f/--format wherever a command writes a choice of formats
+    (``default``: what it writes without one)."""
+    return typer.Option(
+        "--format", "-f", help=f"md, csv or json (default: {default}).", show_default=False
+    )
+
+
 WideOpt = Annotated[
     bool, typer.Option("--wide", help="Every column, however wide (default: fit the terminal).")
 ]

@@ -1,6 +1,6 @@
 """``zbench report``: a thin wrapper that prints.
 
-It returns an exit status: 0 ok, 1 nothing to report, 2 bad input.
+It returns an exit status, as ``cli/outcome.py`` rules: 0 ok, 1 nothing to report, 2 bad input.
 """
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from zbench.cli.options import err, folder_problem
+from zbench.cli.options import folder_problem
+from zbench.cli.outcome import fail, nothing_selected
 from zbench.errors import os_error_exit
 from zbench.results.api import Filters
 from zbench.results.selection import Db
@@ -26,23 +27,18 @@ def report_command(out_dir: Path, filters: Filters, db: Db, quiet: bool = False)
 
     problem = folder_problem(out_dir, "report.md, report.html and figures/", (".md", ".html"))
     if problem:
-        err(problem)
-        return 2
+        return fail(problem)
     try:
         report = write_report(out_dir, filters, db, say)
-    except ReportError as exc:
-        err(str(exc))
-        return 1
+    except ReportError as exc:  # no run selected
+        return nothing_selected(str(exc), listing=False)
     except ValueError as exc:  # a filter that cannot apply (--since, --suite-run, --suite)
-        err(str(exc))
-        return 2
+        return fail(str(exc))
     except ReportImageError as exc:
-        err(f"cannot write the report to {out_dir}: {exc}")
-        return 2
+        return fail(f"cannot write the report to {out_dir}: {exc}")
     except OSError as exc:  # "[Errno 17] File exists: 'out/figures'" was the line
         message, code = os_error_exit(exc)
-        err(f"cannot write the report: {message}")
-        return code
+        return fail(f"cannot write the report: {message}", code)
     print(f"{report.markdown}\n{report.html}")
     print(
         f"{counted(report.runs, 'run')}, {counted(len(report.figures), 'figure')}", file=sys.stderr

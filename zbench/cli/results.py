@@ -1,6 +1,7 @@
 """``zbench results``, ``export``, ``compare`` and ``plot``: thin wrappers that print.
 
-Each returns an exit status: 0 ok, 1 the work failed (nothing to show), 2 bad input.
+Each returns an exit status, as ``cli/outcome.py`` rules: 0 ok, 1 the work failed (no run to
+export, plot or compare), 2 bad input.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from rich.text import Text
 
 from zbench import paths
 from zbench.cli.filters import nothing_found
-from zbench.cli.options import err, folder_problem
+from zbench.cli.options import folder_problem
+from zbench.cli.outcome import BAD_INPUT, NOTHING_SELECTED, fail, nothing_selected
 from zbench.cli.tableview import print_table
 from zbench.contract.kinds import KINDS
 from zbench.errors import ZbenchError, bad_path, os_error_exit
@@ -97,33 +99,32 @@ def print_results(console: Console, rows: Sequence[ResultRow], *, wide: bool = F
             console.print(Text(line))
 
 
-def _query(filters: Filters, db: Db) -> list[ResultRow] | None:
+def _query(filters: Filters, db: Db) -> list[ResultRow] | int:
+    """The rows the filters select, or the exit status of a bad filter (said on stderr)."""
     try:
         return review_order(filters.query(db))
     except ValueError as exc:
-        err(str(exc))
-        return None
+        return fail(str(exc))
 
 
 def _selected(filters: Filters, db: Db, verb: str) -> list[ResultRow] | int:
     """The rows to ``verb`` (export, plot), or the exit status when there are none: 2 for a bad
-    filter, 1 for no run selected (said on stderr)."""
+    filter, else ``outcome.nothing_selected``'s for work that needs runs."""
     rows = _query(filters, db)
-    if rows is None:
-        return 2
-    if not rows:
-        stored = stored_elsewhere(db) if filters.describe() == "all runs" else ""
-        # The store is not empty: name where its runs are, not how to make the first one.
-        err(f"no benchmark results to {verb}; {stored}" if stored else filters.nothing_to(verb))
-        return 1
-    return rows
+    if isinstance(rows, int) or rows:
+        return rows
+    stored = stored_elsewhere(db) if filters.describe() == "all runs" else ""
+    # The store is not empty: name where its runs are, not how to make the first one.
+    said = f"no benchmark results to {verb}; {stored}" if stored else filters.nothing_to(verb)
+    return nothing_selected(said, listing=False)
 
 
 def show_results(*, filters: Filters, db: Db, json_out: bool, wide: bool = False) -> int:
-    """Print the filtered results as the review's table or JSON; 2 when a filter is bad."""
+    """Print the filtered results as the review's table or JSON; 2 when a filter is bad. No run
+    selected is a listing's answer (``outcome``): the table's one line, or JSON of no results."""
     rows = _query(filters, db)
-    if rows is None:
-        return 2
+    if isinstance(rows, int):
+        return rows
     if json_out:
         print(render(rows, "json"), end="")
         return 0
@@ -132,9 +133,9 @@ def show_results(*, filters: Filters, db: Db, json_out: bool, wide: bool = False
         if filters.describe() == "all runs" and (stored := stored_elsewhere(db)):
             hint = f"No benchmark results yet. {stored}"
         where = filters.elsewhere()  # a probe's or a demo's runs: this table has none
-        said = nothing_found(filters, hint) + (f" {where}" if where else "")
-        Console(highlight=False).print(said)
-        return 0
+        return nothing_selected(
+            nothing_found(filters, hint) + (f" {where}" if where else ""), listing=True
+        )
     print_results(Console(highlight=False, markup=False), rows, wide=wide)
     return 0
 
@@ -150,8 +151,7 @@ def export_results(
     try:
         fmt = pick_format(fmt, output, FORMATS, "md")
     except FormatError as exc:
-        err(str(exc))
-        return 2
+        return fail(str(exc))
     if _over_database(output, db):
         return 2
     rows = _selected(filters, db, "export")
@@ -160,8 +160,7 @@ def export_results(
     try:
         text = render(rows, fmt)
     except FormatError as exc:
-        err(str(exc))
-        return 2
+        return fail(str(exc))
     return write_output(text, output, counted(len(rows), "result"), db)
 
 
@@ -172,23 +171,20 @@ def _export_samples(fmt: str | None, output: Path | None, filters: Filters, db: 
     try:  # json asks for the samples as JSON lines
         fmt = pick_format(fmt, output, SAMPLE_FORMATS, "csv", {"json": "jsonl"}, "--samples: ")
     except FormatError as exc:
-        err(str(exc))
-        return 2
+        return fail(str(exc))
     if _over_database(output, db):
         return 2
     try:
         sel = select(db, filters)
     except ValueError as exc:
-        err(str(exc))
-        return 2
+        return fail(str(exc))
     if not sel.all:
-        err(filters.nothing_to("export"))
-        return 1
+        return nothing_selected(filters.nothing_to("export"), listing=False)
     text = render_samples(sel.all, fmt, db)
     rows = max(text.count("\n") - (fmt == "csv"), 0)
     if not rows:
-        err(f"no samples in the {counted(len(sel.all), 'selected run')}: nothing to export")
-        return 1
+        said = f"no samples in the {counted(len(sel.all), 'selected run')}: nothing to export"
+        return nothing_selected(said, listing=False)
     return write_output(text, output, counted(rows, "sample row"), db)
 
 
@@ -197,7 +193,7 @@ def _over_database(output: Path | None, db: Db) -> bool:
     run with a table of them. Checked before the query, so the answer comes first."""
     if output is None or str(output) == "-" or not holds_database(output, paths.db_path(db)):
         return False
-    err(f"{output} is a database: writing the export over it would lose it (-o names a new file)")
+    fail(f"{output} is a database: writing the export over it would lose it (-o names a new file)")
     return True
 
 
@@ -212,8 +208,7 @@ def write_output(text: str, output: Path | None, what: str, db: Db) -> int:
     try:
         paths.write_text_replacing(output, text)
     except OSError as exc:  # the old file, if any, is as it was
-        err(f"cannot write {output}: {exc.strerror or exc}")
-        return 2 if bad_path(exc) else 1
+        return fail(f"cannot write {output}: {exc.strerror or exc}", 2 if bad_path(exc) else 1)
     print(f"Wrote {what} to {output}", file=sys.stderr)
     return 0
 
@@ -233,7 +228,12 @@ COMPARED = (
 
 
 class CompareError(ZbenchError, ValueError):
-    """Two runs that cannot be compared, or a FILE:RUN that cannot be read (exit 2)."""
+    """Two runs that cannot be compared, or a FILE:RUN that cannot be read (exit 2); a run that
+    the filters do not select (exit 1, as every results command's empty selection is)."""
+
+    def __init__(self, message: str, exit_code: int = BAD_INPUT) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def _run_id(ref: str) -> int | None:
@@ -245,7 +245,7 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
     """A run id from the store, or an exported JSON file: ``file.json:N`` for the result with run
     id N, or the one result left after ``filters`` (tag, job ids, since)."""
     if not ref.strip():  # Path("") is this folder: "Is a directory: '.'" said it
-        raise CompareError(f"compare needs a run id or an exported file (FILE:RUN), got {ref!r}")
+        raise CompareError(f"each run is a run id or an exported file (FILE:RUN), got {ref!r}")
     run_id = _run_id(ref)
     if run_id is not None:
         rows = query_results(db, run_ids=[run_id], kinds=tuple(KINDS))
@@ -255,7 +255,9 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
         if shown:
             raise CompareError(shown)
         if not filters.keeps(rows[0]):
-            raise CompareError(f"run {ref} is not one the filters select ({filters.describe()})")
+            raise CompareError(
+                f"run {ref} is not one the filters select ({filters.describe()})", NOTHING_SELECTED
+            )
         return rows[0]
     # FILE:RUN splits at the last colon: a file name may hold one (results-12:30.json:4).
     path_text, _, pick = ref.rpartition(":") if not Path(ref).exists() else (ref, "", "")
@@ -275,7 +277,10 @@ def _load_side(ref: str, db: Db, filters: Filters) -> ResultRow:
             raise CompareError(f"{ref}: no run {pick} in it (runs {held})")
     rows = [r for r in rows if filters.keeps(r)]
     if not rows:
-        raise CompareError(f"{ref}: no result in it that the filters select ({filters.describe()})")
+        raise CompareError(
+            f"{ref}: no result in it that the filters select ({filters.describe()})",
+            NOTHING_SELECTED,
+        )
     if len(rows) > 1:
         ids = ", ".join(str(r.run_id) for r in rows[:8])
         raise CompareError(
@@ -304,21 +309,20 @@ def compare_runs(a: str, b: str, *, db: Db, json_out: bool, unlike: bool, filter
     environment); ``unlike`` compares them anyway and names every difference first."""
     for given, flag in ((filters.suite_run, "--suite-run"), (filters.suite, "--suite")):
         if given is not None:
-            err(f"compare takes two runs: {flag} selects many (use `zbench results {flag}`)")
-            return 2
+            return fail(f"{flag} selects many runs, compare takes two (`zbench results {flag}`)")
     try:
+        filters.check(db)  # a typo is said as `zbench results` says it, before a run is read
         ra, rb = _load_side(a, db, filters), _load_side(b, db, filters)
-    except (CompareError, ValueError) as exc:
-        err(str(exc))
-        return 2
+    except CompareError as exc:
+        return fail(str(exc), exc.exit_code)
+    except ValueError as exc:
+        return fail(str(exc))
     if ra == rb:  # one run named twice (1 and 01, FILE:4 twice, or its export and itself)
-        err(f"runs {a} and {b} are the same run: compare takes two different runs")
-        return 2
+        return fail(f"runs {a} and {b} are the same run: compare takes two different runs")
     diffs = differences(ra, rb)
     if diffs and not unlike:
         what = differences_text(ra, rb, limit=6)
-        err(f"runs {a} and {b} are not alike ({what}); --unlike compares them anyway")
-        return 2
+        return fail(f"runs {a} and {b} are not alike ({what}); --unlike compares them anyway")
     values = compare_values(ra, rb)
     if json_out:
         listed = [{"field": n, "a": va, "b": vb} for n, va, vb in diffs]
@@ -344,8 +348,7 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
     """Write PNG charts of the filtered results into ``output`` and list them; 1 when none fits."""
     problem = folder_problem(output, "the PNG charts", (".png",))
     if problem:
-        err(problem)
-        return 2
+        return fail(problem)
     rows = _selected(filters, db, "plot")
     if isinstance(rows, int):
         return rows
@@ -355,11 +358,9 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
         charts = write_charts(rows, output)
     except OSError as exc:  # a folder where a chart goes, a place no one may write
         message, code = os_error_exit(exc)
-        err(f"cannot write the charts: {message}")
-        return code
+        return fail(f"cannot write the charts: {message}", code)
     if not charts:
-        err(f"none of the {counted(len(rows), 'selected run')} fits a chart: {DRAWN}")
-        return 1
+        return fail(f"none of the {counted(len(rows), 'selected run')} fits a chart: {DRAWN}", 1)
     for chart in charts:
         print(f"{chart.path}: {chart.description}")
     return 0

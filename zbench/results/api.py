@@ -237,13 +237,21 @@ class Filters:
         """``rows``, or when there are none, a ValueError where a filter names what no stored run
         has (a typo), or a run that another table shows (``section``: this one's; None: a reader
         of every section, the report)."""
-        if rows:
-            return rows
+        if not rows:
+            self.check(db, section)
+        return rows
+
+    def check(self, db: str | os.PathLike[str] | None, section: str | None = "rows") -> None:
+        """A ValueError, in the words every results command uses, where a filter names what no
+        stored run has (a typo), a job or run that does not exist, or a run that another table
+        than ``section``'s shows. ``compare``, whose runs are named, checks before it reads them;
+        the others when their filters selected nothing (``checked``)."""
+        named = [n for n in ("workload", "framework", "mode", "precision") if getattr(self, n)]
+        if not (named or self.job_ids or self.run_ids):
+            return  # nothing to look up (two exported files compared need no database)
         store = read_store(db)
-        for name in ("workload", "framework", "mode", "precision"):
+        for name in named:
             value = getattr(self, name)
-            if value is None:
-                continue
             known = FILTER_NAMES[name] | store.run_values(name)
             if value not in known:
                 raise ValueError(f"--{name}: {one_of(sorted(known), value)}")
@@ -264,7 +272,6 @@ class Filters:
             shown = shown_elsewhere(run_id, (run or {}).get("kind"), section)
             if shown:
                 raise ValueError(shown)
-        return rows
 
     def elsewhere(self, section: str = "rows") -> str:
         """Where the runs a filter names are, when another table than ``section``'s shows them
