@@ -58,7 +58,7 @@ def test_good_filters_that_select_nothing_end_by_the_one_rule(
 ) -> None:
     """`compare 1 2 --workload vgg16` exited 2, as for a typo, where every other command that
     needs runs says there are none with 1; `demo results --json` is a listing, but `zbench demo`
-    hands it on as `-f json` (see the xfail below)."""
+    handed it on as `-f json`."""
     none = ["--workload", "vgg16", "--mode", "infer"]  # VGG16 was trained, never inferred
     out = CLI.invoke(app, [*_args(command, tmp_path), *none, "--db", db])
     assert out.exit_code == code, out.output
@@ -95,10 +95,6 @@ def test_demo_results_json_of_no_runs_is_an_empty_document_as_results_json_is(
     assert results.exit_code == 0 and json.loads(results.stdout)["results"] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`zbench demo` (cli/commands_jobs.py) hands --json to show_results as -f json",
-)
 def test_demo_results_json_of_no_runs_exits_0_on_the_command_line(db: str) -> None:
     out = CLI.invoke(app, ["demo", "results", "--json", "--db", db])
     assert out.exit_code == 0 and json.loads(out.stdout) == {"demo_results": []}, out.output
@@ -241,9 +237,6 @@ def test_demo_results_tables_show_every_column_when_wide(
     assert "not shown at this width" not in wide and "Beat 8 s" in wide
 
 
-@pytest.mark.xfail(
-    strict=True, reason="`zbench demo` (cli/commands_jobs.py) does not pass --wide on yet"
-)
 def test_demo_results_takes_wide_on_the_command_line(tmp_path: Path) -> None:
     db = str(demo_db(tmp_path / "d.db"))
     out = CLI.invoke(app, ["demo", "results", "--wide", "--db", db])

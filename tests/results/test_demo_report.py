@@ -232,7 +232,9 @@ def test_a_demo_runs_options_are_refused_by_demo_results(tmp_path: Path) -> None
     for args in (["--detach"], ["--timeout", "5"], ["--play", "x.pt"], ["--human"]):
         got = CliRunner().invoke(app, ["demo", "results", *args, "--db", db])
         assert got.exit_code == 2
-        assert got.output == f"zbench: {args[0]} is for a demo run, not `zbench demo results`\n"
+        assert got.output == (
+            f"zbench: demo results: {args[0]} is for a demo run, not `zbench demo results`\n"
+        )
 
 
 def test_demo_runs_that_differ_in_an_option_never_print_alike(tmp_path: Path) -> None:
@@ -369,10 +371,11 @@ def test_demo_results_json_is_the_json_export_as_for_zbench_results(tmp_path: Pa
     both = cli.invoke(app, ["demo", "results", "--json", "-f", "csv", "--db", db])
     assert (both.exit_code, both.output) == (
         2,
-        "zbench: --json and --format csv ask for two formats: give one\n",
+        "zbench: demo results: --json and --format csv ask for two formats: give one\n",
     )
-    run = cli.invoke(app, ["demo", "snake", "--json", "--device", "cpu"])
-    assert (run.exit_code, run.output) == (
-        2,
-        "zbench: --json is for `zbench demo results`, not a demo run\n",
-    )
+    for flag in ("--json", "--wide"):
+        run = cli.invoke(app, ["demo", "snake", flag, "--device", "cpu"])
+        assert (run.exit_code, run.output) == (
+            2,
+            f"zbench: {flag} is for `zbench demo results`, not a demo run\n",
+        )

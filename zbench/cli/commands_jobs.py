@@ -215,7 +215,10 @@ def demo(
         typer.Option("--format", "-f", help="With `results`: md, csv or json.", show_default=False),
     ] = None,
     json_out: Annotated[
-        bool, typer.Option("--json", help="With `results`: JSON, as -f json (`zbench results`).")
+        bool, typer.Option("--json", help="With `results`: JSON, as `zbench results --json`.")
+    ] = False,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="With `results`: every column, however wide.")
     ] = False,
     db: DbOpt = None,
 ) -> None:
@@ -225,7 +228,9 @@ def demo(
 
     if name == "results":
         from zbench.cli.filters import read_filters
+        from zbench.cli.outcome import COMMAND_KEY, fail
 
+        ctx.meta[COMMAND_KEY] = "demo results"  # its errors read as that command's
         run_only = {
             "--play": play is not None,
             "--human": human,
@@ -234,21 +239,21 @@ def demo(
         }
         given = [flag for flag, on in run_only.items() if on]
         if given:  # were ignored: `demo results --detach` printed the table as if it meant nothing
-            err(f"{given[0]} is for a demo run, not `zbench demo results`")
-            raise typer.Exit(2)
+            raise typer.Exit(fail(f"{given[0]} is for a demo run, not `zbench demo results`"))
         try:  # it reads the database, as `zbench results` does: a missing one is refused
             existing_db(db)
         except typer.BadParameter as exc:
             raise typer.BadParameter(exc.message, ctx=ctx, param_hint="'--db'") from None
-        if json_out and fmt is not None and fmt.lower() != "json":
-            err(f"--json and --format {fmt} ask for two formats: give one")
-            raise typer.Exit(2)
         # --tag is the demo command's own option (a run's tag): here, the filter it names.
         filters = read_filters([*ctx.args, *(["--tag", tag] if tag is not None else [])], ctx)
-        _exit(demo_commands.show_results("json" if json_out else fmt, db=db, filters=filters))
+        shown = demo_commands.show_results(
+            fmt, json_out=json_out, wide=wide, db=db, filters=filters
+        )
+        _exit(shown)
         return
-    if fmt is not None or json_out:
-        err(f"{'--json' if json_out else '--format'} is for `zbench demo results`, not a demo run")
+    results_only = {"--format": fmt is not None, "--json": json_out, "--wide": wide}
+    if given := [flag for flag, on in results_only.items() if on]:
+        err(f"{given[0]} is for `zbench demo results`, not a demo run")
         raise typer.Exit(2)
     if play is not None or human:
         if name != "snake":

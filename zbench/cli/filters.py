@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from zbench.cli.options import JsonOpt, ReadDbOpt, check_tag, format_option
+from zbench.cli.options import JsonOpt, ReadDbOpt, WideOpt, check_tag, format_option
 from zbench.contract.config import FRAMEWORKS, MODES, PRECISIONS
 from zbench.jobs.states import JobState
 
@@ -331,11 +331,12 @@ def _demo_results(
     *,
     fmt: Annotated[str | None, format_option("the table, fitted to the terminal")] = None,
     json_out: JsonOpt = False,
+    wide: WideOpt = False,
     db: ReadDbOpt = None,
     filters: Filters,
 ) -> Filters:
     """The stored demo results as a table (Markdown), CSV or JSON."""
-    return filters  # -f, --json and --db are read by `zbench demo` itself: listed here for -h
+    return filters  # -f, --json, --wide, --db: read by `zbench demo` itself, listed here for -h
 
 
 def read_filters(args: list[str], parent: Any) -> Filters:

@@ -5,10 +5,12 @@ against (``jobs.suite_keys``, the runner's options, each demo's), so the help ca
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from rich.panel import Panel
+from typer.core import TyperArgument
 
-from zbench.cli.table_options import SuiteCommand, options_panel, toml_kind
+from zbench.cli.table_options import PanelCommand, options_panel, toml_kind
 from zbench.contract.config import RUN_OPTIONS
 from zbench.contract.options import Opt
 from zbench.jobs.suite_keys import ALSO, DEMO_JOB_KEYS, FILE_KEYS, JOB_KEYS
@@ -74,9 +76,21 @@ def suite_panels() -> list[Panel]:
     ]
 
 
-class SuiteHelpCommand(SuiteCommand):
-    """``zbench suite``: the suites there are by name (``SuiteCommand``), then every key a suite
-    file takes (:func:`suite_panels`)."""
+class SuiteHelpCommand(PanelCommand):
+    """``zbench suite``: the suites there are by name, then every key a suite file takes
+    (:func:`suite_panels`)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        # Read when help is asked for: every other start of zbench would pay for the suites' module.
+        from zbench.jobs.suites import suites, user_suites_dir
+
+        for param in self.params:
+            if isinstance(param, TyperArgument) and param.name == "name":
+                param.help = (
+                    f"A suite by name ({', '.join(suites())}; your own: NAME.toml in "
+                    f"{user_suites_dir()}), or a suite .toml file."
+                )
+        super().format_help(ctx, formatter)
 
     def panels(self) -> list[Panel]:
         return suite_panels()

@@ -18,7 +18,7 @@ from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
-from typer.core import TyperArgument, TyperCommand
+from typer.core import TyperCommand
 
 from zbench.contract.config import RUN_OPTIONS
 from zbench.contract.options import Opt
@@ -186,30 +186,6 @@ class RunCommand(PanelCommand):
 
     def panels(self) -> list[Panel]:
         return [options_panel(RUNNER_PANEL, RUN_OPTIONS, run_flag)]
-
-
-class SuiteCommand(PanelCommand):
-    """``zbench suite``: the suites there are by name, and a suite file's keys (the workload
-    options' names)."""
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        # Read when help is asked for: every other start of zbench would pay for the suites' module.
-        from zbench.jobs.suites import suites, user_suites_dir
-
-        for param in self.params:
-            if isinstance(param, TyperArgument) and param.name == "name":
-                param.help = (
-                    f"A suite by name ({', '.join(suites())}; your own: NAME.toml in "
-                    f"{user_suites_dir()}), or a suite .toml file."
-                )
-        super().format_help(ctx, formatter)
-
-    def panels(self) -> list[Panel]:
-        title = (
-            "A suite file's [[job]] tables: `workload` and these keys (as in zbench run; "
-            "a demo's workload takes its own, zbench demo -h)"
-        )
-        return [options_panel(title, RUN_OPTIONS, lambda o: o.name, toml_kind)]
 
 
 # --- demos -----------------------------------------------------------------------------------
