@@ -35,6 +35,9 @@ RATE = "rate"  # the speed column's title when its speeds count unlike things: e
 # last, so a table without look-alikes has none to fit.
 SETUP = "setup"
 SETUP_COLUMN = Column("setup", flex=True, min_width=12)
+# A job's --tag (run, demo, suite), after its precision: a column once a listed job has one.
+TAG = "tag"
+TAG_COLUMN = Column("tag", priority=2)
 
 # The least width of each column: DataTable keeps a column's width while its cells change, so a
 # queued job would later clip "▶ measure" (the widths grow for a longer value, e.g. a long name).
@@ -94,6 +97,7 @@ def cells(job: JobInfo, setup: str = "", unit: str | None = "samples/s") -> dict
         "framework": job.framework,
         "gpus": gpus,
         "precision": job.precision or "-",
+        TAG: job.tag or "",
         "state": Text(state, style=STATE_STYLE.get(job.state, "")),
         "progress": progress_text(job),
         "speed": Text(speed, justify="right"),
@@ -124,7 +128,11 @@ class JobsTable(DataTable[object]):
     ) -> tuple[tuple[str, int], ...]:
         """The columns (key, width) for the table's width: textfit's choice, every column at
         least its ``WIDTHS``."""
-        columns = {**COLUMNS, "speed": self._column("speed")}
+        columns: dict[str, Column] = {}
+        for key in COLUMNS:
+            columns[key] = self._column(key)
+            if key == "precision" and any(job.tag for job in self.jobs):
+                columns[TAG] = TAG_COLUMN
         columns = {**columns, SETUP: SETUP_COLUMN} if setups else columns
         keys = list(columns)
         cells = [[str(row[k]) for k in keys] for row in rows]
@@ -150,7 +158,7 @@ class JobsTable(DataTable[object]):
         """Lay the columns out (again: their rows go with them, and ``show`` adds them back)."""
         self.clear(columns=True)
         for key, width in shown:
-            column = SETUP_COLUMN if key == SETUP else self._column(key)
+            column = {SETUP: SETUP_COLUMN, TAG: TAG_COLUMN}.get(key) or self._column(key)
             self.add_column(column.header, key=key, width=width)
         self.shown = shown
 
