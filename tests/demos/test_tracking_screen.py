@@ -99,3 +99,34 @@ async def test_an_80x24_terminal_shows_the_rates_while_tracking(tmp_path: Path) 
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
 def test_tracking_screen_snapshot(snap_compare, size, tmp_path: Path) -> None:
     assert snap_compare(mid_run_app(tmp_path), terminal_size=size, run_before=open_live_view)
+
+
+async def test_the_loss_curve_draws_the_detector_and_the_embedder_apart(tmp_path: Path) -> None:
+    """The tracker trains its detector, then its embedder, each from step 1; the curve drew both
+    as one "loss" line, the embedder's first loss joined back to step 1."""
+    from tests.tui.helpers import screen_lines
+    from zbench.tui.widgets.board import loss_lines
+
+    trained = [
+        progress(101.0 + n, phase, n, 3, loss=loss)
+        for phase, losses in (("train_detector", (2.0, 1.5, 1.0)), ("train_embedder", (7.0, 6.0)))
+        for n, loss in enumerate(losses, 1)
+    ]
+    view = DemoView()
+    view.apply([START, *trained])
+    assert loss_lines(view.curve) == {
+        "detector": ([1.0, 2.0, 3.0], [2.0, 1.5, 1.0]),
+        "embedder": ([1.0, 2.0], [7.0, 6.0]),
+    }
+    app = job_app(demo_job(9, "tracking", write_events(tmp_path / "ev.jsonl", [START, *trained])))
+    async with live_view(app, size=(120, 40)):
+        legend = "\n".join(screen_lines(app))
+    assert "detector" in legend and "embedder" in legend
+
+
+def test_a_demo_with_one_training_phase_draws_one_loss_line() -> None:
+    from zbench.tui.widgets.board import loss_lines
+
+    view = DemoView()
+    view.apply([START, *(progress(100.0 + n, "train", n, 2, loss=1.0 / n) for n in (1, 2))])
+    assert loss_lines(view.curve) == {"loss": ([1.0, 2.0], [1.0, 0.5])}

@@ -68,6 +68,8 @@ class DemoView:
                     for k in ("t_s", "env_steps", "mean_score", "best_score", "loss")
                 }  # a figure that is not a number is not drawn
                 point.update(steps_per_s=number(ev.samples_per_s), step=number(ev.step))
+                phase = ev.get("phase")  # the tracker trains two models, each from step 1
+                point["phase"] = phase if isinstance(phase, str) else None
                 self.curve.append(point)
                 self.latest.update(point, games=ev.get("games"))
             elif isinstance(ev, Error):

@@ -36,6 +36,7 @@ __all__ = ["DemoScreen", "DemoView"]
 
 POLL_S = 0.25
 PANELS = ("source", "driving", "result")
+PANEL_TITLES = {"image": "tracked frame, a box per track in its id's colour"}  # the tracker's
 TRAIN_PANELS = {"result": "prediction"}  # training frames name their third panel so
 
 
@@ -85,7 +86,7 @@ class DemoScreen(Screen[None]):
                 with Horizontal(id="demo-panels"):
                     for name in PANELS if self.kind == "pixels" else ("image",):
                         with Vertical(classes="demo-panel"):
-                            yield Label(name, id=f"label-{name}")
+                            yield Label(PANEL_TITLES.get(name, name), id=f"label-{name}")
                             yield PixelView(id=f"panel-{name}")
                 with Horizontal(id="demo-side"):
                     yield Fields(id="demo-figures", classes="-pixels")

@@ -57,18 +57,34 @@ class LearningCurve(PlotextPlot):
 
 
 class LossCurve(PlotextPlot):
-    """A demo's training loss over its steps (motion, tracking)."""
+    """A demo's training loss over its steps (motion, tracking): a line per training phase,
+    named by it. The tracker trains its detector, then its embedder, each from step 1: drawn as
+    one line, the embedder's first loss was joined back to the detector's step 1."""
 
     def show(self, points: Sequence[dict[str, Any]]) -> None:
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
         plt.title("training loss over steps")
-        pts = [
-            (float(p["step"]), float(p["loss"]))
-            for p in points
-            if isinstance(p.get("step"), int | float) and isinstance(p.get("loss"), int | float)
-        ]
-        if pts:
-            plt.plot([x for x, _ in pts], [y for _, y in pts], label="loss", marker="braille")
+        for label, (xs, ys) in loss_lines(points).items():
+            plt.plot(xs, ys, label=label, marker="braille")
         self.refresh()
+
+
+def loss_lines(points: Sequence[dict[str, Any]]) -> dict[str, tuple[list[float], list[float]]]:
+    """The loss curve's lines: per training phase (``loss_label``), its steps and losses."""
+    lines: dict[str, tuple[list[float], list[float]]] = {}
+    for p in points:
+        step, loss = p.get("step"), p.get("loss")
+        if isinstance(step, int | float) and isinstance(loss, int | float):
+            xs, ys = lines.setdefault(loss_label(p.get("phase")), ([], []))
+            xs.append(float(step))
+            ys.append(float(loss))
+    return lines
+
+
+def loss_label(phase: object) -> str:
+    """A loss line's name: ``detector`` for the phase ``train_detector``; ``loss`` for the one
+    training phase of a demo that has one (motion's ``train``) or none named."""
+    name = phase.removeprefix("train").strip("_ ") if isinstance(phase, str) else ""
+    return name or "loss"
