@@ -38,7 +38,7 @@ class LearningCurve(PlotextPlot):
         plt = self.plt
         plt.clear_data()
         plt.clear_figure()
-        plt.title("score (mean, best) over s since launch")
+        plt.title("mean and best score, by seconds since launch")
         xs = [float(p.get("t_s") or 0.0) for p in points]
         if points:
             plt.plot(
