@@ -40,9 +40,9 @@ def clocks_text(gpu: GpuSnapshot) -> str:
         slow = [r for r in reasons if r in SLOWDOWNS]
         calm = [r for r in reasons if r not in SLOWDOWNS]
         parts = [f"[$warning]{r}[/]" for r in slow] + calm
-        clocks = "clocks " + (", ".join(parts) if parts else "no events")
+        clocks = "clock events: " + (", ".join(parts) if parts else "none")
     else:
-        clocks = "clocks n/a"
+        clocks = "clock events: n/a"
     return f"{clocks}  {pcie_text(gpu) or 'PCIe n/a'}"
 
 
