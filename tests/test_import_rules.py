@@ -60,7 +60,7 @@ def test_the_core_renders_nothing() -> None:
         for p in ("zbench.telemetry", "zbench.jobs", "zbench.results", "zbench.fleet")
         for m in _modules(p)
     ]
-    mods = [*core, "zbench.settings", "zbench.paths", "zbench.textfit"]
+    mods = [*core, "zbench.settings", "zbench.paths", "zbench.textfit", "zbench.gpuids"]
     loaded = _loaded_after_import(mods, full=True)
     assert not {m for m in loaded if m == "rich" or m.startswith(("rich.", "zbench.cli"))}
 

@@ -8,8 +8,8 @@ The one hierarchy of errors that carry an exit status (each a ``ZbenchError``; m
 ``ValueError`` or ``LookupError`` so older ``except`` clauses still hold): ``paths.DataDirError``
 and ``CacheBusy``, ``store.StoreError``, ``settings.SettingsError``, ``jobs.api.JobSpecError`` and
 ``JobNotFound``, ``jobs.suite_values.SuiteError``, ``jobs.probe_submit.ProbeError``,
-``results.export.FormatError``, ``results.report.ReportError`` (exit 1), ``fleet.gather.HostsError``,
-``cli.results.CompareError``.
+``gpuids.GpuRequestError``, ``results.export.FormatError``, ``results.report.ReportError`` (exit 1),
+``fleet.gather.HostsError``, ``cli.results.CompareError``.
 ``contract.options.UsageError`` stays a plain ``ValueError``: the contract imports no zbench module.
 """
 

@@ -200,7 +200,10 @@ def test_submit_itself_refuses_a_bad_spec(home: Path) -> None:
         ({"workload": []}, "empty list"),
         ({"workload": "resnet50", "device": "cpu", "gpu_ids": [0]}, "gpu_ids needs"),
         ({"workload": "resnet50", "device": "cpu", "steps": 10**12}, "at most"),
-        ({"workload": "resnet50", "device": "cuda", "gpu_ids": []}, "gpu_ids must be"),
+        ({"workload": "resnet50", "device": "cuda", "gpu_ids": []}, "gpu_ids: names no GPU"),
+        # [0, 0] was taken, as `zbench run --gpu-ids 0,0` is not; both say it in the same words
+        ({"workload": "resnet50", "device": "cuda", "gpu_ids": [0, 0]}, "gpu_ids: GPU 0 is named"),
+        ({"workload": "resnet50", "device": "cuda", "gpu_ids": [-1]}, "gpu_ids: -1 is not a GPU"),
     ],
 )
 def test_suites_refuse_what_cannot_run(job: dict, says: str) -> None:

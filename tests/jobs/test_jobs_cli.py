@@ -34,6 +34,19 @@ def test_run_without_gpu_asks_for_cpu(cli: CliRunner) -> None:
     assert result.exit_code == 2 and "--device cpu" in result.output
 
 
+def test_a_demo_on_cuda_without_a_gpu_says_so_as_run_does(
+    cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    result = cli.invoke(app, ["demo", "snake", "--device", "cuda"])
+    assert result.exit_code == 2
+    assert (
+        result.output
+        == "zbench: demo: no GPU on this machine: add --device cpu to run on the CPU\n"
+    )
+    assert not jobenv.exists()
+
+
 def test_run_follows_and_prints_the_result(cli: CliRunner) -> None:
     result = cli.invoke(app, ["run", "resnet50", "--device", "cpu", "--steps", "8"])
     assert result.exit_code == 0, result.output
@@ -94,8 +107,11 @@ def test_a_timeout_that_would_never_fire_or_fire_at_once_is_refused(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--gpu-ids", "0,0"], "--gpu-ids names GPU 0 twice"),
-        (["--gpu-ids", "7"], "--gpu-ids 7: this machine offers GPUs 0,1"),
+        (["--gpu-ids", "x"], "--gpu-ids: 'x' is not a GPU index (expected e.g. 0,1)"),
+        (["--gpu-ids", "-1"], "--gpu-ids: '-1' is not a GPU index (expected e.g. 0,1)"),
+        (["--gpu-ids", "0,,1"], "--gpu-ids: '' is not a GPU index (expected e.g. 0,1)"),
+        (["--gpu-ids", "0,0"], "--gpu-ids: GPU 0 is named twice"),
+        (["--gpu-ids", "7,1,8"], "--gpu-ids: no GPUs 7,8 on this machine (it offers GPUs 0,1)"),
         (["--gpu-ids", "0", "--gpus", "2"], "--gpu-ids names 1 GPU but --gpus asks for 2"),
         (["--gpu-ids", "0,1", "--gpus=1"], "--gpu-ids names 2 GPUs but --gpus asks for 1"),
         (["--gpu-ids", "0", "--device", "cpu"], "--gpu-ids needs --device cuda"),
@@ -107,7 +123,22 @@ def test_run_checks_gpu_ids(
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     result = cli.invoke(app, ["run", "resnet50", *args])
     assert result.exit_code == 2
-    assert result.output.strip() == f"zbench: {message}"
+    assert result.output.strip() == f"zbench: run: {message}"
+    assert not jobenv.exists()
+
+
+def test_run_on_a_machine_without_gpus_is_exit_2_naming_the_gpus_asked_for(
+    cli: CliRunner, jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--gpu-ids 0` with no GPU said only "no GPU found" (and probe exited 1 where run exited
+    2): GPUs named by index are the ones the machine lacks, in the words of a missing one."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    result = cli.invoke(app, ["run", "resnet50", "--gpu-ids", "0"])
+    assert result.exit_code == 2
+    assert result.output == "zbench: run: --gpu-ids: no GPU 0 on this machine (it offers no GPU)\n"
+    result = cli.invoke(app, ["run", "resnet50"])
+    assert result.exit_code == 2
+    assert result.output.startswith("zbench: run: no GPU on this machine: add --device cpu")
     assert not jobenv.exists()
 
 

@@ -82,14 +82,17 @@ def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     # Asking for a GPU by index on a machine without a driver is bad input, not a host-only view.
     res = runner.invoke(app, ["monitor", "--count", "1", "--gpu-ids", "0"])
     assert res.exit_code == 2
-    assert "GPU 0 does not exist (no NVIDIA driver" in res.output
+    assert res.output.startswith(
+        "zbench: monitor: --gpu-ids: no GPU 0 on this machine (it offers no GPU: no NVIDIA driver"
+    )
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--gpu-ids", "0,x"], "--gpu-ids: 'x' is not a GPU index"),
-        (["--gpu-ids", "5"], "GPU 5 does not exist"),
+        (["--gpu-ids", "0,x"], "--gpu-ids: 'x' is not a GPU index (expected e.g. 0,1)"),
+        (["--gpu-ids", "0,0"], "--gpu-ids: GPU 0 is named twice"),  # was shown once, exit 0
+        (["--gpu-ids", "5"], "--gpu-ids: no GPU 5 on this machine (it offers GPUs 0,1)"),
         (["--replay", "missing.jsonl"], "no such trace file: missing.jsonl"),
         (["--once"], "--once shows one sample: it cannot go with --count 1"),
         (["--replay", __file__], "is not a zbench trace"),
@@ -98,7 +101,8 @@ def test_host_only_mode_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bad_input_is_one_line_exit_2(fake: FakeNvml, args: list[str], message: str) -> None:
     res = runner.invoke(app, ["monitor", "--count", "1", *args])
     assert res.exit_code == 2
-    assert message in res.output and len(res.output.strip().splitlines()) == 1
+    assert res.output.startswith("zbench: monitor: ") and len(res.output.strip().splitlines()) == 1
+    assert message in res.output
 
 
 def test_recording_over_the_trace_being_replayed_is_refused(
@@ -114,7 +118,7 @@ def test_recording_over_the_trace_being_replayed_is_refused(
         )
         assert res.exit_code == 2
         assert res.output.strip() == (
-            f"zbench: --record {record} is the trace --replay plays: recording would overwrite it"
+            f"zbench: monitor: --record {record} is the trace --replay plays: recording would overwrite it"
         )
     assert trace.read_bytes() == synthetic_trace.read_bytes()
 
@@ -128,7 +132,7 @@ def test_recording_over_an_existing_file_is_refused(fake: FakeNvml, tmp_path: Pa
     res = runner.invoke(app, ["monitor", "--count", "1", "--record", str(kept), "--json"])
     assert res.exit_code == 2
     assert res.output.strip() == (
-        f"zbench: --record {kept} already holds {len(before)} bytes (a recording?): give a new "
+        f"zbench: monitor: --record {kept} already holds {len(before)} bytes (a recording?): give a new "
         "path, or delete it first"
     )
     assert kept.read_bytes() == before

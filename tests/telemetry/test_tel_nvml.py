@@ -9,7 +9,7 @@ import psutil
 import pytest
 
 from tests.fakes.fake_nvml import FakeNvml
-from zbench.telemetry.backends import HostOnlyBackend, open_backend, parse_gpus
+from zbench.telemetry.backends import HostOnlyBackend, open_backend
 from zbench.telemetry.host import MIN_CPU_WINDOW_S
 from zbench.telemetry.nvml import NvmlBackend
 from zbench.telemetry.snapshot import NA
@@ -152,18 +152,11 @@ def test_no_gpus_is_host_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_gpu_selection(fake: FakeNvml) -> None:
     assert [g.index for g in NvmlBackend(fake.module, gpus=[1]).sample().gpus] == [1]
-    with pytest.raises(ValueError, match="GPU 4 does not exist"):
+    with pytest.raises(
+        ValueError, match=r"--gpu-ids: no GPU 4 on this machine \(it offers GPUs 0,1\)"
+    ):
         NvmlBackend(fake.module, gpus=[4])
     assert not fake.initialized  # shut down again after the failed open
-
-
-def test_parse_gpus() -> None:
-    assert parse_gpus("0, 1,1") == [0, 1]
-    assert parse_gpus(None) is None
-    with pytest.raises(ValueError, match="--gpu-ids needs GPU indices"):
-        parse_gpus(" ")  # a blank value (an unset variable) showed every GPU
-    with pytest.raises(ValueError, match="'x' is not a GPU index"):
-        parse_gpus("0,x")
 
 
 def test_process_tree_cpu_and_rss() -> None:

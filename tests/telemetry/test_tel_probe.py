@@ -87,8 +87,8 @@ def test_no_driver_is_one_line_before_a_job_is_queued(monkeypatch: pytest.Monkey
     )
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     res = runner.invoke(app, ["probe", "--quick"])
-    assert res.exit_code == 1
-    assert res.output == "zbench: no GPU found on this machine: the probe measures GPUs\n"
+    assert res.exit_code == 2  # GPU work asked of a machine with none: bad input, as `zbench run`
+    assert res.output == "zbench: probe: no GPU on this machine: the probe measures GPUs\n"
 
 
 @pytest.mark.torch

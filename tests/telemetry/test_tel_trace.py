@@ -202,7 +202,9 @@ def test_replay_of_synthetic_fixture(synthetic_trace: Path) -> None:
 def test_replay_gpu_filter(synthetic_trace: Path) -> None:
     rb = ReplayBackend(synthetic_trace, gpus=[1])
     assert [g.index for g in rb.sample().gpus] == [1]
-    with pytest.raises(ValueError, match="GPU 7 is not in the trace"):
+    with pytest.raises(
+        ValueError, match=r"^--gpu-ids: no GPU 7 on the traced machine \(it offers GPUs 0,1\)$"
+    ):
         ReplayBackend(synthetic_trace, gpus=[7])
 
 

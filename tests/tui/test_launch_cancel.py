@@ -112,6 +112,11 @@ def test_build_request_rules() -> None:
     )
     assert build_request("", [], form)[0] is None
     assert parse_gpu_ids(" 0, 2 ") == (0, 2)
+    for text, says in (
+        ("0,x", "GPU ids: 'x' is not a GPU index (expected e.g. 0,1)"),  # as `zbench run` says
+        ("1,1", "GPU ids: GPU 1 is named twice"),
+    ):
+        assert build_request("", ["resnet50"], {**form, "gpu-ids": text}) == (None, says)
 
 
 async def test_cancel_asks_first() -> None:
@@ -351,7 +356,7 @@ async def test_gpu_ids_the_machine_lacks_are_refused_in_the_dialog() -> None:
             app.screen.query_one("#gpu-ids", Input).value = ids
             await settle(pilot)
             error = str(app.screen.query_one("#error", Static).render())
-            assert error == "GPUs: no GPU 7 here (this machine has 0,1)"
+            assert error == "GPU ids: no GPU 7 on this machine (it offers GPUs 0,1)"
             await press(pilot, "ctrl+s")
             assert isinstance(app.screen, LaunchScreen)
     assert services.submitted == []
@@ -360,7 +365,7 @@ async def test_gpu_ids_the_machine_lacks_are_refused_in_the_dialog() -> None:
         app.screen.query_one("#device", Select).value = "cuda"
         await settle(pilot)
         error = str(app.screen.query_one("#error", Static).render())
-        assert error == "device: this machine has no GPU (pick device cpu)"
+        assert error == "device: no GPU on this machine: pick device cpu"
         await press(pilot, "ctrl+s")
         assert isinstance(app.screen, LaunchScreen)
     assert services.submitted == []

@@ -15,6 +15,7 @@ from zbench.cli.outcome import fail, nothing_selected
 from zbench.cli.usage import option_line
 from zbench.contract import demos as demo_table
 from zbench.contract.options import UsageError
+from zbench.gpuids import no_gpu
 from zbench.jobs import api
 from zbench.jobs.api import JobSpec
 from zbench.jobs.gpus import visible_gpus
@@ -40,8 +41,7 @@ def run_demo(
         err(reason)
         return 2
     if config.device == "cuda" and not visible_gpus():
-        err("no GPU found: add --device cpu to run on the CPU")
-        return 2
+        return fail(no_gpu("add --device cpu to run on the CPU"))
     [job_id] = api.submit([JobSpec(config, None, timeout)], db=db, tag=tag)
     console = _console()
     if detach:

@@ -15,46 +15,28 @@ from rich.text import Text
 
 from zbench.cli.follow import Db, _console, _report_failure, follow, label
 from zbench.cli.options import err
+from zbench.cli.outcome import fail
 from zbench.cli.usage import option_line
 from zbench.contract.config import RunConfig, parse_args
 from zbench.contract.kinds import DEMO
 from zbench.contract.options import UsageError
+from zbench.gpuids import GpuRequestError, check_offered, no_gpu, parse_gpu_ids
 from zbench.jobs import api
 from zbench.jobs.apart import differing
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.states import JobState
-from zbench.textfit import counted, gpu_list
-
-
-def _parse_gpu_ids(text: str | None) -> tuple[int, ...] | None:
-    if text is None:
-        return None
-    try:
-        ids = tuple(int(p) for p in text.split(",") if p.strip())
-    except ValueError:
-        raise UsageError(f"--gpu-ids wants numbers like 0,1, got {text!r}") from None
-    if not ids or any(i < 0 for i in ids):
-        raise UsageError(f"--gpu-ids wants numbers like 0,1, got {text!r}")
-    return ids
+from zbench.textfit import counted
 
 
 def _check_gpu_ids(ids: tuple[int, ...], config: RunConfig, gpus_given: bool) -> RunConfig:
     """``--gpu-ids`` against the machine and ``--gpus``: the config with ``gpus`` = the number of
-    ids, or a :class:`UsageError`."""
+    ids, or a :class:`GpuRequestError`."""
     if config.device != "cuda":
-        raise UsageError("--gpu-ids needs --device cuda")
-    twice = sorted({i for i in ids if ids.count(i) > 1})
-    if twice:
-        raise UsageError(f"--gpu-ids names GPU {','.join(map(str, twice))} twice")
-    visible = visible_gpus()
-    missing = [i for i in ids if i not in visible]
-    if missing:
-        raise UsageError(
-            f"--gpu-ids {','.join(map(str, missing))}: this machine offers {gpu_list(visible)}"
-        )
+        raise GpuRequestError("--gpu-ids needs --device cuda")
+    check_offered(ids, visible_gpus())
     if gpus_given and config.gpus != len(ids):
-        raise UsageError(
+        raise GpuRequestError(
             f"--gpu-ids names {counted(len(ids), 'GPU')} but --gpus asks for {config.gpus}"
         )
     return dataclasses.replace(config, gpus=len(ids))
@@ -116,6 +98,8 @@ def run_job(
     """Check the options (one line and exit 2 when bad), queue the job, follow it."""
     try:
         spec = _job_spec(workload, runner_args, gpu_ids, timeout, nodes, gpus_given)
+    except GpuRequestError as exc:
+        return fail(str(exc))
     except UsageError as exc:
         print(option_line(exc, "run"), file=sys.stderr)
         return 2
@@ -147,8 +131,9 @@ def _job_spec(
     nodes: str | None,
     gpus_given: bool,
 ) -> JobSpec:
-    """The job to queue, every option checked here: a UsageError says what is wrong."""
-    ids = _parse_gpu_ids(gpu_ids)
+    """The job to queue, every option checked here: a UsageError, or a GpuRequestError for the
+    GPUs, says what is wrong."""
+    ids = parse_gpu_ids(gpu_ids)
     config, events = parse_args([workload, *runner_args])
     if events is not None:
         raise UsageError("--events is chosen by zbench for jobs")
@@ -159,14 +144,15 @@ def _job_spec(
         from zbench.jobs.nodes import nodes_spec
 
         return nodes_spec(nodes, config, ids, timeout)
-    if config.device == "cuda" and not visible_gpus():
-        raise UsageError(
-            "no GPU found: add --device cpu to run on the CPU (slow at the review's sizes: "
-            "--batch-size and --image-size shrink it; `zbench suite quick` tries each part in "
-            "minutes)"
-        )
     if ids is not None:
         config = _check_gpu_ids(ids, config, gpus_given)
+    elif config.device == "cuda" and not visible_gpus():
+        raise GpuRequestError(
+            no_gpu(
+                "add --device cpu to run on the CPU (slow at the review's sizes: --batch-size and "
+                "--image-size shrink it; `zbench suite quick` tries each part in minutes)"
+            )
+        )
     return JobSpec(config, ids, timeout)
 
 

@@ -9,14 +9,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from zbench.telemetry.backends import open_backend, parse_gpus
+from zbench.cli.outcome import fail
+from zbench.gpuids import parse_gpu_ids
+from zbench.telemetry.backends import open_backend
 from zbench.telemetry.sampler import Sampler
 from zbench.telemetry.snapshot import Snapshot, to_dict
-
-
-def _fail(message: str) -> int:
-    print(f"zbench: {message}", file=sys.stderr)
-    return 2
 
 
 def _held_bytes(path: Path) -> int:
@@ -44,22 +41,22 @@ def run_monitor(
     earlier counters to take a difference from). ``runners`` gives the running jobs' runner pids
     (pid -> job id) to name the job of a GPU process."""
     if once and count is not None:
-        return _fail(f"--once shows one sample: it cannot go with --count {count}")
+        return fail(f"--once shows one sample: it cannot go with --count {count}")
     if once:
         count = 1
     prime = count is not None  # the live view's first frame is replaced within one interval
     try:
-        gpu_list = parse_gpus(gpus)
+        gpu_list = parse_gpu_ids(gpus)
         backend = open_backend(replay=replay, gpus=gpu_list)
     except (ValueError, FileNotFoundError) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     writer = None
     if record is not None and replay is not None and _same_file(record, replay):
         backend.close()
-        return _fail(f"--record {record} is the trace --replay plays: recording would overwrite it")
+        return fail(f"--record {record} is the trace --replay plays: recording would overwrite it")
     if record is not None and (held := _held_bytes(record)):
         backend.close()
-        return _fail(
+        return fail(
             f"--record {record} already holds {held:,} bytes (a recording?): give a new path, "
             "or delete it first"
         )
@@ -76,7 +73,7 @@ def run_monitor(
             writer = TraceWriter(record, interval=interval, meta=meta)
         except OSError as exc:
             backend.close()
-            return _fail(f"cannot write {record}: {exc.strerror or exc}")
+            return fail(f"cannot write {record}: {exc.strerror or exc}")
 
     inbox: queue.Queue[Snapshot] = queue.Queue()
     sampler = Sampler(backend, interval=interval)

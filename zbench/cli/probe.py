@@ -51,6 +51,8 @@ def run_probe(
 ) -> int:
     """Submit a probe job, follow it with a progress bar and print its figures. Ctrl-C leaves the
     job running, as for any job. Exit 0 done, 1 the probe failed, 2 bad input."""
+    from zbench.cli.outcome import fail
+    from zbench.gpuids import GpuRequestError
     from zbench.jobs.probe_submit import ProbeError, probe_figures, submit_probe
 
     try:
@@ -65,9 +67,8 @@ def run_probe(
             )
             return 1
         figures = probe_figures(job_id)
-    except ProbeError as exc:
-        print(f"zbench: {exc}", file=sys.stderr)
-        return exc.exit_code
+    except (ProbeError, GpuRequestError) as exc:
+        return fail(str(exc), exc.exit_code)
     if json_out:
         print(json.dumps(figures, indent=2))
     else:

@@ -108,7 +108,8 @@ def option_line(exc: Exception, command: str) -> str:
     --steps 0``, ``zbench demo snake --bogus``), in the words of Click's usage errors above:
     argparse's ``argument --steps: ...`` and ``unrecognized arguments: ...`` read as the other
     commands' ``--steps: ...`` and ``No such option: ...``, with where to look. A check of
-    zbench's own (``--gpu-ids needs --device cuda``) is its line alone, as zbench's checks are."""
+    zbench's own (``--events is chosen by zbench for jobs``) is its line alone, as zbench's checks
+    are."""
     message = str(exc)
     if found := re.fullmatch(r"unrecognized arguments: (.*)", message, re.S):
         words = found[1].split()

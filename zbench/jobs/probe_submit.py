@@ -9,10 +9,11 @@ from typing import Any
 
 from zbench.contract.probe_options import ProbeConfig
 from zbench.errors import ZbenchError
+from zbench.gpuids import check_offered, no_gpu, parse_gpu_ids
 
 
 class ProbeError(ZbenchError):
-    """The probe could not run (no PyTorch, a bad ``--gpu-ids``) or its job failed."""
+    """The probe could not run (no PyTorch, no GPU) or its job failed."""
 
     def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
@@ -22,25 +23,20 @@ class ProbeError(ZbenchError):
 def submit_probe(
     gpus: str | None = None, quick: bool = False, p2p_seconds: float | None = None
 ) -> int:
-    """Submit a probe job (``gpus``: those GPUs, else every GPU the supervisor offers); its id."""
+    """Submit a probe job (``gpus``: those GPUs, else every GPU the supervisor offers); its id.
+    Raises :class:`ProbeError`, or ``gpuids.GpuRequestError`` for a bad or absent ``--gpu-ids``."""
     from zbench.jobs import api
     from zbench.jobs.gpus import visible_gpus
-    from zbench.telemetry.backends import parse_gpus
 
+    gpu_list = parse_gpu_ids(gpus)  # bad input first, whatever the machine has
     if p2p_seconds is None:
         p2p_seconds = float(os.environ.get("ZBENCH_PROBE_P2P_SECONDS", "3"))
     if importlib.util.find_spec("torch") is None:
         raise ProbeError("needs PyTorch: pip install 'zbench[torch]'", exit_code=1)
-    try:
-        gpu_list = parse_gpus(gpus)
-    except ValueError as exc:
-        raise ProbeError(str(exc)) from None
-    offered = visible_gpus()
-    if not offered:  # found before a job is queued that could only fail
-        raise ProbeError("no GPU found on this machine: the probe measures GPUs", exit_code=1)
-    missing = [g for g in gpu_list or () if g not in offered]
-    if missing:
-        raise ProbeError(f"--gpu-ids: GPU {missing[0]} is not one of {offered}")
+    offered = visible_gpus()  # both found before a job is queued that could only fail
+    check_offered(gpu_list, offered)
+    if not offered:
+        raise ProbeError(no_gpu("the probe measures GPUs"))
     config = ProbeConfig(gpus=len(gpu_list or ()), quick=quick, p2p_seconds=p2p_seconds)
     spec = api.JobSpec(config=config, gpu_ids=tuple(gpu_list) if gpu_list else None)
     [job_id] = api.submit([spec])

@@ -39,6 +39,7 @@ from zbench.contract.demo_options import DemoConfig
 from zbench.contract.demo_options import parse_args as parse_demo_args
 from zbench.contract.demos import Demo
 from zbench.contract.options import UsageError
+from zbench.gpuids import GpuRequestError, gpu_ids_from
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.suite_keys import ALL_GPUS, AUTO_DEVICE, TOP_KEYS
@@ -277,12 +278,11 @@ def _spec(
         return _demo_spec(demo, options, timeout, where, n_gpus, have)
     gpu_ids = options.pop("gpu_ids", None)
     share = options.pop("share_gpus", False)
-    if gpu_ids is not None and not (
-        isinstance(gpu_ids, list)
-        and gpu_ids
-        and all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in gpu_ids)
-    ):
-        raise SuiteError(f"{where}: gpu_ids must be a list of GPU numbers")
+    if gpu_ids is not None:
+        try:
+            gpu_ids = list(gpu_ids_from(gpu_ids))
+        except GpuRequestError as exc:
+            raise SuiteError(f"{where}: {exc}") from None
     if not isinstance(share, bool):
         raise SuiteError(f"{where}: share_gpus must be true or false")
     if options.get("device") == AUTO_DEVICE:

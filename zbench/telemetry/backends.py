@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Sequence
 
+from zbench.gpuids import check_offered
 from zbench.telemetry.host import HostReader
 from zbench.telemetry.sampler import Backend
 from zbench.telemetry.snapshot import Snapshot
@@ -37,31 +38,14 @@ class HostOnlyBackend:
         pass
 
 
-def parse_gpus(text: str | None) -> list[int] | None:
-    """``"0,1"`` -> ``[0, 1]``; ``None`` -> ``None`` (all GPUs). Raises ``ValueError`` with a
-    one-line reason for anything else, a blank value too (``--gpu-ids "$UNSET"`` showed every
-    GPU, as if none had been named)."""
-    if text is None:
-        return None
-    if not text.strip():
-        raise ValueError(f"--gpu-ids needs GPU indices (e.g. 0,1), got {text!r}")
-    out: list[int] = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part.isdigit():
-            raise ValueError(f"--gpu-ids: {part!r} is not a GPU index (expected e.g. 0,1)")
-        if int(part) not in out:
-            out.append(int(part))
-    return out
-
-
 def open_backend(
     replay: str | os.PathLike[str] | None = None, gpus: Sequence[int] | None = None
 ) -> Backend:
     """A replay backend for ``replay``; else NVML when a driver answers; else host-only.
 
-    Raises ``FileNotFoundError``/``ValueError`` for a bad trace and ``ValueError`` for a GPU index
-    that does not exist (callers turn these into one-line errors, exit 2).
+    Raises ``FileNotFoundError``/``ValueError`` for a bad trace and ``gpuids.GpuRequestError`` (a
+    ``ValueError``) for a GPU index that does not exist (callers turn these into one-line errors,
+    exit 2).
     """
     if replay is not None:
         from zbench.telemetry.trace import ReplayBackend
@@ -80,6 +64,5 @@ def open_backend(
 
 
 def _host_only(reason: str, gpus: Sequence[int] | None) -> HostOnlyBackend:
-    if gpus:  # asked for GPUs by index: an error, not a silent host-only view
-        raise ValueError(f"GPU {gpus[0]} does not exist ({reason})")
+    check_offered(gpus, [], why=reason)  # GPUs asked for by index: an error, not a host-only view
     return HostOnlyBackend(f"{reason}: host-only mode")

@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from types import ModuleType
 
+from zbench.gpuids import check_offered
 from zbench.telemetry.host import HostReader
 from zbench.telemetry.nvml_device import DeviceReader
 from zbench.telemetry.nvml_util import lost_codes, text
@@ -44,10 +45,7 @@ class NvmlBackend:
             if count == 0:
                 raise NvmlUnavailable("no NVIDIA GPU found")
             indices = list(range(count)) if gpus is None else list(gpus)
-            bad = [i for i in indices if not 0 <= i < count]
-            if bad:
-                noun = "GPU" if count == 1 else "GPUs"
-                raise ValueError(f"GPU {bad[0]} does not exist ({count} {noun}: 0-{count - 1})")
+            check_offered(indices, list(range(count)))
             lost = lost_codes(nv)
             self.devices = [DeviceReader(nv, i, lost) for i in indices]
             self.driver_version: str | NAType = _safe_text(nv, nv.nvmlSystemGetDriverVersion)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from zbench.gpuids import check_offered
 from zbench.telemetry.snapshot import Snapshot, from_dict, to_dict
 from zbench.textfit import counted
 
@@ -199,10 +200,8 @@ class ReplayBackend:
         if cut:
             why.insert(0, f"cut short: its first {len(self.records)} samples")
         if gpus is not None:
-            known = {g.index for g in self.records[0].gpus}
-            missing = [i for i in gpus if i not in known]
-            if missing:
-                raise ValueError(f"GPU {missing[0]} is not in the trace (it has {sorted(known)})")
+            known = sorted(g.index for g in self.records[0].gpus)
+            check_offered(gpus, known, machine="the traced machine")
         self.gpus = None if gpus is None else tuple(gpus)
         self.loop = loop
         self.speed = speed

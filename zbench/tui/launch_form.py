@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from zbench import gpuids
 from zbench.contract.config import RUN_OPTION, RUN_OPTIONS, RunConfig, parse_args
 from zbench.contract.demo_options import DemoConfig
 from zbench.contract.demo_options import parse_args as parse_demo_args
@@ -42,20 +43,13 @@ NUMBER_FLAGS = tuple(o.flag[2:] for o in TABLE if o.kind == "int")
 SELECTS = (*(o.flag[2:] for o in TABLE if o.kind in ("choice", "bool")), "data")
 SWITCH = ("on", "off")  # a bool option's Select: --x or --no-x (blank: the preset decides)
 INPUTS = ("gpu-ids", *NUMBER_FLAGS, "path")
+GPUS_LABEL = "GPU ids"  # the field's label, which its errors start with as the others' do
 
 
 def parse_gpu_ids(text: str) -> tuple[int, ...] | None:
-    """``"0,1"`` -> (0, 1); blank -> None (the first free GPUs). Raises ValueError."""
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        ids = tuple(int(part) for part in text.replace(" ", "").split(","))
-    except ValueError:
-        raise ValueError(f"GPUs: expected indices like 0,1, got {text!r}") from None
-    if any(i < 0 for i in ids) or len(set(ids)) != len(ids):
-        raise ValueError(f"GPUs: indices must be distinct and 0 or more, got {text!r}")
-    return ids
+    """``"0,1"`` -> (0, 1); blank -> None (the first free GPUs). Raises ValueError in the words
+    of ``zbench run --gpu-ids`` (``gpuids``), after the field's label."""
+    return gpuids.parse_gpu_ids(text if text.strip() else None, option=GPUS_LABEL)
 
 
 def demo_fields(demo: Demo) -> tuple[Opt, ...]:
@@ -133,17 +127,17 @@ def gpu_problem(
     """Why these GPU indices cannot run on a machine that has ``gpus`` (None: not known)."""
     if device == "cpu":
         return (
-            "GPUs: a cpu run uses no GPU (clear the field or pick device cuda)" if gpu_ids else None
+            f"{GPUS_LABEL}: a cpu run uses no GPU (clear the field or pick device cuda)"
+            if gpu_ids
+            else None
         )
     if gpus is None:
         return None
-    if not gpus:
-        return "device: this machine has no GPU (pick device cpu)"
-    missing = [i for i in gpu_ids or () if i not in gpus]
-    if missing:
-        offers = ",".join(map(str, gpus))
-        return f"GPUs: no GPU {','.join(map(str, missing))} here (this machine has {offers})"
-    return None
+    try:
+        gpuids.check_offered(gpu_ids, gpus, option=GPUS_LABEL)
+    except gpuids.GpuRequestError as exc:
+        return str(exc)
+    return None if gpus else f"device: {gpuids.no_gpu('pick device cpu')}"
 
 
 def build_request(

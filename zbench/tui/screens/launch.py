@@ -38,6 +38,7 @@ from ..format import escape
 from ..launch_form import (
     DATASET,
     FORM,
+    GPUS_LABEL,
     INPUTS,
     MORE,
     SELECTS,
@@ -152,7 +153,7 @@ class LaunchScreen(ModalScreen[LaunchRequest | None]):
     def _field(self, name: str) -> ComposeResult:
         """One field of the form: a row of the option table, or the GPU indices."""
         if name == "gpu-ids":
-            yield Label("GPU ids")
+            yield Label(GPUS_LABEL)
             yield Input(placeholder="0,1 (first free)", id="gpu-ids", compact=True)
             return
         opt = RUN_OPTION[name]
