@@ -103,7 +103,7 @@ def test_an_unreachable_node_is_named_in_one_line_and_nothing_is_queued(
     out = CliRunner().invoke(app, argv)
     assert out.exit_code == 2
     lines = out.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("zbench: --nodes: 127.0.0.1:1: ssh failed")
+    assert len(lines) == 1 and lines[0].startswith("zbench: run: --nodes: 127.0.0.1:1: ssh failed")
     assert _no_job(CliRunner(), jobenv)
 
 

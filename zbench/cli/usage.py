@@ -108,8 +108,8 @@ def option_line(exc: Exception, command: str) -> str:
     --steps 0``, ``zbench demo snake --bogus``), in the words of Click's usage errors above:
     argparse's ``argument --steps: ...`` and ``unrecognized arguments: ...`` read as the other
     commands' ``--steps: ...`` and ``No such option: ...``, with where to look. A check of
-    zbench's own (``--events is chosen by zbench for jobs``) is its line alone, as zbench's checks
-    are."""
+    zbench's own (``--events is chosen by zbench for jobs``) is named by its command alone, as
+    zbench's other checks are (``zbench: run: ...``)."""
     message = str(exc)
     if found := re.fullmatch(r"unrecognized arguments: (.*)", message, re.S):
         words = found[1].split()
@@ -120,8 +120,10 @@ def option_line(exc: Exception, command: str) -> str:
         )
     elif found := re.fullmatch(r"argument (\S+): (.*)", message, re.S):
         message = f"{found[1].split('/')[0]}: {found[2]}"
-    else:
+    elif message.startswith(f"{command.split()[0]}: "):  # names its command already: "demo: ..."
         return f"zbench: {message}"
+    else:
+        return f"zbench: {command}: {message}"
     return f"zbench: {command}: {message} (see zbench {command} -h)"
 
 
