@@ -94,8 +94,8 @@ def test_demo_name_help_lists_that_demos_options() -> None:
             ["stray"],
             "zbench: run: Got unexpected extra argument(s) (stray) (see zbench run -h)",
         ),
-        # zbench's own check, named by its command as the others are (it read "zbench: --events")
-        (["--events", "e.jsonl"], "zbench: run: --events is chosen by zbench for jobs"),
+        # zbench's own check, named by its command as the others are (it read "zbench: --xla")
+        (["--xla"], "zbench: run: --xla is TensorFlow's: PyTorch compiles with --compile"),
     ],
 )
 def test_bad_run_option_is_one_line_and_queues_nothing(args: list[str], line: str) -> None:
