@@ -299,3 +299,18 @@ def test_a_users_own_suites_run_by_name(tmp_path: Path, monkeypatch: pytest.Monk
         f"zbench: note: runs the built-in 'quick', not {hidden} (run that file by its path)" in said
     )
     assert "note:" not in cli.invoke(app, ["suite", "review", "--dry-run"]).output
+
+
+def test_a_job_on_a_gpu_the_machine_lacks_is_skipped_in_runs_words(tmp_path: Path) -> None:
+    """`gpu_ids = [7]` on a machine of 2 GPUs was queued (its shape was all a suite checked),
+    where `zbench run --gpu-ids 7` is refused: the job is skipped, saying which GPU is missing."""
+    path = tmp_path / "pinned.toml"
+    path.write_text(
+        '[[job]]\nworkload = "resnet50"\ngpu_ids = [7]\n\n'
+        '[[job]]\nworkload = "resnet50"\ngpu_ids = [1]\n'
+    )
+    suite = load_suite(str(path), gpu_count=2, frameworks={"torch"})
+    assert [s.gpu_ids for s in suite.specs] == [(1,)]
+    assert [r for _, r in suite.skipped] == [
+        "gpu_ids: no GPU 7 on this machine (it offers GPUs 0,1)"
+    ]

@@ -39,7 +39,7 @@ from zbench.contract.demo_options import DemoConfig
 from zbench.contract.demo_options import parse_args as parse_demo_args
 from zbench.contract.demos import Demo
 from zbench.contract.options import UsageError
-from zbench.gpuids import GpuRequestError, gpu_ids_from
+from zbench.gpuids import GpuRequestError, check_offered, gpu_ids_from
 from zbench.jobs.api import JobSpec, check_config
 from zbench.jobs.gpus import visible_gpus
 from zbench.jobs.suite_keys import ALL_GPUS, AUTO_DEVICE, TOP_KEYS
@@ -401,4 +401,8 @@ def _skip_reason(
         return (
             f"needs {counted(need, 'GPU')}; {n_gpus} found" if n_gpus else "needs a GPU; none found"
         )
+    try:  # gpu_ids = [7] on a machine of 2: skipped in run's words, not queued to wait for ever
+        check_offered(gpu_ids, range(n_gpus), option="gpu_ids")
+    except GpuRequestError as exc:
+        return str(exc)
     return None
