@@ -78,3 +78,15 @@ async def test_a_setup_column_that_tells_runs_apart_stays_in_sight(tmp_path: Pat
         assert setup, shown
         cells = [str(c) for c in table.get_column_at(shown.index(setup[0]))]
         assert sorted(cells) == ["160", "224"]
+
+
+async def test_the_table_fits_again_when_the_terminal_narrows() -> None:
+    app = make_app()
+    async with run_and_press(app, "r", size=(200, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        assert "Samples/s" in _in_view(table)  # wide: the full headers, in the review's order
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
+        shown = _in_view(table)
+        assert shown[:4] == ["Model", "FW", "Mode", "GPUs"] and "smp/s" in shown
