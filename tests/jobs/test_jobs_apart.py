@@ -108,3 +108,17 @@ def test_terse_setups_put_each_field_in_one_place_for_the_whole_group() -> None:
     # One place, one field, in the results table's order: GPUs, then Batch/GPU.
     assert [t.split(" | ")[0] for t in terse] == ["2", "4", "2", "2"]
     assert [t.split(" | ")[1] for t in terse] == ["2", "2", "4", "8"]
+
+
+def test_a_jobs_whole_setup_reads_in_the_results_order() -> None:
+    """The job view's setup followed the stored configuration's order (steps before compile),
+    where `zbench jobs` and the results table name the same fields in the results' order."""
+    from tests.tui.fakes import FakeJob
+    from zbench.jobs.apart import whole_setup
+    from zbench.results.format import setup_order
+
+    config = run_config(steps=50, compile=True, image_size=160, batch_size=128, channels_last=True)
+    words = whole_setup(FakeJob(1, "resnet50", config=config))
+    assert words == "batch per GPU 128, channels-last on, compile on, image size 160, steps 50"
+    keys = ["steps", "compile", "image_size", "batch_size", "channels_last"]
+    assert setup_order(keys) == ["batch_size", "channels_last", "compile", "image_size", "steps"]

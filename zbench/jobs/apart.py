@@ -186,10 +186,13 @@ NOT_SETUP = NAMED | FOUND | {"gpus", "kind", "demo"}
 
 
 def whole_setup(job: JobInfo) -> str:
-    """A job's whole setup in words (``batch per GPU 256, steps 50, ...``), in its configuration's
-    order, as the results name each field: what a view of that one job shows, where the jobs
-    table shows only what tells look-alikes apart, and cuts it."""
+    """A job's whole setup in words (``batch per GPU 256, steps 50, ...``), in the order its
+    results show the fields (``in_results_order``), as the results name each field: what a view
+    of that one job shows, where the jobs table shows only what tells look-alikes apart, and cuts
+    it."""
     if not job.config:  # none stored (a job from before configurations were kept)
         return ""
-    fields = setup(_config(job))
-    return ", ".join(_words(k, v) for k, v in fields.items() if k not in NOT_SETUP)
+    config = _config(job)
+    fields = setup(config)
+    keys = in_results_order((k for k in fields if k not in NOT_SETUP), config)
+    return ", ".join(_words(k, fields[k]) for k in keys)
