@@ -406,3 +406,31 @@ async def test_snapshots_arriving_while_the_app_exits_are_dropped(
         await wait_for(pilot, lambda: len(app.fleet.section("beta").query(GpuPanel)) == 2)
         await pilot.pause(0.05)
     assert drawn_while_exiting == []
+
+
+async def test_the_fleet_jobs_speed_says_its_unit_as_zbench_jobs_does() -> None:
+    """A demo's board-steps/s on one host sat under "Samples/s" beside another's samples/s: the
+    column is Rate and each cell says its unit (the same table as `zbench jobs --hosts`)."""
+    from zbench.fleet.jobs_table import fleet_jobs_table
+
+    rows = [
+        {"host": "alpha", "id": 1, "state": "done", "workload": "resnet50", "framework": "torch",
+         "mode": "train", "precision": "bf16", "kind": "benchmark", "samples_per_s": 2311.5},
+        {"host": "beta", "id": 4, "state": "running", "workload": "snake", "framework": "demo",
+         "mode": "ppo", "kind": "demo", "samples_per_s": 5000.0},
+    ]  # fmt: skip
+    headers, cells = fleet_jobs_table(rows)
+    assert headers[4] == "Rate"
+    assert [c[3:5] for c in cells] == [
+        ("resnet50 torch train bf16", "2,311.5 samples/s"),
+        ("snake demo ppo", "5,000.0 board-steps/s"),
+    ]
+    assert fleet_jobs_table(rows[1:])[0][4] == "Board-steps/s"
+    app = FleetApp(["alpha"], FakeTransport(), stream_factory=CannedStream, jobs_interval=None)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        app.fleet.show_jobs(rows, {})
+        await settle(pilot)
+        table = app.fleet.query_one("#fleet-jobs", DataTable)
+        assert [str(c.label) for c in table.ordered_columns][4] == "Rate"
+        assert job_rows(app)[1][4] == "5,000.0 board-steps/s"

@@ -6,7 +6,6 @@ Exit status: 0 every host answered, 1 some host did not (its rows are missing; s
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from zbench.cli.options import err
 from zbench.cli.outcome import fail
 from zbench.fleet.gather import Gathered, HostsError, gather, to_csv
 from zbench.fleet.hosts import resolve_hosts
-from zbench.jobs.api import rate_text
+from zbench.fleet.jobs_table import fleet_jobs_table
 from zbench.results.api import Filters
 from zbench.settings import HostEntry, SettingsError, load_config
 from zbench.textfit import counted
@@ -48,19 +47,8 @@ def fleet_jobs(
     if json_out:
         print(json.dumps(got.rows, indent=2))
         return _report(got)
-    header = ("Host", "ID", "State", "Job", "Samples/s", "Started", "Reason")
-    lines = [header]
-    for r in got.rows:
-        started = (
-            dt.datetime.fromtimestamp(r["started"]).strftime("%m-%d %H:%M")
-            if r.get("started")
-            else ""
-        )
-        job = f"{r.get('workload')} {r.get('framework')} {r.get('mode')}"
-        rate = rate_text(r.get("samples_per_s"))
-        lines.append(
-            (r["host"], str(r["id"]), r["state"], job, rate, started, r.get("reason") or "")
-        )
+    header, cells = fleet_jobs_table(got.rows)
+    lines = [header, *cells]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for line in lines:
         print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip())

@@ -18,7 +18,7 @@ from zbench.cli.tableview import print_table
 from zbench.contract.options import one_of
 from zbench.jobs import api
 from zbench.jobs.apart import named_apart
-from zbench.jobs.api import JobInfo, shared_rate_unit
+from zbench.jobs.api import JobInfo, shared_rate_unit, speed_cell, speed_title
 from zbench.jobs.states import JobState
 from zbench.store import StoreError
 from zbench.textfit import Column
@@ -37,14 +37,13 @@ JOB_COLUMNS = (
     Column("Reason", priority=1, flex=True, min_width=16),
 )
 SPEED = "Samples/s"  # the speed column of JOB_COLUMNS: titled by its speeds' one unit
-RATE = "Rate"  # its title when its speeds count unlike things: each then says its unit
 
 
 def _columns(jobs: list[JobInfo], unit: str | None, reasons: bool) -> list[tuple[str, Column]]:
     """The table's columns for these jobs, keyed by JOB_COLUMNS' headers: a Tag column when one
     has a tag, a Reason column when one has a reason, and the speed column titled by its one
     unit (``Frames/s``), else Rate."""
-    title = unit[:1].upper() + unit[1:] if unit else RATE
+    title = speed_title(unit)
     keep = {"Tag": any(j.tag for j in jobs), "Reason": reasons}
     columns = []
     for column in JOB_COLUMNS:
@@ -142,7 +141,6 @@ def list_jobs(
         gpus = ",".join(str(g) for g in j.gpu_ids) if j.gpu_ids else ""
         gpus = "cpu" if j.gpu_ids == () and j.state != JobState.QUEUED else gpus
         step = f"{j.step}/{j.total}" if j.step is not None else ""
-        speed = j.rate()
         cells = {
             "ID": str(j.id),
             "State": j.state,
@@ -151,7 +149,7 @@ def list_jobs(
             "GPUs": gpus,
             "Phase": j.phase or "",
             "Step": step,
-            SPEED: f"{speed} {j.rate_unit}" if speed and unit is None else speed,
+            SPEED: speed_cell(j.samples_per_s, j.rate_unit, unit),
             "Started": _when(j.started),
             # Plain text (print_table never reads markup): reasons quote runner errors verbatim.
             "Reason": " ".join(notes[j.id].split()),

@@ -88,12 +88,7 @@ class JobInfo:
     @property
     def rate_unit(self) -> str:
         """What its speed counts: samples/s, or a demo's own (frames/s, board-steps/s)."""
-        if self.kind != kinds.DEMO:
-            return "samples/s"
-        from zbench.contract.demos import known  # a demo's row: read only for a demo's job
-
-        demo = known(self.workload)
-        return demo.rate_unit if demo else "samples/s"
+        return rate_unit_of(self.kind, self.workload)
 
     @property
     def refused(self) -> bool:
@@ -117,15 +112,43 @@ def rate_text(samples_per_s: float | None, missing: str = "") -> str:
     return missing if samples_per_s is None else f"{samples_per_s:,.1f}"
 
 
-def shared_rate_unit(jobs: Iterable[JobInfo]) -> str | None:
-    """The one unit of these jobs' speeds (``samples/s``; ``frames/s`` for motion jobs alone), for
-    a column's header; None when the speeds count unlike things (samples/s beside a demo's
-    board-steps/s): a table then says each one's unit beside it. Jobs with no speed yet count
-    only when none has one (no jobs: a benchmark's samples/s)."""
-    jobs = list(jobs)
-    units = {j.rate_unit for j in jobs if j.samples_per_s is not None}
-    units = units or {j.rate_unit for j in jobs} or {"samples/s"}
+def rate_unit_of(kind: str | None, workload: str | None) -> str:
+    """What a job's speed counts, from its kind and workload (a job, or a row of another host's
+    ``zbench jobs --json``): samples/s, or a demo's own (frames/s, board-steps/s)."""
+    if kind != kinds.DEMO:
+        return "samples/s"
+    from zbench.contract.demos import known  # a demo's row: read only for a demo's job
+
+    demo = known(str(workload or ""))
+    return demo.rate_unit if demo else "samples/s"
+
+
+def shared_unit(speeds: Iterable[tuple[str, float | None]]) -> str | None:
+    """The one unit of these (unit, speed) pairs, for a column's header; None when the speeds
+    count unlike things (samples/s beside a demo's board-steps/s): a table then says each one's
+    unit beside it. Those with no speed yet count only when none has one (none: samples/s)."""
+    pairs = list(speeds)
+    units = {unit for unit, speed in pairs if speed is not None}
+    units = units or {unit for unit, _ in pairs} or {"samples/s"}
     return units.pop() if len(units) == 1 else None
+
+
+def shared_rate_unit(jobs: Iterable[JobInfo]) -> str | None:
+    """The one unit of these jobs' speeds (``shared_unit``): ``frames/s`` for motion jobs alone."""
+    return shared_unit((j.rate_unit, j.samples_per_s) for j in jobs)
+
+
+def speed_title(unit: str | None) -> str:
+    """A speed column's title: its speeds' one unit (``Frames/s``), else ``Rate`` (each cell then
+    says its unit, ``speed_cell``)."""
+    return unit[:1].upper() + unit[1:] if unit else "Rate"
+
+
+def speed_cell(speed: float | None, unit: str, shared: str | None) -> str:
+    """A speed as a jobs table prints it: ``rate_text``, with its unit when the column's speeds
+    count unlike things (``shared`` None)."""
+    text = rate_text(speed)
+    return f"{text} {unit}" if text and shared is None else text
 
 
 class JobSpecError(ZbenchError):

@@ -2,48 +2,26 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets.data_table import ColumnKey
 
+from zbench.fleet.jobs_table import HEADERS, SPEED, fleet_jobs_table
 from zbench.fleet.stream import HostStatus
 from zbench.telemetry.snapshot import Snapshot
 
 from ..format import escape
 from ..widgets.fleet_host import HostSection
 
-# (label, width): fixed widths, so a refresh that replaces the rows never leaves cells misaligned.
-JOB_COLUMNS = (
-    ("Host", 14),
-    ("ID", 4),
-    ("State", 10),
-    ("Job", 26),
-    ("Samples/s", 10),
-    ("Started", 12),
-    ("Reason", 50),
-)
-
-
-def job_cells(row: Mapping[str, Any]) -> tuple[str, ...]:
-    """A ``zbench jobs --json`` row (with its ``host``) as the table's cells."""
-    started = row.get("started")
-    when = dt.datetime.fromtimestamp(started).strftime("%m-%d %H:%M") if started else ""
-    job = " ".join(str(row.get(k) or "") for k in ("workload", "framework", "mode")).strip()
-    rate = row.get("samples_per_s")
-    return (
-        str(row.get("host", "")),
-        str(row.get("id", "")),
-        str(row.get("state", "")),
-        job,
-        f"{rate:,.1f}" if isinstance(rate, int | float) and rate else "",
-        when,
-        str(row.get("reason") or ""),
-    )
+# Each column's width, fixed, so a refresh that replaces the rows never leaves cells misaligned
+# (the columns: ``fleet.jobs_table.HEADERS``).
+WIDTHS = (14, 4, 10, 26, 22, 12, 50)
 
 
 class FleetScreen(Screen[None]):
@@ -71,8 +49,8 @@ class FleetScreen(Screen[None]):
     def on_mount(self) -> None:
         self.sub_title = f"{len(self.hosts)} hosts"
         table = self.query_one("#fleet-jobs", DataTable)
-        for label, width in JOB_COLUMNS:
-            table.add_column(label, width=width)
+        for label, width in zip(HEADERS, WIDTHS, strict=True):
+            table.add_column(label, key=label, width=width)
 
     def section(self, host: str) -> HostSection:
         return self.query_one(f"#host-{self.hosts.index(host)}", HostSection)
@@ -85,7 +63,11 @@ class FleetScreen(Screen[None]):
 
     def show_jobs(self, rows: Sequence[Mapping[str, Any]], errors: Mapping[str, str]) -> None:
         table = self.query_one("#fleet-jobs", DataTable)
-        cells = [job_cells(r) for r in rows]
+        headers, cells = fleet_jobs_table(rows)
+        speed = table.columns[ColumnKey(HEADERS[SPEED])]
+        if str(speed.label) != headers[SPEED]:  # its speeds' one unit, or Rate
+            speed.label = Text(headers[SPEED])
+            table.refresh()
         if [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)] != cells:
             table.clear()
             for row in cells:

@@ -83,8 +83,9 @@ def cells(job: JobInfo, setup: str = "", unit: str | None = "samples/s") -> dict
     gpus = ",".join(str(g) for g in job.gpu_ids) if job.gpu_ids else "-"
     if job.gpu_ids == () and job.state != JobState.QUEUED:
         gpus = "cpu"  # allocated no GPU: a CPU job (as `zbench jobs` says)
-    speed = job.rate("-")
-    speed = f"{speed} {job.rate_unit}" if unit is None and job.samples_per_s is not None else speed
+    from zbench.jobs.api import speed_cell  # after the first frame, as show() imports it
+
+    speed = speed_cell(job.samples_per_s, job.rate_unit, unit) or "-"
     # A running job shows its phase (setup, warmup, measure): the one thing worth knowing about it.
     state = (
         f"{glyphs().running} {job.phase}"
