@@ -109,3 +109,27 @@ def test_a_jobs_qualifiers_read_in_the_results_tables_order(home: Path) -> None:
         in lines[2]
     )
     assert "vgg16 torch train (fp32)" in lines[3]
+
+
+def test_every_hosts_jobs_fit_80_columns_and_say_their_units(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`zbench jobs --hosts` printed its own table: "Samples/s" over a demo's board-steps/s, and
+    every column at full width however narrow the terminal (the reason ran past 80 columns)."""
+    from zbench.cli import fleet
+    from zbench.fleet.gather import Gathered
+
+    rows = [
+        {"host": "alpha", "id": 1, "state": "failed", "workload": "resnet50", "framework": "torch",
+         "mode": "train", "kind": "benchmark", "samples_per_s": None, "started": time.time(),
+         "reason": "the runner ran out of GPU memory at batch 512 " * 3},
+        {"host": "beta", "id": 4, "state": "running", "workload": "snake", "framework": "demo",
+         "mode": "ppo", "kind": "demo", "samples_per_s": 5000.0, "started": time.time()},
+    ]  # fmt: skip
+    monkeypatch.setattr(fleet, "gather", lambda hosts, args: Gathered(rows=rows))
+    out = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["jobs", "--hosts", "alpha,beta"])
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    assert max(map(len, lines)) <= 80, out.stdout
+    assert "Board-steps/s" in lines[0] and "5,000.0" in out.stdout  # one unit among the speeds
+    assert "Reason" in lines[0] and "…" in out.stdout  # the reason cut to fit, said so

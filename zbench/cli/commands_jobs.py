@@ -329,7 +329,7 @@ def jobs(
     if hosts is not None:
         from zbench.cli.fleet import fleet_jobs
 
-        _exit(fleet_jobs(hosts, all_jobs=all_jobs, json_out=json_out, filters=filters))
+        _exit(fleet_jobs(hosts, all_jobs=all_jobs, json_out=json_out, wide=wide, filters=filters))
         return
     from zbench.cli.jobs_list import list_jobs
 

@@ -7,23 +7,39 @@ Exit status: 0 every host answered, 1 some host did not (its rows are missing; s
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+
+from rich.console import Console
 
 from zbench.cli.filters import filter_argv
 from zbench.cli.options import err
 from zbench.cli.outcome import fail
+from zbench.cli.tableview import print_table
 from zbench.fleet.gather import Gathered, HostsError, gather, to_csv
 from zbench.fleet.hosts import resolve_hosts
-from zbench.fleet.jobs_table import fleet_jobs_table
+from zbench.fleet.jobs_table import SPEED, fleet_jobs_table
 from zbench.results.api import Filters
 from zbench.settings import HostEntry, SettingsError, load_config
-from zbench.textfit import counted
+from zbench.textfit import Column, counted
 
 
 def _report(got: Gathered) -> int:
     for host, why in got.errors.items():
         err(f"{host}: {why}")
     return 1 if got.errors else 0
+
+
+# How ``fleet.jobs_table.HEADERS`` give way on a narrow terminal, as ``zbench jobs``' own columns.
+FIT = (
+    Column("Host"),
+    Column("ID", right=True),
+    Column("State"),
+    Column("Job"),
+    Column("Samples/s", priority=1, right=True),  # titled by its speeds' unit
+    Column("Started", priority=5),
+    Column("Reason", priority=1, flex=True, min_width=16),
+)
 
 
 def hosts_of(text: str) -> list[HostEntry]:
@@ -33,10 +49,16 @@ def hosts_of(text: str) -> list[HostEntry]:
 
 
 def fleet_jobs(
-    hosts_text: str, *, all_jobs: bool, json_out: bool, filters: dict[str, str] | None = None
+    hosts_text: str,
+    *,
+    all_jobs: bool,
+    json_out: bool,
+    wide: bool = False,
+    filters: dict[str, str] | None = None,
 ) -> int:
-    """Print every host's jobs in one table (or JSON), each row with its host; 2 on bad --hosts.
-    ``filters`` (``zbench jobs``' own, by name) go to every host as they were given."""
+    """Print every host's jobs in one table fitted to the terminal as ``zbench jobs`` is (every
+    column with ``wide``), or JSON, each row with its host; 2 on bad --hosts. ``filters``
+    (``zbench jobs``' own, by name) go to every host as they were given."""
     try:
         hosts = hosts_of(hosts_text)
     except (HostsError, SettingsError) as exc:
@@ -48,10 +70,10 @@ def fleet_jobs(
         print(json.dumps(got.rows, indent=2))
         return _report(got)
     header, cells = fleet_jobs_table(got.rows)
-    lines = [header, *cells]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    for line in lines:
-        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip())
+    keep = [i for i, title in enumerate(header) if title != "Reason" or any(c[i] for c in cells)]
+    columns = [FIT[i] if i != SPEED else replace(FIT[i], header=header[i]) for i in keep]
+    rows = [[row[i] for i in keep] for row in cells]
+    print_table(Console(highlight=False, markup=False), columns, rows, wide=wide)
     return _report(got)
 
 
