@@ -120,12 +120,30 @@ def test_every_hosts_jobs_fit_80_columns_and_say_their_units(
     from zbench.fleet.gather import Gathered
 
     rows = [
-        {"host": "alpha", "id": 1, "state": "failed", "workload": "resnet50", "framework": "torch",
-         "mode": "train", "kind": "benchmark", "samples_per_s": None, "started": time.time(),
-         "reason": "the runner ran out of GPU memory at batch 512 " * 3},
-        {"host": "beta", "id": 4, "state": "running", "workload": "snake", "framework": "demo",
-         "mode": "ppo", "kind": "demo", "samples_per_s": 5000.0, "started": time.time()},
-    ]  # fmt: skip
+        {
+            "host": "alpha",
+            "id": 1,
+            "state": "failed",
+            "workload": "resnet50",
+            "framework": "torch",
+            "mode": "train",
+            "kind": "benchmark",
+            "samples_per_s": None,
+            "started": time.time(),
+            "reason": "the runner ran out of GPU memory at batch 512 " * 3,
+        },
+        {
+            "host": "beta",
+            "id": 4,
+            "state": "running",
+            "workload": "snake",
+            "framework": "demo",
+            "mode": "ppo",
+            "kind": "demo",
+            "samples_per_s": 5000.0,
+            "started": time.time(),
+        },
+    ]
     monkeypatch.setattr(fleet, "gather", lambda hosts, args: Gathered(rows=rows))
     out = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["jobs", "--hosts", "alpha,beta"])
     assert out.exit_code == 0, out.output

@@ -414,11 +414,28 @@ async def test_the_fleet_jobs_speed_says_its_unit_as_zbench_jobs_does() -> None:
     from zbench.fleet.jobs_table import fleet_jobs_table
 
     rows = [
-        {"host": "alpha", "id": 1, "state": "done", "workload": "resnet50", "framework": "torch",
-         "mode": "train", "precision": "bf16", "kind": "benchmark", "samples_per_s": 2311.5},
-        {"host": "beta", "id": 4, "state": "running", "workload": "snake", "framework": "demo",
-         "mode": "ppo", "kind": "demo", "samples_per_s": 5000.0},
-    ]  # fmt: skip
+        {
+            "host": "alpha",
+            "id": 1,
+            "state": "done",
+            "workload": "resnet50",
+            "framework": "torch",
+            "mode": "train",
+            "precision": "bf16",
+            "kind": "benchmark",
+            "samples_per_s": 2311.5,
+        },
+        {
+            "host": "beta",
+            "id": 4,
+            "state": "running",
+            "workload": "snake",
+            "framework": "demo",
+            "mode": "ppo",
+            "kind": "demo",
+            "samples_per_s": 5000.0,
+        },
+    ]
     headers, cells = fleet_jobs_table(rows)
     assert headers[4] == "Rate"
     assert [c[3:5] for c in cells] == [
