@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
-from textual.widgets.data_table import ColumnKey
 
-from zbench.fleet.jobs_table import HEADERS, SPEED, fleet_jobs_table
+from zbench.fleet.jobs_table import HEADERS, fleet_jobs_table
 from zbench.fleet.stream import HostStatus
 from zbench.telemetry.snapshot import Snapshot
 
@@ -48,9 +46,15 @@ class FleetScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = f"{len(self.hosts)} hosts"
+        self._columns(HEADERS)
+
+    def _columns(self, headers: Sequence[str]) -> None:
+        """Lay the jobs table's columns out (again: the rows go with them, ``show_jobs`` adds
+        them back); the speed column's title is its speeds' unit, or Rate."""
         table = self.query_one("#fleet-jobs", DataTable)
-        for label, width in zip(HEADERS, WIDTHS, strict=True):
-            table.add_column(label, key=label, width=width)
+        table.clear(columns=True)
+        for label, width in zip(headers, WIDTHS, strict=True):
+            table.add_column(label, width=width)
 
     def section(self, host: str) -> HostSection:
         return self.query_one(f"#host-{self.hosts.index(host)}", HostSection)
@@ -64,10 +68,8 @@ class FleetScreen(Screen[None]):
     def show_jobs(self, rows: Sequence[Mapping[str, Any]], errors: Mapping[str, str]) -> None:
         table = self.query_one("#fleet-jobs", DataTable)
         headers, cells = fleet_jobs_table(rows)
-        speed = table.columns[ColumnKey(HEADERS[SPEED])]
-        if str(speed.label) != headers[SPEED]:  # its speeds' one unit, or Rate
-            speed.label = Text(headers[SPEED])
-            table.refresh()
+        if [str(c.label) for c in table.ordered_columns] != list(headers):
+            self._columns(headers)
         if [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)] != cells:
             table.clear()
             for row in cells:
