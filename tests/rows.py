@@ -46,3 +46,23 @@ def job_row(**fields: Any) -> dict[str, Any]:
         "created": 1.0,
         **fields,
     }
+
+
+def fleet_row(host: str, id: int, **fields: Any) -> dict[str, Any]:
+    """A row of another host's ``zbench jobs --json``, with its ``host``: a done ResNet-50
+    training job, then ``fields``."""
+    return {
+        "host": host,
+        "id": id,
+        "state": "done",
+        "workload": "resnet50",
+        "framework": "torch",
+        "mode": "train",
+        "kind": "benchmark",
+        "samples_per_s": None,
+        **fields,
+    }
+
+
+# A Snake demo running on another host: its speed counts board-steps/s, not samples/s.
+SNAKE_ON_BETA = {"workload": "snake", "framework": "demo", "mode": "ppo", "kind": "demo"}

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.rows import job_row, run_config
+from tests.rows import SNAKE_ON_BETA, fleet_row, job_row, run_config
 from zbench.cli import app
 from zbench.jobs import liveness
 from zbench.store import Store
@@ -120,29 +120,14 @@ def test_every_hosts_jobs_fit_80_columns_and_say_their_units(
     from zbench.fleet.gather import Gathered
 
     rows = [
-        {
-            "host": "alpha",
-            "id": 1,
-            "state": "failed",
-            "workload": "resnet50",
-            "framework": "torch",
-            "mode": "train",
-            "kind": "benchmark",
-            "samples_per_s": None,
-            "started": time.time(),
-            "reason": "the runner ran out of GPU memory at batch 512 " * 3,
-        },
-        {
-            "host": "beta",
-            "id": 4,
-            "state": "running",
-            "workload": "snake",
-            "framework": "demo",
-            "mode": "ppo",
-            "kind": "demo",
-            "samples_per_s": 5000.0,
-            "started": time.time(),
-        },
+        fleet_row(
+            "alpha",
+            1,
+            state="failed",
+            started=time.time(),
+            reason="the runner ran out of GPU memory at batch 512 " * 3,
+        ),
+        fleet_row("beta", 4, **SNAKE_ON_BETA, state="running", samples_per_s=5000.0),
     ]
     monkeypatch.setattr(fleet, "gather", lambda hosts, args: Gathered(rows=rows))
     out = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["jobs", "--hosts", "alpha,beta"])

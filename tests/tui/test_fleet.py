@@ -416,30 +416,12 @@ async def test_snapshots_arriving_while_the_app_exits_are_dropped(
 async def test_the_fleet_jobs_speed_says_its_unit_as_zbench_jobs_does() -> None:
     """A demo's board-steps/s on one host sat under "Samples/s" beside another's samples/s: the
     column is Rate and each cell says its unit (the same table as `zbench jobs --hosts`)."""
+    from tests.rows import SNAKE_ON_BETA, fleet_row
     from zbench.fleet.jobs_table import fleet_jobs_table
 
     rows = [
-        {
-            "host": "alpha",
-            "id": 1,
-            "state": "done",
-            "workload": "resnet50",
-            "framework": "torch",
-            "mode": "train",
-            "precision": "bf16",
-            "kind": "benchmark",
-            "samples_per_s": 2311.5,
-        },
-        {
-            "host": "beta",
-            "id": 4,
-            "state": "running",
-            "workload": "snake",
-            "framework": "demo",
-            "mode": "ppo",
-            "kind": "demo",
-            "samples_per_s": 5000.0,
-        },
+        fleet_row("alpha", 1, precision="bf16", samples_per_s=2311.5),
+        fleet_row("beta", 4, **SNAKE_ON_BETA, state="running", samples_per_s=5000.0),
     ]
     headers, cells = fleet_jobs_table(rows)
     assert headers[4] == "Rate"
