@@ -82,14 +82,13 @@ def in_results_order(keys: Iterable[str], config: dict[str, Any]) -> list[str]:
     """Setup fields of a job of this configuration in the order its results show them: a
     benchmark's as the results table's columns (``results.format.setup_order``), a demo's as
     ``zbench demo results`` does, in its options' order (the contract's demo table)."""
+    from zbench.results.format import setup_order
+
     if kinds.of_dict(config).section == "demos":
         from zbench.contract.demos import known
 
         entry = known(str(config.get("workload") or config.get("demo")))
-        place = [o.name for o in entry.options] if entry is not None else []
-        return sorted(keys, key=lambda k: (place.index(k), "") if k in place else (len(place), k))
-    from zbench.results.format import setup_order
-
+        return setup_order(keys, [o.name for o in entry.options] if entry is not None else [])
     return setup_order(keys)
 
 

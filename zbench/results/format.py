@@ -145,11 +145,13 @@ def setup_column(key: str) -> Col:
     return (title[:1].upper() + title[1:], lambda r: fields(r).get(key), value_text)
 
 
-def setup_order(keys: Iterable[str]) -> list[str]:
+def setup_order(keys: Iterable[str], place: Sequence[str] | None = None) -> list[str]:
     """Identity fields in the order the results table shows them: the fields of its own columns in
     COLUMNS' order, then those ``table_columns`` adds, in ``differing``'s order (by name). A job's
-    setup is named in this order too (``zbench.jobs.apart``)."""
-    place = [f for title, _, _ in COLUMNS for f in COLUMN_FIELDS.get(title, ())]
+    setup is named in this order too (``zbench.jobs.apart``). ``place``: another table's order of
+    its own columns (a demo's options), the rest after them by name."""
+    if place is None:
+        place = [f for title, _, _ in COLUMNS for f in COLUMN_FIELDS.get(title, ())]
     return sorted(keys, key=lambda k: (place.index(k), "") if k in place else (len(place), k))
 
 
