@@ -22,14 +22,15 @@ class GpuRequestError(ZbenchError, ValueError):
     exit_code = 2
 
 
-def parse_gpu_ids(text: str | None, option: str = OPTION) -> tuple[int, ...] | None:
+def parse_gpu_ids(text: str | None, option: str = OPTION, sep: str = ",") -> tuple[int, ...] | None:
     """``"0,1"`` -> ``(0, 1)`` in the order given; ``None`` -> ``None`` (the command's default
     GPUs). Anything else raises :class:`GpuRequestError`: a part that is not a decimal number
     (``x``, ``-1``, ``+1``, ``1_0``, an empty part; a blank value too, as ``--gpu-ids "$UNSET"``
-    must not read as every GPU) and a GPU named twice."""
+    must not read as every GPU) and a GPU named twice. ``sep``: what joins the indices (``+`` in
+    ``--nodes HOST:0+1``, where a comma already joins the hosts)."""
     if text is None:
         return None
-    return _checked(text.split(","), option, "0,1", _text_index)
+    return _checked(text.split(sep), option, sep.join("01"), _text_index)
 
 
 def gpu_ids_from(value: object, option: str = "gpu_ids") -> tuple[int, ...]:

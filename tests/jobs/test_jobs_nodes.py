@@ -184,8 +184,10 @@ def test_nodes_slurm_runs_one_srun_for_every_node(
     ("text", "message"),
     [
         ("a,,b", "HOST[:GPUS] or HOST:PORT:[GPUS]"),
-        ("a:x", "numbers joined by +"),
-        ("a:0+0", "distinct"),
+        ("a:x", "--nodes a: 'x' is not a GPU index (expected e.g. 0+1)"),
+        ("a:0+-1", "--nodes a: '-1' is not a GPU index (expected e.g. 0+1)"),
+        ("a:0,b:1+", "--nodes b: '' is not a GPU index (expected e.g. 0+1)"),
+        ("a:0+0", "--nodes a: GPU 0 is named twice"),
         ("slurm", "Slurm allocation"),
     ],
 )
@@ -227,7 +229,7 @@ def test_cli_run_nodes_rejects_gpu_ids_and_launcher_options(jobenv: Path) -> Non
     out = runner.invoke(app, ["run", "resnet50", "--nodes", "a,b", "--gpu-ids", "0"])
     assert out.exit_code == 2 and "--gpu-ids is for one machine" in out.output
     out = runner.invoke(app, ["run", "resnet50", "--nodes", "a:x"])
-    assert out.exit_code == 2 and "numbers joined by +" in out.output
+    assert out.exit_code == 2 and "--nodes a: 'x' is not a GPU index" in out.output
 
 
 @pytest.mark.slow

@@ -134,9 +134,7 @@ def _job_spec(
     """The job to queue, every option checked here: a UsageError, or a GpuRequestError for the
     GPUs, says what is wrong."""
     ids = parse_gpu_ids(gpu_ids)
-    config, events = parse_args([workload, *runner_args])
-    if events is not None:
-        raise UsageError("--events is chosen by zbench for jobs")
+    config, _events = parse_args([workload, *runner_args])  # zbench run has no --events
     problem = api.check_config(config)
     if problem:
         raise UsageError(problem)

@@ -27,6 +27,7 @@ from typing import Any
 
 from zbench.contract.config import RunConfig
 from zbench.contract.options import UsageError
+from zbench.gpuids import GpuRequestError, parse_gpu_ids
 from zbench.hostnames import HostError, split_host
 from zbench.jobs import remote
 from zbench.textfit import counted
@@ -111,15 +112,11 @@ class NodesConfig:
 
 
 def _gpu_ids(text: str, host: str) -> tuple[int, ...]:
+    """``HOST:0+1``'s GPUs, checked and worded as every ``--gpu-ids`` is (zbench.gpuids)."""
     try:
-        ids = tuple(int(p) for p in text.split("+"))
-    except ValueError:
-        raise UsageError(
-            f"--nodes {host}:{text}: GPU ids are numbers joined by +, e.g. 0+1"
-        ) from None
-    if any(i < 0 for i in ids) or len(set(ids)) != len(ids):
-        raise UsageError(f"--nodes {host}:{text}: GPU ids are distinct numbers, e.g. 0+1")
-    return ids
+        return parse_gpu_ids(text, option=f"--nodes {host}", sep="+") or ()
+    except GpuRequestError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _node_part(part: str, text: str) -> tuple[str, str]:
