@@ -135,7 +135,10 @@ def test_run_on_a_machine_without_gpus_is_exit_2_naming_the_gpus_asked_for(
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     result = cli.invoke(app, ["run", "resnet50", "--gpu-ids", "0"])
     assert result.exit_code == 2
-    assert result.output == "zbench: run: --gpu-ids: no GPU 0 on this machine (it offers no GPU)\n"
+    assert result.output == (
+        "zbench: run: --gpu-ids: no GPU 0 on this machine"
+        " (it offers no GPU: CUDA_VISIBLE_DEVICES='' hides every GPU)\n"
+    )
     result = cli.invoke(app, ["run", "resnet50"])
     assert result.exit_code == 2
     assert result.output.startswith("zbench: run: no GPU on this machine: add --device cpu")

@@ -85,7 +85,13 @@ def test_a_machine_without_gpus_is_one_line_and_no_job(
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     for args, says in (
         (["probe"], "no GPU on this machine: the probe measures GPUs"),
-        (["probe", "--gpu-ids", "0"], "--gpu-ids: no GPU 0 on this machine (it offers no GPU)"),
+        (
+            ["probe", "--gpu-ids", "0"],
+            (
+                "--gpu-ids: no GPU 0 on this machine"
+                " (it offers no GPU: CUDA_VISIBLE_DEVICES='' hides every GPU)"
+            ),
+        ),
     ):
         res = cli.invoke(app, args)
         assert res.exit_code == 2

@@ -24,7 +24,7 @@ from zbench.gpuids import GpuRequestError, check_offered, no_gpu, parse_gpu_ids
 from zbench.jobs import api
 from zbench.jobs.apart import differing
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
-from zbench.jobs.gpus import visible_gpus
+from zbench.jobs.gpus import offered_gpus, visible_gpus
 from zbench.jobs.states import JobState
 from zbench.textfit import counted
 
@@ -34,7 +34,8 @@ def _check_gpu_ids(ids: tuple[int, ...], config: RunConfig, gpus_given: bool) ->
     ids, or a :class:`GpuRequestError`."""
     if config.device != "cuda":
         raise GpuRequestError("--gpu-ids needs --device cuda")
-    check_offered(ids, visible_gpus())
+    offered, why = offered_gpus()
+    check_offered(ids, offered, why=why)
     if gpus_given and config.gpus != len(ids):
         raise GpuRequestError(
             f"--gpu-ids names {counted(len(ids), 'GPU')} but --gpus asks for {config.gpus}"

@@ -7,6 +7,7 @@ only those GPUs are offered.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Sequence
 
@@ -14,27 +15,38 @@ from collections.abc import Iterable, Sequence
 def visible_gpus() -> list[int]:
     """GPU ids jobs may use: ``CUDA_VISIBLE_DEVICES`` when set (numeric ids), else every GPU NVML
     sees, else none (no driver)."""
+    return offered_gpus()[0]
+
+
+def offered_gpus() -> tuple[list[int], str]:
+    """:func:`visible_gpus` and, when there are none, why, in a few words for an error line."""
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if env is not None:
-        ids = [p.strip() for p in env.split(",") if p.strip()]
-        if all(p.isdigit() for p in ids):
-            # A negative or non-numeric entry hides the rest from CUDA, as CUDA itself does.
-            return [int(p) for p in ids]
-        return list(range(len(ids)))  # UUIDs: CUDA renumbers them 0..n-1
-    return _nvml_gpus()
+    if env is None:
+        return _nvml_gpus()
+    # CUDA reads the list up to its first entry that is neither an index nor a UUID: -1 (or any
+    # other word) hides that entry and every one after it.
+    parts = [p.strip() for p in env.split(",")]
+    valid = list(
+        itertools.takewhile(lambda p: p.isdigit() or p.startswith(("GPU-", "MIG-")), parts)
+    )
+    why = "" if valid else f"CUDA_VISIBLE_DEVICES={env!r} hides every GPU"
+    if all(p.isdigit() for p in valid):
+        return [int(p) for p in valid], why
+    return list(range(len(valid))), why  # UUIDs: CUDA renumbers them 0..n-1
 
 
-def _nvml_gpus() -> list[int]:
+def _nvml_gpus() -> tuple[list[int], str]:
     try:
         import pynvml
     except ImportError:
-        return []
+        return [], "nvidia-ml-py is not installed"
     try:
         pynvml.nvmlInit()
-    except Exception:
-        return []
+    except Exception as exc:
+        return [], f"no NVIDIA driver ({exc})"  # worded as telemetry.nvml words it
     try:
-        return list(range(pynvml.nvmlDeviceGetCount()))
+        count = pynvml.nvmlDeviceGetCount()
+        return list(range(count)), "" if count else "NVML finds no GPU"
     finally:
         pynvml.nvmlShutdown()
 

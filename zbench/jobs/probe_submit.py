@@ -26,15 +26,15 @@ def submit_probe(
     """Submit a probe job (``gpus``: those GPUs, else every GPU the supervisor offers); its id.
     Raises :class:`ProbeError`, or ``gpuids.GpuRequestError`` for a bad or absent ``--gpu-ids``."""
     from zbench.jobs import api
-    from zbench.jobs.gpus import visible_gpus
+    from zbench.jobs.gpus import offered_gpus
 
     gpu_list = parse_gpu_ids(gpus)  # bad input first, whatever the machine has
     if p2p_seconds is None:
         p2p_seconds = float(os.environ.get("ZBENCH_PROBE_P2P_SECONDS", "3"))
     if importlib.util.find_spec("torch") is None:
         raise ProbeError("needs PyTorch: pip install 'zbench[torch]'", exit_code=1)
-    offered = visible_gpus()  # both found before a job is queued that could only fail
-    check_offered(gpu_list, offered)
+    offered, why = offered_gpus()  # both found before a job is queued that could only fail
+    check_offered(gpu_list, offered, why=why)
     if not offered:
         raise ProbeError(no_gpu("the probe measures GPUs"))
     config = ProbeConfig(gpus=len(gpu_list or ()), quick=quick, p2p_seconds=p2p_seconds)
