@@ -3,7 +3,14 @@ one check, standard library only, so the settings and the jobs package both read
 
 from __future__ import annotations
 
+import re
+
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "local"})
+
+
+# What a host name, an ssh config alias, user@host, host:port or an IPv6 address is made of:
+# letters, digits and . - _ @ : [ ] % (a scope id); a quote, a slash or a blank is none of them.
+_HOST_CHARS = re.compile(r"[\w.@:\[\]%-]+")
 
 
 class HostError(ValueError):
@@ -13,9 +20,9 @@ class HostError(ValueError):
 def split_host(text: str) -> tuple[str, int | None]:
     """``[USER@]HOST`` or ``[USER@]HOST:PORT`` as (destination, port or None). The one check of a
     host name wherever it comes from (``--hosts``, ``--nodes``, the config file's ``[hosts]``):
-    a name starting with ``-`` would reach ssh as an option, so it is refused, as are blanks and
-    control characters. Raises :class:`HostError`."""
-    if not text or text.startswith("-") or any(c.isspace() or not c.isprintable() for c in text):
+    a name starting with ``-`` would reach ssh as an option, so it is refused, as is any
+    character no host name has (a blank, a quote, a control character). Raises :class:`HostError`."""
+    if text.startswith("-") or not _HOST_CHARS.fullmatch(text):
         raise HostError(f"{text!r} is not a host name (HOST, USER@HOST or HOST:PORT)")
     if text in LOCAL_NAMES or text.count(":") != 1:  # an IPv6 address has several colons
         return text, None

@@ -3,12 +3,14 @@ labels and no text eaten as Rich markup."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from zbench.cli import app
+from zbench.cli import app, main
+from zbench.cli.outcome import fail
 
 CLI = CliRunner(env={"COLUMNS": "120", "TERM": "dumb", "NO_COLOR": "1"})
 
@@ -61,8 +63,29 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             ["--interval", "inf"],
             "zbench: --interval: must be at most 3600, got inf (see zbench -h)",
         ),
-        (["run"], "zbench: run: Missing argument 'workload'. (see zbench run -h)"),
-        (["nosuch"], "zbench: No such command 'nosuch'. (see zbench -h)"),
+        (["run"], "zbench: run: Missing argument 'workload' (see zbench run -h)"),
+        (["nosuch"], "zbench: No such command 'nosuch' (see zbench -h)"),
+        # Click's parser leaves no context for a missing value: the line named no command.
+        (
+            ["run", "resnet50", "--tag"],
+            "zbench: run: Option '--tag' requires an argument (see zbench run -h)",
+        ),
+        (
+            ["demo", "motion", "--play"],
+            "zbench: demo: Option '--play' requires an argument (see zbench demo -h)",
+        ),
+        # zbench's own errors in these commands said "zbench: ..." without the command's name.
+        (["cancel", "999"], "zbench: cancel: no job 999"),
+        (["suite", "nosuch.toml"], "zbench: suite: nosuch.toml: no such file"),
+        (
+            ["cache", "frob"],
+            "zbench: cache: action: must be one of show, clear, got 'frob' (see zbench cache -h)",
+        ),
+        (  # a quote is no host name's: the table was printed, then ssh refused it, exit 1
+            ["jobs", "--hosts", "'gpu1'"],
+            "zbench: jobs: --hosts wants HOST[:PORT],HOST..., got \"'gpu1'\": \"'gpu1'\" is not "
+            "a host name (HOST, USER@HOST or HOST:PORT)",
+        ),
         (["jobs", "--bogus"], "zbench: jobs: No such option: --bogus (see zbench jobs -h)"),
         # Click read a negative number as an option: "No such option: -1", as if mistyped.
         (
@@ -331,3 +354,22 @@ def test_help_builds_where_typer_has_no_display_type_rich(monkeypatch: pytest.Mo
     assert not hasattr(TyperOption, "display_type_rich")
     group = typer.main.get_command(app)
     assert "suite" in group.commands  # built: ZbenchGroup's __init__ relabels every parameter
+
+
+def test_an_error_on_its_way_out_of_a_command_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A zbench error raised out of a command (a damaged database) reached ``cli.main`` after the
+    command's contexts were gone, and said ``zbench: ...`` without the command's name; what is
+    said after the command has ended is no command's."""
+    bad = tmp_path / "bad.db"
+    bad.write_text("not a database\n")
+    for command in ("results", "jobs", "export"):
+        monkeypatch.setattr(sys, "argv", ["zbench", command, "--db", str(bad)])
+        with pytest.raises(SystemExit) as ended:
+            main()
+        assert ended.value.code == 2
+        said = capsys.readouterr().err
+        assert said.startswith(f"zbench: {command}: {bad}: not a usable zbench database"), said
+    fail("later")
+    assert capsys.readouterr().err == "zbench: later\n"

@@ -46,7 +46,9 @@ def test_hosts_all_with_a_bad_table_exits_2_before_any_ssh(
     assert out.exit_code == 2 and "is not a host name" in out.output
 
 
-@pytest.mark.parametrize("bad", [EVIL, "-p", "gpu1:0", "gpu1:99999", "a b"])
+@pytest.mark.parametrize(
+    "bad", [EVIL, "-p", "gpu1:0", "gpu1:99999", "a b", "", "'gpu1'", "gpu1/2", "gpu1;ls", "a\x00"]
+)
 def test_the_one_check_refuses_what_ssh_would_misread(bad: str) -> None:
     with pytest.raises(hostnames.HostError):
         hostnames.split_host(bad)

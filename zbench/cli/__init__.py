@@ -18,7 +18,8 @@ from typing import Annotated
 
 import typer
 
-from zbench.cli.options import HOSTS_HELP, DbOpt, _exit, app, err, path_option
+from zbench.cli.options import HOSTS_HELP, DbOpt, _exit, app, path_option
+from zbench.cli.outcome import COMMAND_ATTR, fail, remember_invocation
 from zbench.cli.usage import dashboard_options_apart
 from zbench.settings import MAX_INTERVAL, MIN_INTERVAL
 
@@ -52,6 +53,7 @@ def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     """Without a command: open the TUI."""
+    remember_invocation(ctx)  # errors name their command even after it has ended
     dashboard_options_apart(ctx, ("replay", "interval", "db", "hosts"))
     if version:
         from zbench import __version__
@@ -100,7 +102,7 @@ def main() -> None:
             raise SystemExit(0) from None
         raise
     except ZbenchError as exc:
-        err(str(exc))
+        fail(str(exc), exc.exit_code, where=getattr(exc, COMMAND_ATTR, ""))
         raise SystemExit(exc.exit_code) from None
     except BrokenPipeError:
         # The reader stopped reading (`zbench jobs --json | head -1`): it has what it wanted.
@@ -110,7 +112,7 @@ def main() -> None:
         raise SystemExit(0) from None
     except OSError as exc:  # a full disk, a read-only folder, a file where a folder should be
         message, code = os_error_exit(exc)
-        err(message)
+        fail(message, code, where=getattr(exc, COMMAND_ATTR, ""))
         with contextlib.suppress(OSError):  # stdout may be what failed: do not fail again at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(code) from None

@@ -26,7 +26,7 @@ def human(n: int) -> str:
 def run_cache(action: str, json_out: bool = False) -> int:
     """Show the cache (per entry) or clear it; a bad action is one line on stderr, status 2."""
     if action not in ACTIONS:
-        err(f"cache: action: {one_of(ACTIONS, action)} (see zbench cache -h)")
+        err(f"action: {one_of(ACTIONS, action)} (see zbench cache -h)")
         return 2
     where = paths.cache_dir()
     if action == "clear":

@@ -4,7 +4,6 @@ the run filters are ``cli/filters.py``."""
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -120,8 +119,10 @@ TimeoutOpt = Annotated[
 
 
 def err(message: str) -> None:
-    """An error as every zbench command writes it: one line on stderr after ``zbench: ``."""
-    print(f"zbench: {message}", file=sys.stderr)
+    """An error as every zbench command writes it: one line on stderr, ``zbench: COMMAND: ...``."""
+    from zbench.cli.outcome import fail
+
+    fail(message)
 
 
 def folder_problem(path: Path, holds: str, files: tuple[str, ...]) -> str | None:

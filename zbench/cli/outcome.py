@@ -30,19 +30,42 @@ NOTHING_SELECTED = 1  # where a file, a figure or runs to compare were asked for
 COMMAND_KEY = "zbench.command"  # Click's ctx.meta: a command that reads its words itself
 
 
+COMMAND_ATTR = (
+    "zbench_command"  # on an error that ended a command: its name (cli.usage.ZbenchGroup)
+)
+SUBCOMMAND_KEY = "zbench.subcommand"  # the command zbench was asked for, set by its root callback
+_invocation: dict[str, Any] = {}  # the ctx.meta of the latest invocation (every context shares it)
+
+
+def remember_invocation(ctx: Any) -> None:
+    """Called by the root callback: keep the invocation's ``ctx.meta`` (one dict for all its
+    contexts), so an error raised where no context is current (Click's parser, or on the way out
+    of the command) still names it."""
+    global _invocation
+    ctx.meta[SUBCOMMAND_KEY] = ctx.invoked_subcommand or ""
+    _invocation = ctx.meta
+
+
+def forget_invocation() -> None:
+    """A new invocation starts: no command is named until its root callback runs."""
+    global _invocation
+    _invocation = {}
+
+
 def command_name(ctx: Any = None) -> str:
     """The command running, as its errors name it (``export``, ``demo results``); "" outside one.
     ``zbench demo results`` is the ``demo`` command reading its words after ``results`` with a
     command of its own (``cli.filters.read_filters``), which leaves its name in ``ctx.meta``."""
     ctx = ctx or _click.globals.get_current_context(silent=True)
-    if ctx is None:
-        return ""
+    if ctx is None:  # Click's parser failed, or the command is on its way out with an error
+        return str(_invocation.get(COMMAND_KEY) or _invocation.get(SUBCOMMAND_KEY) or "")
     return str(ctx.meta.get(COMMAND_KEY) or command_path(ctx).removeprefix("zbench").strip())
 
 
-def fail(message: str, code: int = BAD_INPUT) -> int:
-    """``message`` on stderr as ``zbench: COMMAND: message``; returns ``code`` for the command's exit."""
-    where = command_name()
+def fail(message: str, code: int = BAD_INPUT, where: str | None = None) -> int:
+    """``message`` on stderr as ``zbench: COMMAND: message`` (``where``: the command, when it has
+    ended); returns ``code`` for the command's exit."""
+    where = command_name() if where is None else where
     print(f"zbench: {where + ': ' if where else ''}{message}", file=sys.stderr)
     return code
 

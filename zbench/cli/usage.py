@@ -95,11 +95,18 @@ def usage_line(exc: Any) -> str:
     _negative_number(exc)
     _visible_possibilities(exc)
     message = _bad_value(exc) or plain_message(" ".join(str(exc.format_message()).split()))
+    message = re.sub(r"(?<!\.)\.$", "", message)  # "Missing argument 'B'." runs on into "(see"
     ctx = getattr(exc, "ctx", None)
-    if ctx is None:
+    if ctx is not None:
+        path = command_path(ctx)
+        where = path.removeprefix("zbench").strip()
+    else:  # Click's parser left no context (`run resnet50 --tag`, the value missing)
+        from zbench.cli.outcome import command_name
+
+        where = command_name()
+        path = f"zbench {where}".strip()
+    if not where and ctx is None:
         return f"zbench: {message}"
-    path = command_path(ctx)
-    where = path.removeprefix("zbench").strip()
     return f"zbench: {where + ': ' if where else ''}{message} (see {path} -h){_did_you_mean(exc)}"
 
 
@@ -281,9 +288,28 @@ class ZbenchGroup(TyperGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
-        """Click's ``main``; in standalone mode its errors become one line on stderr."""
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        """Click's ``main``; in standalone mode its errors become one line on stderr. Any other
+        error leaves with the command's name on it (``COMMAND_ATTR``) for ``cli.main`` to say."""
+        from zbench.cli.outcome import COMMAND_ATTR, command_name, forget_invocation
+
+        forget_invocation()  # the root callback names this one's command, if it gets that far
+        try:
+            if not standalone_mode:
+                return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+            return self._standalone(args, prog_name, complete_var, extra)
+        except Exception as exc:
+            setattr(exc, COMMAND_ATTR, command_name())
+            raise
+        finally:
+            forget_invocation()  # nothing said after this (a test's, the TUI's) is the command's
+
+    def _standalone(
+        self,
+        args: Sequence[str] | None,
+        prog_name: str | None,
+        complete_var: str | None,
+        extra: dict[str, Any],
+    ) -> Any:
         try:
             status = super().main(args, prog_name, complete_var, False, **extra)
         except _click.exceptions.UsageError as exc:
