@@ -194,7 +194,7 @@ def _lock_alone(fh: IO[Any]) -> None:
     except OSError as exc:
         if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
             raise CacheBusy(
-                "cache: a running job uses it (its runner may be compiling into it); "
+                "a running job uses the cache (its runner may be compiling into it); "
                 "clear it when the job ends"
             ) from None
         # any other error: a file system without locks, where no runner could take one either

@@ -75,7 +75,7 @@ def test_a_bad_timing_in_the_environment_is_refused_before_queueing(
     after `zbench run --detach` had said the job was queued, and the job waited for ever."""
     monkeypatch.setenv(name, value)
     code, _, err = zbench("run", "resnet50", "--device", "cpu", "--detach")
-    assert code == 2 and one_line_error(err) == f"zbench: ${name}: {says}"
+    assert code == 2 and one_line_error(err) == f"zbench: run: ${name}: {says}"
     db = home / "zbench.db"
     assert not db.exists() or Store(db).jobs() == []
 
@@ -117,7 +117,7 @@ def test_compare_on_wrongly_typed_json_is_one_line(home: Path, tmp_path: Path) -
 
 def test_cancel_of_an_impossible_id_is_one_line(home: Path) -> None:
     code, _, err = zbench("cancel", "99999999999999999999")
-    assert code == 2 and one_line_error(err) == "zbench: no job 99999999999999999999"
+    assert code == 2 and one_line_error(err) == "zbench: cancel: no job 99999999999999999999"
 
 
 def test_the_database_swapped_while_following_is_one_line(home: Path) -> None:

@@ -119,7 +119,9 @@ def test_a_dataset_the_runner_refuses_is_exit_2_in_one_line(home: Path) -> None:
         "run", "resnet50", "--device", "cpu", "--db", str(db), "--", "behave=badinput"
     )
     line = one_line_error(err)
-    assert code == 2 and "not a Flowers-102 folder" in line and line.startswith("zbench: job 1")
+    assert (
+        code == 2 and "not a Flowers-102 folder" in line and line.startswith("zbench: run: job 1")
+    )
 
 
 def test_a_killed_launchers_scratch_folder_is_removed(home: Path) -> None:

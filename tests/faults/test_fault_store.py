@@ -167,7 +167,8 @@ def test_a_database_under_a_file_is_bad_input_in_one_line(
     code, _, err = zbench(*command, "--db", str(db))
     assert code == 2
     assert (
-        one_line_error(err) == f"zbench: {db}: cannot create the database there (Not a directory)"
+        one_line_error(err)
+        == f"zbench: {command[0]}: {db}: cannot create the database there (Not a directory)"
     )
 
 
@@ -181,7 +182,7 @@ def test_a_database_on_a_read_only_mount_can_be_read(home: Path, read_only_dir: 
     assert code == 0, err
     assert f'"id": {jid}' in out
     code, _, err = zbench("cancel", str(jid + 1), "--db", str(db))
-    assert code == 2 and one_line_error(err) == f"zbench: no job {jid + 1}"
+    assert code == 2 and one_line_error(err) == f"zbench: cancel: no job {jid + 1}"
     with pytest.raises(StoreError, match="read-only"):
         Store(db).add_jobs([{"workload": "x"}])
 

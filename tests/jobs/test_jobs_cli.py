@@ -159,7 +159,7 @@ def test_run_gpu_ids_set_the_gpu_count(
 def test_cancel_unknown_job_is_one_line_exit_2(cli: CliRunner) -> None:
     result = cli.invoke(app, ["cancel", "999"])
     assert result.exit_code == 2
-    assert result.output.strip() == "zbench: no job 999"
+    assert result.output.strip() == "zbench: cancel: no job 999"
 
 
 def test_cancel_takes_several_ids_and_refuses_them_all_on_one_unknown(
@@ -170,7 +170,7 @@ def test_cancel_takes_several_ids_and_refuses_them_all_on_one_unknown(
     jobenv.parent.mkdir(parents=True, exist_ok=True)
     Store(jobenv).add_jobs([job_row(), job_row(), job_row(state="done", ended=2.0)])
     bad = cli.invoke(app, ["cancel", "1", "7", "2", "9"])
-    assert bad.exit_code == 2 and bad.output.strip() == "zbench: no job 7, 9"
+    assert bad.exit_code == 2 and bad.output.strip() == "zbench: cancel: no job 7, 9"
     # Read from the store: `zbench jobs` would start a supervisor for the queued jobs, which then
     # raced the cancel below for job 1 (it read "Job 1 lost." once on a busy machine).
     assert [j["state"] for j in Store(jobenv).jobs()] == [
@@ -216,7 +216,9 @@ def test_bad_suite_file_exit_2(cli: CliRunner, tmp_path: Path) -> None:
     bad.write_text('[[job]]\nworkload = "resnet50"\nbatchsize = 3\n')
     result = cli.invoke(app, ["suite", str(bad)])
     assert result.exit_code == 2
-    assert result.output.strip().endswith("job 1: unknown key 'batchsize'")
+    assert result.output.strip().endswith(
+        "job 1: unknown key 'batchsize' (did you mean 'batch_size'? zbench suite -h lists every key)"
+    )
     assert len(result.output.strip().splitlines()) == 1
 
 
@@ -293,10 +295,10 @@ def test_jobs_take_the_results_filters_a_job_has_and_its_state(
     assert empty.exit_code == 0 and "No jobs match (workload unet3d)" in empty.output
     assert ids("--precision", "bf16") == []  # no job stored one (None: the runner decides)
     for argv, line in (
-        (["--workload", "resnt50"], "zbench: --workload: must be one of "),
-        (["--state", "finished"], "zbench: --state: must be one of queued, running, "),
-        (["--suite", "nosuch"], "zbench: no jobs of suite 'nosuch' in the database"),
-        (["--precision", "None"], "zbench: --precision: must be one of b"),
+        (["--workload", "resnt50"], "zbench: jobs: --workload: must be one of "),
+        (["--state", "finished"], "zbench: jobs: --state: must be one of queued, running, "),
+        (["--suite", "nosuch"], "zbench: jobs: no jobs of suite 'nosuch' in the database"),
+        (["--precision", "None"], "zbench: jobs: --precision: must be one of b"),
     ):
         bad = cli.invoke(app, ["jobs", "--all", *argv])
         assert bad.exit_code == 2 and bad.output.count("\n") == 1, bad.output

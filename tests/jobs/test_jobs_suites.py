@@ -85,7 +85,14 @@ def test_user_suite_matrix_and_options(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[[job]]\nworkload = "resnet50"\nbogus = 1\n', "job 1: unknown key 'bogus'"),
+        (
+            '[[job]]\nworkload = "resnet50"\nbogus = 1\n',
+            "job 1: unknown key 'bogus' (zbench suite -h lists every key)",
+        ),
+        (  # the plural of [[job]]: said only "unknown top-level key 'jobs'"
+            '[[jobs]]\nworkload = "resnet50"\n',
+            "unknown top-level key 'jobs' (did you mean 'job'? zbench suite -h lists every key)",
+        ),
         ('[[job]]\nworkload = "alexnet"\n', "job 1: workload: must be one of"),
         # The runner parser's complaints name the file's key, not the command line's flag.
         (
@@ -296,7 +303,8 @@ def test_a_users_own_suites_run_by_name(tmp_path: Path, monkeypatch: pytest.Monk
     hidden = tmp_path / "suites" / "quick.toml"
     said = cli.invoke(app, ["suite", "quick", "--dry-run"]).output
     assert (
-        f"zbench: note: runs the built-in 'quick', not {hidden} (run that file by its path)" in said
+        f"zbench: suite: note: runs the built-in 'quick', not {hidden} (run that file by its path)"
+        in said
     )
     assert "note:" not in cli.invoke(app, ["suite", "review", "--dry-run"]).output
 

@@ -467,7 +467,7 @@ def test_another_programs_sqlite_database_is_refused_and_left_as_it_was(tmp_path
         )
         assert out.returncode == 2, (cmd, out.stderr)
         assert out.stderr == (
-            f"zbench: {other}: not a zbench database (it holds another program's tables: parts, "
+            f"zbench: {cmd[0]}: {other}: not a zbench database (it holds another program's tables: parts, "
             "runs); --db takes zbench's own file or a new one\n"
         )
     with sqlite3.connect(other) as conn:

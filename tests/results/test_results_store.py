@@ -113,7 +113,7 @@ def test_a_stored_value_that_is_no_json_is_one_line_naming_the_database(filled: 
         )
         assert got.returncode == 2
         assert got.stderr.startswith(
-            f"zbench: {filled}: damaged: the config of row 1 is not JSON ("
+            f"zbench: {args[0]}: {filled}: damaged: the config of row 1 is not JSON ("
         )
         assert got.stderr.endswith("; was the database edited outside zbench?\n")
         assert len(got.stderr.splitlines()) == 1

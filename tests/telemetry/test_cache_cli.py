@@ -127,7 +127,7 @@ def test_cache_clear_waits_for_a_compiling_runner_of_any_database(
         res = runner.invoke(app, ["cache", "clear"])
         assert res.exit_code == 2
         assert res.output == (
-            "zbench: cache: a running job uses it (its runner may be compiling into it); "
+            "zbench: cache: a running job uses the cache (its runner may be compiling into it); "
             "clear it when the job ends\n"
         )
         assert (home / "batch_search.json").exists() and (home / "triton" / "abc").is_dir()

@@ -24,6 +24,7 @@ out of it. What cannot run here (a framework not installed, too few GPUs) is lis
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import itertools
 import math
@@ -161,19 +162,28 @@ def load_suite(
     return parse_suite(data, str(path), n_gpus, have)
 
 
+def _unknown(what: str, key: str, known: Iterable[str]) -> str:
+    """``unknown key 'batch'``, with the known key closest to it, if one is close (a plural, a
+    typo), and where every key is listed."""
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown {what} {key!r} ({hint}zbench suite -h lists every key)"
+
+
 def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -> Suite:
     """A Suite from its TOML table: defaults merged, keys checked, what cannot run here skipped."""
     unknown_top = set(data) - TOP_KEYS
     if unknown_top:
-        raise SuiteError(f"{where}: unknown top-level key {sorted(unknown_top)[0]!r}")
+        raise SuiteError(f"{where}: {_unknown('top-level key', sorted(unknown_top)[0], TOP_KEYS)}")
     defaults = data.get("defaults", {})
     jobs = data.get("job", [])
     if not isinstance(defaults, dict):
         raise SuiteError(f"{where}: [defaults] must be a table, got {toml_text(defaults)}")
     demos = demo_table.demos()  # read once: it looks in each demo's module file
-    bad = sorted(set(defaults) - JOB_KEYS - _demo_keys(demos.values()))
+    job_keys = JOB_KEYS | _demo_keys(demos.values())
+    bad = sorted(set(defaults) - job_keys)
     if bad:
-        raise SuiteError(f"{where}: [defaults]: unknown key {bad[0]!r}")
+        raise SuiteError(f"{where}: [defaults]: {_unknown('key', bad[0], job_keys)}")
     if isinstance(jobs, dict):
         raise SuiteError(f"{where}: job must be [[job]] tables (an array of tables), not one [job]")
     if not isinstance(jobs, list):
@@ -192,9 +202,9 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
         if not isinstance(job, dict):
             raise SuiteError(f"{where}: job {n}: must be a table")
         merged = {**defaults, **job}
-        bad = sorted(set(merged) - JOB_KEYS - _demo_keys(demos.values()))
+        bad = sorted(set(merged) - job_keys)
         if bad:
-            raise SuiteError(f"{where}: job {n}: unknown key {bad[0]!r}")
+            raise SuiteError(f"{where}: job {n}: {_unknown('key', bad[0], job_keys)}")
         if "workload" not in merged:
             raise SuiteError(f"{where}: job {n}: no workload")
         for one in _by_kind(merged, set(job), f"{where}: job {n}", demos):
