@@ -170,7 +170,9 @@ def load_config(path: Path | None = None) -> Config:
     if unknown:
         known = ", ".join(UI_KEYS)
         raise SettingsError(f"{path}: unknown key [ui] {unknown[0]} (known: {known})")
-    interval = None if "interval" not in ui else parse_interval(ui["interval"], f"{path} [ui]")
+    interval = (
+        None if "interval" not in ui else parse_interval(ui["interval"], f"{path}: [ui] interval")
+    )
     theme = ui.get("theme")
     if theme is not None and not isinstance(theme, str):
         raise SettingsError(f"{path}: [ui] theme must be a string")
