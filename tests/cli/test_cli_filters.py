@@ -202,11 +202,44 @@ def test_hosts_all_in_jobs_and_export_means_the_config_files_hosts(
 
     monkeypatch.setattr(fleet, "gather", gather)
     out = CLI.invoke(app, [*command, "--hosts", "all"])
-    assert out.exit_code == 0, out.output
+    assert out.exit_code == (1 if command == ["export"] else 0), out.output  # no rows gathered
     assert asked == [table]
     monkeypatch.setattr(fleet, "load_config", lambda: Config())
     out = CLI.invoke(app, [*command, "--hosts", "all"])
     assert out.exit_code == 2 and "--hosts all: the config file has no [hosts] table" in out.output
+
+
+def test_hosts_that_answer_with_no_rows_are_said_by_name_not_as_an_empty_table_or_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``jobs --hosts`` printed an empty table's header; ``export --hosts`` wrote "[]" and
+    exited 0 where ``export`` of no runs writes nothing and exits 1 (cli/outcome.py)."""
+    from zbench.cli import fleet
+    from zbench.fleet.gather import Gathered
+
+    monkeypatch.setattr(
+        fleet, "gather", lambda hosts, args: Gathered(errors={"b": "ssh: no route to host"})
+    )
+    out = CLI.invoke(app, ["jobs", "--hosts", "a,b,c", "--workload", "vgg16"])
+    assert (out.exit_code, out.stdout, out.stderr) == (
+        1,
+        "No jobs match (workload vgg16) on a, c today (--all shows every job).\n",
+        "zbench: jobs: b: ssh: no route to host\n",
+    )
+    written = tmp_path / "fleet.json"
+    out = CLI.invoke(app, ["export", "--hosts", "a,b", "--mode", "infer", "-o", str(written)])
+    assert (out.exit_code, out.stdout) == (1, "")
+    assert out.stderr.splitlines() == [
+        "zbench: export: b: ssh: no route to host",
+        "zbench: export: a: no runs match (mode infer): nothing to export",
+    ]
+    assert not written.exists()
+    out = CLI.invoke(app, ["export", "--hosts", "b"])  # no host answered: its error alone
+    assert (out.exit_code, out.stdout, out.stderr) == (
+        1,
+        "",
+        "zbench: export: b: ssh: no route to host\n",
+    )
 
 
 def test_export_hosts_refuses_samples_it_cannot_gather() -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 from rich.console import Console
 
 from zbench.cli.filters import filter_argv
+from zbench.cli.jobs_list import no_jobs
 from zbench.cli.options import err
-from zbench.cli.outcome import fail
+from zbench.cli.outcome import fail, nothing_selected
 from zbench.cli.tableview import print_table
 from zbench.fleet.gather import Gathered, HostsError, gather, to_csv
 from zbench.fleet.hosts import resolve_hosts
@@ -28,6 +29,11 @@ def _report(got: Gathered) -> int:
     for host, why in got.errors.items():
         err(f"{host}: {why}")
     return 1 if got.errors else 0
+
+
+def _reached(hosts: list[HostEntry], got: Gathered) -> str:
+    """The hosts that answered, by name (``gpu1, gpu2``); "" when none did."""
+    return ", ".join(h.name for h in hosts if h.name not in got.errors)
 
 
 # How ``fleet.jobs_table.HEADERS`` give way on a narrow terminal, as ``zbench jobs``' own columns.
@@ -69,6 +75,10 @@ def fleet_jobs(
     if json_out:
         print(json.dumps(got.rows, indent=2))
         return _report(got)
+    if not got.rows:  # as `zbench jobs` says it, not an empty table's header
+        if reached := _reached(hosts, got):
+            print(no_jobs(filters, all_jobs, where=reached))
+        return _report(got)
     header, cells = fleet_jobs_table(got.rows)
     keep = [i for i, title in enumerate(header) if title != "Reason" or any(c[i] for c in cells)]
     columns = [FIT[i] if i != SPEED else replace(FIT[i], header=header[i]) for i in keep]
@@ -90,6 +100,12 @@ def fleet_export(
     except (HostsError, SettingsError, FormatError) as exc:
         return fail(str(exc))
     got = gather(hosts, ["results", *filter_argv(filters or Filters())])
+    if not got.rows:  # the one rule (cli/outcome.py): an export of no runs writes nothing
+        _report(got)
+        if not (reached := _reached(hosts, got)):
+            return 1
+        said = (filters or Filters()).nothing_to("export", first="run a suite there first")
+        return nothing_selected(f"{reached}: {said}", listing=False)
     text = json.dumps(got.rows, indent=2) + "\n" if fmt == "json" else to_csv(got.rows)
     from zbench.cli.results import write_output  # the one writer of exports: never over a database
 

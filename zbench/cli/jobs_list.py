@@ -94,6 +94,14 @@ def _filter_problem(jobs: list[JobInfo], filters: dict[str, str]) -> str | None:
     return None
 
 
+def no_jobs(filters: dict[str, str] | None, all_jobs: bool, where: str = "") -> str:
+    """The line for a jobs listing with no row: which filters matched nothing, on which hosts
+    (``where``, for ``jobs --hosts``), and that ``--all`` shows earlier days."""
+    given = "; ".join(f"{k} {v}" for k, v in (filters or {}).items())
+    what = f"No jobs match ({given})" if given else "No jobs"
+    return f"{what}{f' on {where}' if where else ''}{'' if all_jobs else ' today (--all shows every job)'}."
+
+
 def list_jobs(
     *,
     all_jobs: bool,
@@ -126,9 +134,7 @@ def list_jobs(
         return 0
     console = _console()
     if not jobs:
-        given = "; ".join(f"{k} {v}" for k, v in (filters or {}).items())
-        what = f"No jobs match ({given})" if given else "No jobs"
-        console.print(what + ("" if all_jobs else " today (--all shows every job)") + ".")
+        console.print(no_jobs(filters, all_jobs))
         return 0
     now = time.time()
     notes = {j.id: _note(j, now) for j in jobs}
