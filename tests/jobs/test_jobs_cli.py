@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from zbench.cli import app
+from zbench.jobs import api
 from zbench.store import Store
 
 WIDE = {"COLUMNS": "160", "TERM": "dumb", "NO_COLOR": "1"}
@@ -209,6 +210,20 @@ def test_suite_end_to_end_with_fake_runner(cli: CliRunner, tmp_path: Path) -> No
     listing = cli.invoke(app, ["jobs", "--all"])
     assert listing.exit_code == 0
     assert sum(" done " in line for line in listing.output.splitlines()[1:]) == 3
+
+
+def test_a_suite_with_nothing_to_run_here_says_so_once_and_queues_nothing(
+    cli: CliRunner, jobenv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It read "zbench: suite: suite mine: nothing can run on this machine"."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[[job]]\nworkload = "resnet50"\n')
+    result = cli.invoke(app, ["suite", str(mine)])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1] == "zbench: suite: mine: nothing can run on this machine"
+    assert "skipped: resnet50 torch train default on 1 GPU: needs a GPU" in result.stdout
+    assert not jobenv.exists() or api.list_jobs(jobenv) == []
 
 
 def test_bad_suite_file_exit_2(cli: CliRunner, tmp_path: Path) -> None:

@@ -202,7 +202,7 @@ def run_suite(
             console.print(f"{counted(len(suite.specs), 'job')}, {len(suite.skipped)} skipped")
         return 0
     if not suite.specs:
-        err(f"suite {suite.name}: nothing can run on this machine")
+        err(f"{suite.name}: nothing can run on this machine")
         return 1
     ids = api.submit(list(suite.specs), db=db, suite=suite.name, tag=tag)
     infos = None if detach else follow(ids, db, _console(stderr=True) if json_out else console)
