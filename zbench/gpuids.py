@@ -88,6 +88,7 @@ def check_offered(
         )
 
 
-def no_gpu(what_to_do: str) -> str:
-    """The one line for GPU work asked of a machine that offers no GPU (no ids named)."""
-    return f"no GPU on this machine: {what_to_do}"
+def no_gpu(what_to_do: str, why: str = "") -> str:
+    """The one line for GPU work asked of a machine that offers no GPU (no ids named); ``why``:
+    why it offers none, when known (no driver, ``CUDA_VISIBLE_DEVICES=-1``)."""
+    return f"no GPU on this machine{f' ({why})' if why else ''}: {what_to_do}"

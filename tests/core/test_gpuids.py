@@ -76,3 +76,6 @@ def test_every_problem_is_bad_input() -> None:
     assert issubclass(GpuRequestError, ZbenchError) and issubclass(GpuRequestError, ValueError)
     assert GpuRequestError("x").exit_code == 2
     assert no_gpu("pick device cpu") == "no GPU on this machine: pick device cpu"
+    assert no_gpu("pick device cpu", "no NVIDIA driver (Driver Not Loaded)") == (
+        "no GPU on this machine (no NVIDIA driver (Driver Not Loaded)): pick device cpu"
+    )

@@ -43,7 +43,8 @@ def test_a_demo_on_cuda_without_a_gpu_says_so_as_run_does(
     assert result.exit_code == 2
     assert (
         result.output
-        == "zbench: demo: no GPU on this machine: add --device cpu to run on the CPU\n"
+        == "zbench: demo: no GPU on this machine (CUDA_VISIBLE_DEVICES='' hides every GPU): "
+        "add --device cpu to run on the CPU\n"
     )
     assert not jobenv.exists()
 
@@ -142,7 +143,10 @@ def test_run_on_a_machine_without_gpus_is_exit_2_naming_the_gpus_asked_for(
     )
     result = cli.invoke(app, ["run", "resnet50"])
     assert result.exit_code == 2
-    assert result.output.startswith("zbench: run: no GPU on this machine: add --device cpu")
+    assert result.output.startswith(
+        "zbench: run: no GPU on this machine (CUDA_VISIBLE_DEVICES='' hides every GPU): "
+        "add --device cpu"
+    )
     assert not jobenv.exists()
 
 

@@ -84,7 +84,11 @@ def test_a_machine_without_gpus_is_one_line_and_no_job(
     GPUs named by index are the ones the machine lacks."""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     for args, says in (
-        (["probe"], "no GPU on this machine: the probe measures GPUs"),
+        (
+            ["probe"],
+            "no GPU on this machine (CUDA_VISIBLE_DEVICES='' hides every GPU): "
+            "the probe measures GPUs",
+        ),
         (
             ["probe", "--gpu-ids", "0"],
             (

@@ -88,7 +88,10 @@ def test_no_driver_is_one_line_before_a_job_is_queued(monkeypatch: pytest.Monkey
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     res = runner.invoke(app, ["probe", "--quick"])
     assert res.exit_code == 2  # GPU work asked of a machine with none: bad input, as `zbench run`
-    assert res.output == "zbench: probe: no GPU on this machine: the probe measures GPUs\n"
+    assert res.output == (  # and why: the driver's own words, as `zbench monitor` says them
+        "zbench: probe: no GPU on this machine (no NVIDIA driver (Driver Not Loaded)): "
+        "the probe measures GPUs\n"
+    )
 
 
 @pytest.mark.torch

@@ -18,7 +18,7 @@ from zbench.contract.options import UsageError
 from zbench.gpuids import no_gpu
 from zbench.jobs import api
 from zbench.jobs.api import JobSpec
-from zbench.jobs.gpus import visible_gpus
+from zbench.jobs.gpus import offered_gpus
 from zbench.jobs.states import JobState
 from zbench.results.api import Filters, stored_elsewhere
 
@@ -40,8 +40,8 @@ def run_demo(
     if reason:
         err(reason)
         return 2
-    if config.device == "cuda" and not visible_gpus():
-        return fail(no_gpu("add --device cpu to run on the CPU"))
+    if config.device == "cuda" and not (offered := offered_gpus())[0]:
+        return fail(no_gpu("add --device cpu to run on the CPU", offered[1]))
     [job_id] = api.submit([JobSpec(config, None, timeout)], db=db, tag=tag)
     console = _console()
     if detach:

@@ -24,7 +24,7 @@ from zbench.gpuids import GpuRequestError, check_offered, no_gpu, parse_gpu_ids
 from zbench.jobs import api
 from zbench.jobs.apart import differing
 from zbench.jobs.api import JobInfo, JobNotFound, JobSpec
-from zbench.jobs.gpus import offered_gpus, visible_gpus
+from zbench.jobs.gpus import offered_gpus
 from zbench.jobs.states import JobState
 from zbench.textfit import counted
 
@@ -145,11 +145,12 @@ def _job_spec(
         return nodes_spec(nodes, config, ids, timeout)
     if ids is not None:
         config = _check_gpu_ids(ids, config, gpus_given)
-    elif config.device == "cuda" and not visible_gpus():
+    elif config.device == "cuda" and not (offered := offered_gpus())[0]:
         raise GpuRequestError(
             no_gpu(
                 "add --device cpu to run on the CPU (slow at the review's sizes: --batch-size and "
-                "--image-size shrink it; `zbench suite quick` tries each part in minutes)"
+                "--image-size shrink it; `zbench suite quick` tries each part in minutes)",
+                offered[1],
             )
         )
     return JobSpec(config, ids, timeout)

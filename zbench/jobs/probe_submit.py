@@ -36,7 +36,7 @@ def submit_probe(
     offered, why = offered_gpus()  # both found before a job is queued that could only fail
     check_offered(gpu_list, offered, why=why)
     if not offered:
-        raise ProbeError(no_gpu("the probe measures GPUs"))
+        raise ProbeError(no_gpu("the probe measures GPUs", why))
     config = ProbeConfig(gpus=len(gpu_list or ()), quick=quick, p2p_seconds=p2p_seconds)
     spec = api.JobSpec(config=config, gpu_ids=tuple(gpu_list) if gpu_list else None)
     [job_id] = api.submit([spec])
