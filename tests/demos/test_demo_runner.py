@@ -129,6 +129,7 @@ def test_cli_demo_options_that_do_not_apply_exit_2(
     out = CliRunner().invoke(app, ["demo", *args])  # CliRunner's stdin is no terminal
     assert out.exit_code == 2, out.output
     assert message in out.output and len(out.output.strip().splitlines()) == 1
+    assert out.output.startswith(f"zbench: demo {args[0]}: "), out.output  # as its options' errors
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,7 @@ def test_a_demo_on_cuda_without_a_gpu_says_so_as_run_does(
     assert result.exit_code == 2
     assert (
         result.output
-        == "zbench: demo: no GPU on this machine (CUDA_VISIBLE_DEVICES='' hides every GPU): "
+        == "zbench: demo snake: no GPU on this machine (CUDA_VISIBLE_DEVICES='' hides every GPU): "
         "add --device cpu to run on the CPU\n"
     )
     assert not jobenv.exists()

@@ -377,5 +377,5 @@ def test_demo_results_json_is_the_json_export_as_for_zbench_results(tmp_path: Pa
         run = cli.invoke(app, ["demo", "snake", flag, "--device", "cpu"])
         assert (run.exit_code, run.output) == (
             2,
-            f"zbench: demo: {flag} is for `zbench demo results`, not a demo run\n",
+            f"zbench: demo snake: {flag} is for `zbench demo results`, not a demo run\n",
         )

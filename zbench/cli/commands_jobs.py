@@ -251,6 +251,11 @@ def demo(
         )
         _exit(shown)
         return
+    from zbench.cli.outcome import COMMAND_KEY
+    from zbench.contract.demos import demos
+
+    if name in demos():  # its errors read as its options' do: `zbench: demo snake: ...`
+        ctx.meta[COMMAND_KEY] = f"demo {name}"
     results_only = {"--format": fmt is not None, "--json": json_out, "--wide": wide}
     if given := [flag for flag, on in results_only.items() if on]:
         err(f"{given[0]} is for `zbench demo results`, not a demo run")
