@@ -30,9 +30,8 @@ NOTHING_SELECTED = 1  # where a file, a figure or runs to compare were asked for
 COMMAND_KEY = "zbench.command"  # Click's ctx.meta: a command that reads its words itself
 
 
-COMMAND_ATTR = (
-    "zbench_command"  # on an error that ended a command: its name (cli.usage.ZbenchGroup)
-)
+# On an error that ended a command: the command's name (set by cli.usage.ZbenchGroup).
+COMMAND_ATTR = "zbench_command"
 SUBCOMMAND_KEY = "zbench.subcommand"  # the command zbench was asked for, set by its root callback
 _invocation: dict[str, Any] = {}  # the ctx.meta of the latest invocation (every context shares it)
 

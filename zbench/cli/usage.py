@@ -7,6 +7,7 @@ as a boxed panel of five or six lines. zbench's errors are one line on stderr an
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import sys
@@ -98,15 +99,14 @@ def usage_line(exc: Any) -> str:
     message = re.sub(r"(?<!\.)\.$", "", message)  # "Missing argument 'B'." runs on into "(see"
     ctx = getattr(exc, "ctx", None)
     if ctx is not None:
-        path = command_path(ctx)
-        where = path.removeprefix("zbench").strip()
+        where = command_path(ctx).removeprefix("zbench").strip()
     else:  # Click's parser left no context (`run resnet50 --tag`, the value missing)
         from zbench.cli.outcome import command_name
 
         where = command_name()
-        path = f"zbench {where}".strip()
-    if not where and ctx is None:
-        return f"zbench: {message}"
+        if not where:
+            return f"zbench: {message}"
+    path = f"zbench {where}".strip()
     return f"zbench: {where + ': ' if where else ''}{message} (see {path} -h){_did_you_mean(exc)}"
 
 
@@ -298,7 +298,8 @@ class ZbenchGroup(TyperGroup):
                 return super().main(args, prog_name, complete_var, standalone_mode, **extra)
             return self._standalone(args, prog_name, complete_var, extra)
         except Exception as exc:
-            setattr(exc, COMMAND_ATTR, command_name())
+            with contextlib.suppress(AttributeError):  # an exception type without a __dict__
+                setattr(exc, COMMAND_ATTR, command_name())
             raise
         finally:
             forget_invocation()  # nothing said after this (a test's, the TUI's) is the command's
