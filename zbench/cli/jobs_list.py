@@ -98,8 +98,12 @@ def no_jobs(filters: dict[str, str] | None, all_jobs: bool, where: str = "") -> 
     """The line for a jobs listing with no row: which filters matched nothing, on which hosts
     (``where``, for ``jobs --hosts``), and that ``--all`` shows earlier days."""
     given = "; ".join(f"{k} {v}" for k, v in (filters or {}).items())
-    what = f"No jobs match ({given})" if given else "No jobs"
-    return f"{what}{f' on {where}' if where else ''}{'' if all_jobs else ' today (--all shows every job)'}."
+    line = f"No jobs match ({given})" if given else "No jobs"
+    if where:
+        line += f" on {where}"
+    if not all_jobs:
+        line += " today (--all shows every job)"
+    return line + "."
 
 
 def list_jobs(
