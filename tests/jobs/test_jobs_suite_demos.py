@@ -83,6 +83,24 @@ def test_a_demo_without_a_gpu_is_skipped_with_the_reason(tmp_path: Path) -> None
     assert [r for _, r in no_torch.skipped] == ["PyTorch is not installed"]
 
 
+def test_a_job_skipped_for_want_of_a_gpu_says_why_the_machine_offers_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As `zbench run` and `zbench probe` say it: the driver's words, or the variable hiding them.
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
+    path = tmp_path / "mine.toml"
+    path.write_text(
+        '[[job]]\nworkload = ["snake", "resnet50"]\n[[job]]\nworkload = "vgg16"\ngpus = "all"\n'
+    )
+    suite = load_suite(path, frameworks={"torch"})
+    why = "needs a GPU; none found (CUDA_VISIBLE_DEVICES='-1' hides every GPU)"
+    assert [(s.config.workload, r) for s, r in suite.skipped] == [
+        ("snake", why),
+        ("resnet50", why),
+        ("vgg16", why),  # a scaling run: no GPU at all, not "needs 2 or more GPUs; 0 found"
+    ]
+
+
 @pytest.mark.parametrize(
     ("job", "message"),
     [

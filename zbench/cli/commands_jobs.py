@@ -10,6 +10,7 @@ import typer
 
 from zbench.cli.filters import with_job_filters
 from zbench.cli.options import (
+    FORMATS,
     HOSTS_HELP,
     DbOpt,
     JsonOpt,
@@ -22,6 +23,7 @@ from zbench.cli.options import (
     err,
     existing_db,
     path_option,
+    results_only,
 )
 from zbench.cli.suite_help import SuiteHelpCommand
 from zbench.cli.table_options import DemoCommand, RunCommand, given_argv, with_options
@@ -212,14 +214,10 @@ def demo(
     tag: TagOpt = None,
     fmt: Annotated[
         str | None,
-        typer.Option("--format", "-f", help="With `results`: md, csv or json.", show_default=False),
+        typer.Option("--format", "-f", help=f"With `results`: {FORMATS}.", show_default=False),
     ] = None,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="With `results`: JSON, as `zbench results --json`.")
-    ] = False,
-    wide: Annotated[
-        bool, typer.Option("--wide", help="With `results`: every column, however wide.")
-    ] = False,
+    json_out: Annotated[bool, results_only(JsonOpt)] = False,
+    wide: Annotated[bool, results_only(WideOpt)] = False,
     db: DbOpt = None,
 ) -> None:
     """Fun GPU demos as jobs (Snake by RL, motion transfer, multi-object tracking), live in the TUI.

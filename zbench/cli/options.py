@@ -65,17 +65,31 @@ ReadDbOpt = Annotated[Path | None, _db_option(callback=existing_db)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 
 
+FORMATS = "md, csv or json"
+
+
 def format_option(default: str) -> Any:
     """The one format flag: -f/--format wherever a command writes a choice of formats
     (``default``: what it writes without one)."""
     return typer.Option(
-        "--format", "-f", help=f"md, csv or json (default: {default}).", show_default=False
+        "--format", "-f", help=f"{FORMATS} (default: {default}).", show_default=False
     )
 
 
 WideOpt = Annotated[
     bool, typer.Option("--wide", help="Every column, however wide (default: fit the terminal).")
 ]
+
+
+def results_only(opt: Any) -> Any:
+    """The flag of ``opt`` (an ``Annotated`` option here) as `zbench demo` takes it, its help
+    saying it is for `zbench demo results` (a demo run refuses it)."""
+    import copy
+    import typing
+
+    info = copy.copy(typing.get_args(opt)[1])
+    info.help = f"With `results`: {info.help[0].lower()}{info.help[1:]}"
+    return info
 
 
 # --hosts of the dashboard, `jobs` and `export`: one meaning (fleet.hosts.resolve_hosts).

@@ -42,7 +42,7 @@ from zbench.contract.demos import Demo
 from zbench.contract.options import UsageError
 from zbench.gpuids import GpuRequestError, check_offered, gpu_ids_from
 from zbench.jobs.api import JobSpec, check_config
-from zbench.jobs.gpus import visible_gpus
+from zbench.jobs.gpus import offered_gpus
 from zbench.jobs.suite_keys import ALL_GPUS, AUTO_DEVICE, TOP_KEYS
 from zbench.jobs.suite_keys import DEMO_JOB_KEYS as DEMO_OWN_KEYS
 from zbench.jobs.suite_keys import JOB_KEYS as JOB_OWN_KEYS
@@ -123,6 +123,18 @@ def _known() -> str:
     return f"built in: {', '.join(SUITES)}{where}; or a .toml file"
 
 
+@dataclass(frozen=True)
+class Here:
+    """What this machine offers the suite's jobs: GPUs (and, with none, why), frameworks."""
+
+    n_gpus: int
+    have: set[str]
+    why: str = ""  # gpus.offered_gpus's words for none: no driver, CUDA_VISIBLE_DEVICES=-1...
+
+    def none_found(self) -> str:
+        return f"needs a GPU; none found ({self.why})" if self.why else "needs a GPU; none found"
+
+
 def load_suite(
     name_or_path: str | Path,
     *,
@@ -157,9 +169,9 @@ def load_suite(
         ) from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise SuiteError(f"{path}: {exc}") from None
-    n_gpus = len(visible_gpus()) if gpu_count is None else gpu_count
+    ids, why = offered_gpus() if gpu_count is None else (range(gpu_count), "")
     have = installed_frameworks() if frameworks is None else set(frameworks)
-    return parse_suite(data, str(path), n_gpus, have)
+    return parse_suite(data, str(path), Here(len(ids), have, why))
 
 
 def _unknown(what: str, key: str, known: Iterable[str]) -> str:
@@ -170,7 +182,7 @@ def _unknown(what: str, key: str, known: Iterable[str]) -> str:
     return f"unknown {what} {key!r} ({hint}zbench suite -h lists every key)"
 
 
-def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -> Suite:
+def parse_suite(data: dict[str, Any], where: str, here: Here) -> Suite:
     """A Suite from its TOML table: defaults merged, keys checked, what cannot run here skipped."""
     unknown_top = set(data) - TOP_KEYS
     if unknown_top:
@@ -217,7 +229,7 @@ def parse_suite(data: dict[str, Any], where: str, n_gpus: int, have: set[str]) -
                     f"{MAX_JOBS:,} (each list in a job multiplies its jobs)"
                 )
             for combo in _expand(one, f"{where}: job {n}"):
-                spec, reason = _spec(combo, f"{where}: job {n}", n_gpus, have, demos)
+                spec, reason = _spec(combo, f"{where}: job {n}", here, demos)
                 if reason is None:
                     specs.append(spec)
                 else:
@@ -279,13 +291,13 @@ def _expand(job: dict[str, Any], where: str = "suite") -> list[dict[str, Any]]:
 
 
 def _spec(
-    job: dict[str, Any], where: str, n_gpus: int, have: set[str], demos: Mapping[str, Demo]
+    job: dict[str, Any], where: str, here: Here, demos: Mapping[str, Demo]
 ) -> tuple[JobSpec, str | None]:
     options = dict(job)
     timeout = _timeout(options.pop("timeout_s", None), where)
     demo = demos.get(options["workload"]) if isinstance(options["workload"], str) else None
     if demo is not None:
-        return _demo_spec(demo, options, timeout, where, n_gpus, have)
+        return _demo_spec(demo, options, timeout, where, here)
     gpu_ids = options.pop("gpu_ids", None)
     share = options.pop("share_gpus", False)
     if gpu_ids is not None:
@@ -296,10 +308,10 @@ def _spec(
     if not isinstance(share, bool):
         raise SuiteError(f"{where}: share_gpus must be true or false")
     if options.get("device") == AUTO_DEVICE:
-        options["device"] = "cuda" if n_gpus else "cpu"
+        options["device"] = "cuda" if here.n_gpus else "cpu"
     scaling = options.get("gpus") == ALL_GPUS
     if scaling:  # every GPU, and at least the 2 a scaling run needs (fewer: it is skipped)
-        options["gpus"] = 1 if options.get("device") == "cpu" else max(n_gpus, 2)
+        options["gpus"] = 1 if options.get("device") == "cpu" else max(here.n_gpus, 2)
     config = _config(options, where)
     if gpu_ids is not None and config.device == "cpu":
         raise SuiteError(f'{where}: gpu_ids needs device = "cuda" (this job runs on the CPU)')
@@ -307,7 +319,7 @@ def _spec(
     if problem:
         raise SuiteError(f"{where}: {problem}")
     spec = JobSpec(config, tuple(gpu_ids) if gpu_ids is not None else None, timeout, share)
-    return spec, _skip_reason(config, scaling, gpu_ids, n_gpus, have)
+    return spec, _skip_reason(config, scaling, gpu_ids, here)
 
 
 def _timeout(value: Any, where: str) -> float | None:
@@ -328,13 +340,12 @@ def _demo_spec(
     options: dict[str, Any],
     timeout: float | None,
     where: str,
-    n_gpus: int,
-    have: set[str],
+    here: Here,
 ) -> tuple[JobSpec, str | None]:
     """A demo job, its options checked by the demos' own parser (as `zbench demo NAME` does)."""
     name = options.pop("workload")
     if options.get("device") == AUTO_DEVICE:
-        options["device"] = "cuda" if n_gpus else "cpu"
+        options["device"] = "cuda" if here.n_gpus else "cpu"
     by_name = {o.name: o for o in demo.options}
     argv = [name]
     for key, value in options.items():
@@ -355,14 +366,14 @@ def _demo_spec(
     problem = config.check()
     if problem:
         raise SuiteError(f"{where}: {problem}")
-    return JobSpec(config, None, timeout), _demo_skip_reason(config, n_gpus, have)
+    return JobSpec(config, None, timeout), _demo_skip_reason(config, here)
 
 
-def _demo_skip_reason(config: DemoConfig, n_gpus: int, have: set[str]) -> str | None:
-    if "torch" not in have:  # every demo is PyTorch
+def _demo_skip_reason(config: DemoConfig, here: Here) -> str | None:
+    if "torch" not in here.have:  # every demo is PyTorch
         return _not_installed("torch")
-    if config.device != "cpu" and not n_gpus:
-        return "needs a GPU; none found"
+    if config.device != "cpu" and not here.n_gpus:
+        return here.none_found()
     return None
 
 
@@ -398,21 +409,21 @@ def _not_installed(framework: str) -> str:
 
 
 def _skip_reason(
-    config: RunConfig, scaling: bool, gpu_ids: list[int] | None, n_gpus: int, have: set[str]
+    config: RunConfig, scaling: bool, gpu_ids: list[int] | None, here: Here
 ) -> str | None:
-    if config.framework not in have:
+    if config.framework not in here.have:
         return _not_installed(config.framework)
     if config.device == "cpu":
         return None
-    if scaling and n_gpus < 2:
-        return f"a scaling run needs 2 or more GPUs; {n_gpus} found"
+    if not here.n_gpus:
+        return here.none_found()
+    if scaling and here.n_gpus < 2:
+        return f"a scaling run needs 2 or more GPUs; {here.n_gpus} found"
     need = len(gpu_ids) if gpu_ids else config.gpus
-    if need > n_gpus:
-        return (
-            f"needs {counted(need, 'GPU')}; {n_gpus} found" if n_gpus else "needs a GPU; none found"
-        )
+    if need > here.n_gpus:
+        return f"needs {counted(need, 'GPU')}; {here.n_gpus} found"
     try:  # gpu_ids = [7] on a machine of 2: skipped in run's words, not queued to wait for ever
-        check_offered(gpu_ids, range(n_gpus), option="gpu_ids")
+        check_offered(gpu_ids, range(here.n_gpus), option="gpu_ids")
     except GpuRequestError as exc:
         return str(exc)
     return None
