@@ -14,7 +14,7 @@ from tests.faults.conftest import one_line_error, zbench
 from tests.jobs.jobkit import fake_spec, wait_for
 from tests.rows import run_row
 from zbench.jobs import api
-from zbench.jobs.suites import SuiteError, parse_suite
+from zbench.jobs.suites import Here, SuiteError, parse_suite
 from zbench.store import Store
 
 FINAL = ("done", "failed", "crashed", "oom", "timeout", "cancelled", "lost")
@@ -208,7 +208,7 @@ def test_submit_itself_refuses_a_bad_spec(home: Path) -> None:
 )
 def test_suites_refuse_what_cannot_run(job: dict, says: str) -> None:
     with pytest.raises(SuiteError, match=says):
-        parse_suite({"job": [job]}, "s.toml", 1, {"torch", "tf"})
+        parse_suite({"job": [job]}, "s.toml", Here(1, {"torch", "tf"}))
 
 
 # --- the data directory (case 9) ---------------------------------------------------------------
