@@ -120,6 +120,10 @@ def test_cli_help_and_bad_input() -> None:
         (["snake", "--human", "--tag", "x"], "not as a job: no --detach, --timeout or --tag"),
         # No terminal to read keys from: the snake went straight on, game after game, forever.
         (["snake", "--human"], "--human reads the arrow keys from a terminal"),
+        # The player was handed "--board 2" (or ignored --board=8 and --minutes) unchecked.
+        (["snake", "--human", "--board", "2"], "--board: must be at least 4"),
+        (["snake", "--human", "--minutes=1"], "--minutes is for training snake"),
+        (["snake", "--human", "--play", "x.pt"], "one or the other"),
     ],
 )
 def test_cli_demo_options_that_do_not_apply_exit_2(
@@ -130,6 +134,29 @@ def test_cli_demo_options_that_do_not_apply_exit_2(
     assert out.exit_code == 2, out.output
     assert message in out.output and len(out.output.strip().splitlines()) == 1
     assert out.output.startswith(f"zbench: demo {args[0]}: "), out.output  # as its options' errors
+
+
+@pytest.mark.parametrize(
+    ("argv", "board"), [([], "12"), (["--board", "8"], "8"), (["--board=9"], "9")]
+)
+def test_human_play_hands_the_player_the_board_it_was_given(
+    argv: list[str], board: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import subprocess
+    import sys
+
+    from zbench.cli.demos import play_snake
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(sys, "stdin", Tty())
+    monkeypatch.setattr(subprocess, "call", lambda cmd: calls.append(cmd) or 0)
+    assert play_snake(argv, None, True) == 0
+    assert calls == [[sys.executable, "-m", "zbench.demos.snake.play", "--board", board]]
 
 
 @pytest.mark.parametrize(

@@ -268,26 +268,7 @@ def demo(
                 "no --detach, --timeout or --tag"
             )
             raise typer.Exit(2)
-        import sys
-
-        if human and not sys.stdin.isatty():
-            err("--human reads the arrow keys from a terminal, and stdin is not one")
-            raise typer.Exit(2)
-        if play is not None:
-            from zbench.contract.inputs import checkpoint_problem
-
-            problem = checkpoint_problem(play, "--play")
-            if problem:
-                err(problem)
-                raise typer.Exit(2)
-        import subprocess
-
-        board = "12"
-        if "--board" in ctx.args[:-1]:
-            board = ctx.args[ctx.args.index("--board") + 1]
-        # Its own process: the player needs torch, which this process must never import.
-        cmd = [sys.executable, "-m", "zbench.demos.snake.play", "--board", board]
-        _exit(subprocess.call([*cmd, str(play)] if play else cmd))
+        _exit(demo_commands.play_snake(ctx.args, play, human))
         return
     _exit(demo_commands.run_demo([name, *ctx.args], timeout=timeout, detach=detach, db=db, tag=tag))
 

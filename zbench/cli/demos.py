@@ -7,6 +7,7 @@ Each function returns an exit status: 0 ok, 1 the work failed, 2 bad input (one-
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from zbench.cli.filters import nothing_found
 from zbench.cli.follow import Db, _console, _report_failure, follow
@@ -59,6 +60,37 @@ def run_demo(
     if rows:
         print_tables(console, rows)
     return 0
+
+
+def play_snake(argv: list[str], checkpoint: Path | None, human: bool) -> int:
+    """``--play CHECKPOINT`` or ``--human``: snake in this terminal, not a job.
+    ``argv``: the demo's options after its name, of which only ``--board`` means anything here."""
+    from zbench.contract.demo_options import parse_args  # standard library only
+
+    try:
+        config, _ = parse_args(["snake", *argv])
+    except UsageError as exc:
+        print(option_line(exc, "demo snake"), file=sys.stderr)
+        return 2
+    if checkpoint is not None and human:
+        return fail("--play replays a trained net and --human lets you play: one or the other")
+    # A training option would be silently ignored by the player: refuse it.
+    other = sorted({a.split("=")[0] for a in argv if a.startswith("-")} - {"--board"})
+    if other:
+        return fail(f"{other[0]} is for training snake; --play and --human take only --board")
+    if checkpoint is None and not sys.stdin.isatty():
+        return fail("--human reads the arrow keys from a terminal, and stdin is not one")
+    if checkpoint is not None:
+        from zbench.contract.inputs import checkpoint_problem
+
+        problem = checkpoint_problem(checkpoint, "--play")
+        if problem:
+            return fail(problem)
+    import subprocess
+
+    # Its own process: the player needs torch, which this process must never import.
+    cmd = [sys.executable, "-m", "zbench.demos.snake.play", "--board", str(config.board)]
+    return subprocess.call([*cmd, str(checkpoint)] if checkpoint else cmd)
 
 
 def print_tables(console, rows, *, wide: bool = False) -> None:
