@@ -151,11 +151,13 @@ def machines(rows: Sequence[ResultRow]) -> list[tuple[str, list[int | None]]]:
     seen: dict[str, list[int | None]] = {}
     for row in rows:
         seen.setdefault(machine_line(machine(row)), []).append(row.run_id)
-    return list(seen.items())
+    # In run order, whatever order the rows are shown in (the report groups them by workload).
+    return [(line, sorted(ids, key=lambda i: i or 0)) for line, ids in seen.items()]
 
 
 def _runs(ids: list[int | None]) -> str:
-    return ", ".join(str(i) for i in ids)
+    """``run 4`` or ``runs 1, 2, 6``."""
+    return f"run{'s' if len(ids) > 1 else ''} {', '.join(str(i) for i in ids)}"
 
 
 # The Markdown export's parts, each a list of lines; ``zbench report`` prints the same parts.
@@ -213,7 +215,7 @@ def md_measured(rows: Sequence[ResultRow]) -> list[str]:
 def md_machines(rows: Sequence[ResultRow]) -> list[str]:
     """One bullet per machine and software stack, naming its runs."""
     return [
-        f"- runs {_runs(ids)}: {md_text(line) if line else 'not recorded'}"
+        f"- {_runs(ids)}: {md_text(line) if line else 'not recorded'}"
         for line, ids in machines(rows)
     ]
 
