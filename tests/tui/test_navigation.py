@@ -15,7 +15,13 @@ from zbench.tui.screens.dashboard import DashboardScreen
 from zbench.tui.screens.help import HelpScreen, sections
 from zbench.tui.screens.job_detail import JobDetailScreen
 from zbench.tui.screens.results import ResultsScreen
-from zbench.tui.widgets.gpu_panel import GpuPanel, compact_line, full_lines
+from zbench.tui.widgets.gpu_panel import (
+    GpuPanel,
+    compact_line,
+    detail_text,
+    util_text,
+    warnings_text,
+)
 
 from .conftest import make_app
 from .fakes import FakeServices, canned_jobs
@@ -84,19 +90,19 @@ async def test_dashboard_shows_each_gpu_and_the_sm_hint() -> None:
 
 def test_sm_hint_when_util_high_but_sm_activity_low() -> None:
     busy = GpuSnapshot(index=0, util_gpu=100.0, gpm=GpmSnapshot(sm_activity=12.0))
-    assert "util high, SM low" in full_lines(busy)[1]
+    assert "util high, SM low" in warnings_text(busy)
     assert "⚠SM" in compact_line(busy)
     calm = GpuSnapshot(index=0, util_gpu=100.0, gpm=GpmSnapshot(sm_activity=85.0))
-    assert "SM low" not in full_lines(calm)[1]
+    assert warnings_text(calm) == ""
     unknown = GpuSnapshot(index=0, util_gpu=100.0)  # no GPM (pre-Hopper): no hint, SM act n/a
-    assert "SM low" not in full_lines(unknown)[1]
+    assert warnings_text(unknown) == ""
 
 
 async def test_compact_rows_on_a_small_terminal() -> None:
     app = make_app(eight_gpu())
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert app.screen.has_class("-narrow", "-short")
+        assert app.screen.has_class("-compact")
         panels = list(app.screen.query(GpuPanel))
         assert {p.region.height for p in panels} == {1}
         assert app.screen.query_one("#jobs").region.height >= 4
@@ -109,7 +115,7 @@ async def test_lost_gpu_and_na_values() -> None:
         await settle(pilot)
         assert app.screen.query_one("#gpu-1", GpuPanel).has_class("-lost")
     bare = GpuSnapshot(index=0, name="Tesla T4")
-    util, details = full_lines(bare)
+    util, details = util_text(bare), detail_text(bare, 200)
     assert "n/a" in util and "SM act[/] n/a" in details and "NVLink n/a" in details
     assert "n/a" in compact_line(bare)
 

@@ -16,24 +16,31 @@ if TYPE_CHECKING:
 
 from ..state import TelemetryState
 from ..widgets.footer import Footer
-from ..widgets.gpu_panel import GpuPanel
+from ..widgets.gpu_panel import GpuPanel, panel_height
 from ..widgets.host_panel import HostPanel
 from ..widgets.jobs_table import JobsTable
+
+MIN_PANEL_WIDTH = 58  # a full GPU panel's least width (below it, the figures' lines break thrice)
+HEADER = FOOTER = 1
+HOST_ROWS = 5  # the host panel in full: its border and three rows
+MIN_JOBS_ROWS = 6  # the jobs table's header and five jobs, or its "no jobs yet" line
 
 
 class DashboardScreen(Screen[None]):
     """The dashboard: a panel per GPU (one line each when space is short), the host, the jobs."""
 
-    # Breakpoints set -wide/-narrow and -tall/-short on the screen; the .tcss switches GPU panels to
-    # one-line rows below 120x40, so 8 GPUs still fit an 80x24 terminal.
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
-    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (40, "-tall")]
+    # Full panels where they fit with the host panel and room for the jobs, else one line per GPU
+    # (-compact): 2 GPUs show in full on 120x30, and 8 GPUs still fit an 80x24 terminal.
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = []
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = []
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "app.job_detail", "Job detail", id="dashboard.job_detail"),
         Binding("c", "app.cancel_job", "Cancel job", id="dashboard.cancel_job"),
         Binding("h", "app.history", "History", id="dashboard.history"),
     ]
+
+    _gpu_indices: tuple[int, ...] | None = None  # the GPUs the panels show
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
@@ -51,13 +58,13 @@ class DashboardScreen(Screen[None]):
     def on_mount(self) -> None:
         self.title = "zbench"
         self.sub_title = "dashboard"
-        self._gpu_indices: tuple[int, ...] | None = None
         self.query_one(JobsTable).focus()
 
     def show_notice(self, notice: str | None) -> None:
         widget = self.query_one("#notice", Static)
         widget.update(f"[$warning]{notice}[/]" if notice else "")
         widget.display = bool(notice)
+        self._fit()
 
     async def refresh_telemetry(self, state: TelemetryState) -> None:
         snap = state.latest
@@ -68,7 +75,7 @@ class DashboardScreen(Screen[None]):
         if indices != self._gpu_indices:
             self._gpu_indices = indices
             await box.remove_children()
-            box.set_class(len(indices) == 1, "-single")
+            self._fit()
             if indices:
                 await box.mount_all(GpuPanel(i) for i in indices)
             else:
@@ -77,6 +84,20 @@ class DashboardScreen(Screen[None]):
             panel = box.query_one(f"#gpu-{gpu.index}", GpuPanel)
             panel.show(gpu, state.util.get(gpu.index, ()))
         self.query_one(HostPanel).show(snap.host, state.cpu)
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Choose the layout for this size and number of GPUs (the .tcss draws it)."""
+        n = len(self._gpu_indices or ())
+        width, height = self.size
+        two = n > 1 and (width - 1) // 2 >= MIN_PANEL_WIDTH  # 1: the grid's gutter
+        rows = -(-n // 2) * panel_height((width - 1) // 2) if two else n * panel_height(width)
+        notice = 1 if self.query_one("#notice").display else 0
+        spare = height - (HEADER + notice + rows + HOST_ROWS + MIN_JOBS_ROWS + FOOTER)
+        self.set_class(width < MIN_PANEL_WIDTH or spare < 0, "-compact")
+        self.query_one("#gpus").set_class(not two, "-one-column")
 
     def refresh_jobs(self, jobs: Sequence[JobInfo]) -> None:
         self.query_one(JobsTable).show(jobs)

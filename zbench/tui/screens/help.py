@@ -54,7 +54,11 @@ FIGURES: tuple[tuple[str, str], ...] = (
         "job detail: what limited the job in its measured window (input-, "
         "communication-, memory-bound, throttled or GPU-bound) and the evidence",
     ),
-    ("throttle", "why clocks are held down: sw_power_cap, hw_slowdown, thermal ... (idle is fine)"),
+    (
+        "throttle",
+        "why clocks are held down, on the GPU panel's bottom border with the util hint: "
+        "sw_power_cap, hw_slowdown, thermal ... (idle is fine)",
+    ),
     ("job #", "in the process table: the zbench job a GPU process belongs to"),
 )
 

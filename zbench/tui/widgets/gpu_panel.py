@@ -1,16 +1,20 @@
 """One GPU: utilization and memory bars with history, power, temperature, clocks, GPM, NVLink.
 
-Two layouts in one widget: the full panel (bordered, four lines and a history) and a one-line
-compact row; the screen's breakpoint classes pick one in CSS, so nothing is rebuilt on resize.
+Two layouts in one widget: the full panel (bordered: the util row with its history, the figures in
+lines broken to the panel's width, warnings on the bottom border) and a one-line compact row; the
+screen's ``-compact`` class picks one in CSS, so nothing is rebuilt on resize.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -63,8 +67,8 @@ def nvlink_fields(gpu: GpuSnapshot) -> tuple[str, ...]:
         return ("[$text-muted]NVLink n/a[/]",)
     return (
         f"NVLink x{nv.active_links}",
-        f"TX {rate(nv.tx_bytes_s)} [$text-muted]({pct(nv.tx_pct)})[/]",
-        f"RX {rate(nv.rx_bytes_s)} [$text-muted]({pct(nv.rx_pct)})[/]",
+        f"TX {rate(nv.tx_bytes_s)} [$text-muted]{pct(nv.tx_pct)}[/]",
+        f"RX {rate(nv.rx_bytes_s)} [$text-muted]{pct(nv.rx_pct)}[/]",
     )
 
 
@@ -80,31 +84,110 @@ def pcie_text(gpu: GpuSnapshot) -> str:
 SLOWDOWNS = ("sw_power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake")
 
 
-def slowdown_text(gpu: GpuSnapshot) -> str:
-    """The GPU's active clock slow-down reasons as a warning; empty when none."""
+def warnings_text(gpu: GpuSnapshot) -> str:
+    """What is slowing the GPU down or hiding behind its utilization, for the panel's bottom
+    border (where no width cuts it off): active slow-down reasons and "util high, SM low"."""
     reasons = gpu.throttle_reasons
-    slow = [r for r in reasons if r in SLOWDOWNS] if isinstance(reasons, tuple) else []
-    return f"  [$warning]{', '.join(slow)}[/]" if slow else ""
+    said = [r for r in reasons if r in SLOWDOWNS] if isinstance(reasons, tuple) else []
+    if sm_hint(gpu):
+        said.append(f"{glyphs().warn} util high, SM low")
+    return f"[$warning]{escape(', '.join(said))}[/]" if said else ""
 
 
-def full_lines(gpu: GpuSnapshot) -> tuple[str, str]:
-    """(the util line's text before the sparkline, the three lines under it)."""
+def util_text(gpu: GpuSnapshot) -> str:
+    """The util line's text before the sparkline."""
+    return f"util {bar(gpu.util_gpu, 16)} {pct(gpu.util_gpu):>4}"
+
+
+def detail_fields(gpu: GpuSnapshot) -> tuple[tuple[str, ...], ...]:
+    """The panel's lines under the util row, each as fields: a line too long for the panel wraps
+    between its fields, never inside one (``SM act`` and its figure stay together)."""
     mem_pct = ratio_pct(gpu.mem_used_bytes, gpu.mem_total_bytes)
-    util = f"util {bar(gpu.util_gpu, 16)} {pct(gpu.util_gpu):>4}"
     gpm = gpu.gpm
-    lines = [
-        f"mem  {bar(mem_pct, 16)} {gib(gpu.mem_used_bytes)}/{gib(gpu.mem_total_bytes)} GiB"
-        f"  [$text-muted]ctrl[/] {pct(gpu.util_mem)}",
-        f"{num(gpu.power_w, ' W')}/{num(gpu.power_limit_w, ' W')}  {num(gpu.temperature_c, glyphs().degree + 'C')}"
-        f"  SM {num(gpu.sm_clock_mhz, ' MHz')}  mem {num(gpu.mem_clock_mhz, ' MHz')}"
-        f"  [$text-muted]SM act[/] {pct(gpm.sm_activity)}"
-        f"  [$text-muted]tensor[/] {pct(gpm.tensor_activity)}",
-        nvlink_text(gpu)
-        + f"  {pcie_text(gpu)}"
-        + slowdown_text(gpu)
-        + (f"  [$warning]{glyphs().warn} util high, SM low[/]" if sm_hint(gpu) else ""),
-    ]
-    return util, "\n".join(lines)
+    return (
+        (
+            f"mem  {bar(mem_pct, 16)} {gib(gpu.mem_used_bytes)}/{gib(gpu.mem_total_bytes)} GiB",
+            f"[$text-muted]ctrl[/] {pct(gpu.util_mem)}",
+        ),
+        (
+            f"{num(gpu.power_w, ' W')}/{num(gpu.power_limit_w, ' W')}",
+            num(gpu.temperature_c, glyphs().degree + "C"),
+            f"SM {num(gpu.sm_clock_mhz, ' MHz')}",
+            f"mem {num(gpu.mem_clock_mhz, ' MHz')}",
+            f"[$text-muted]SM act[/] {pct(gpm.sm_activity)}",
+            f"[$text-muted]tensor[/] {pct(gpm.tensor_activity)}",
+        ),
+        (*nvlink_fields(gpu), *filter(None, [pcie_text(gpu)])),
+    )
+
+
+@functools.cache
+def _widest() -> GpuSnapshot:
+    """Every figure at its widest. Lines break where this GPU's would, so how many lines a panel
+    has depends on its width only: a rate growing from "0 B/s" to "392.5 GB/s" must not change
+    the panel's height, and with it the dashboard's layout, from one sample to the next."""
+    from zbench.telemetry.snapshot import GpmSnapshot, GpuSnapshot, NvLinkSnapshot
+
+    return GpuSnapshot(
+        index=0,
+        util_gpu=100.0,
+        util_mem=100.0,
+        mem_used_bytes=999 * 2**30,
+        mem_total_bytes=999 * 2**30,
+        temperature_c=100.0,
+        power_w=1000.0,
+        power_limit_w=1000.0,
+        sm_clock_mhz=3000.0,
+        mem_clock_mhz=3000.0,
+        pcie_tx_bytes_s=99.9e9,
+        pcie_rx_bytes_s=99.9e9,
+        nvlink=NvLinkSnapshot(
+            active_links=18, tx_bytes_s=999e9, rx_bytes_s=999e9, tx_pct=100.0, rx_pct=100.0
+        ),
+        gpm=GpmSnapshot(sm_activity=100.0, tensor_activity=100.0),
+    )
+
+
+GAP = 2  # cells between two fields on a line
+
+
+def _cells(markup: str) -> int:
+    return Content.from_markup(markup).cell_length
+
+
+def line_starts(widths: Sequence[int], room: int) -> list[int]:
+    """Where a line of fields of ``widths`` cells breaks to fit ``room`` cells: the index of each
+    line's first field (a field wider than the room gets a line of its own)."""
+    starts, used = [0], 0
+    for i, w in enumerate(widths):
+        if i and used + GAP + w > room:
+            starts.append(i)
+            used = w
+        else:
+            used += (GAP if i else 0) + w
+    return starts
+
+
+@functools.cache
+def _breaks(room: int) -> list[list[int]]:
+    return [line_starts([_cells(f) for f in line], room) for line in detail_fields(_widest())]
+
+
+def panel_height(width: int) -> int:
+    """Rows a full panel ``width`` cells wide takes: its border, the util row, and the detail
+    lines its width cuts the fields into (the dashboard chooses its layout by this)."""
+    return 3 + sum(len(starts) for starts in _breaks(width - 4))  # 4: border and padding
+
+
+def detail_text(gpu: GpuSnapshot, room: int) -> str:
+    """:func:`detail_fields` as lines of at most ``room`` cells, broken where the widest GPU's
+    would be."""
+    out = []
+    for fields, starts in zip(detail_fields(gpu), _breaks(room), strict=True):
+        for a, b in itertools.pairwise([*starts, len(fields)]):
+            if a < len(fields):
+                out.append("  ".join(fields[a:b]))
+    return "\n".join(out)
 
 
 def compact_line(gpu: GpuSnapshot) -> str:
@@ -125,17 +208,19 @@ class GpuPanel(Widget):
     """Shows the GPU it was last given; :meth:`show` is called by the screen on each refresh."""
 
     DEFAULT_CSS = """
-    GpuPanel { height: 6; border: round $primary; padding: 0 1; }
+    GpuPanel { height: auto; border: round $primary; padding: 0 1; }
     GpuPanel.-lost { border: round $error; }
     GpuPanel #util-row { height: 1; }
     GpuPanel #util { width: 28; }
-        GpuPanel #compact { display: none; }
+    GpuPanel #details { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
+    GpuPanel #compact { display: none; }
     """
 
     def __init__(self, index: int) -> None:
         super().__init__(id=f"gpu-{index}")
         self.index = index
         self._shown: dict[str, str] = {}
+        self._last: tuple[GpuSnapshot, Sequence[float]] | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="util-row"):
@@ -151,12 +236,17 @@ class GpuPanel(Widget):
             self._shown[widget_id] = text
             self.query_one(f"#{widget_id}", Static).update(text)
 
+    def on_resize(self) -> None:
+        if self._last is not None:  # the lines break by the width: break them again now
+            self.show(*self._last)
+
     def show(self, gpu: GpuSnapshot, history: Sequence[float]) -> None:
         if not self.is_mounted:
             # Children nested in containers compose in turn, after the panel's own: a snapshot
             # that comes before every one is there is drawn after the next refresh.
             self.call_after_refresh(self.show, gpu, list(history))
             return
+        self._last = (gpu, history)
         self.border_title = f"GPU {gpu.index} {glyphs().sep} {escape(short_name(gpu.name))}"
         self.set_class(gpu.lost, "-lost")
         compact = self.query_one("#compact", Static).display
@@ -168,9 +258,9 @@ class GpuPanel(Widget):
             self._set("details", "")
             self.query_one(History).values = ()
             return
-        self.border_subtitle = ""
         if not compact:
-            util, details = full_lines(gpu)
-            self._set("util", util)
-            self._set("details", details)
+            self.border_subtitle = warnings_text(gpu)
+            self._set("util", util_text(gpu))
+            # Before its first layout the panel has no width yet: one line per kind of figure.
+            self._set("details", detail_text(gpu, self.content_size.width or 1_000))
             self.query_one(History).values = history
