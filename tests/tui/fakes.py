@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +53,7 @@ class FakeResult:
     gpu_mem_bytes: int | None = 30 * 1024**3
     cpu_util: float | None = 12.0
     cpu_mem_bytes: int | None = 8 * 1024**3
-    run_id: str = "r"
+    run_id: int | None = None
     job_id: int = 0
     created: float = NOW
 
@@ -77,7 +78,7 @@ def canned_jobs() -> list[JobInfo]:
 
 
 def canned_results() -> list[FakeResult]:
-    return [
+    rows = [
         FakeResult("resnet50", "torch", "train", 1, 2259.0),
         FakeResult("resnet50", "torch", "train", 2, 4398.0),
         FakeResult("resnet50", "tf", "train", 1, 1890.0),
@@ -87,6 +88,7 @@ def canned_results() -> list[FakeResult]:
         FakeResult("unet2d", "torch", "train", 1, 140.0, batch_size=32),
         FakeResult("fasterrcnn", "tf", "train", 1, 61.0, batch_size=16, gpu_util=None),
     ]
+    return [dataclasses.replace(r, run_id=n, job_id=n) for n, r in enumerate(rows, 1)]
 
 
 @dataclass

@@ -17,7 +17,7 @@ async def test_filter_sort_and_export_markdown(zbench_home: Path) -> None:
     async with run_and_press(app, "r", size=(160, 50)) as pilot:
         assert isinstance(app.screen, ResultsScreen)
         await press(pilot, "slash", *"torch train", "enter")
-        await press(pilot, *["right"] * 7, "s", "s")  # samples/s, then reversed
+        await press(pilot, *["right"] * 8, "s", "s")  # samples/s, then reversed
         await press(pilot, "m")
     lines = (zbench_home / "zbench-results.md").read_text().splitlines()
     assert lines == [
@@ -98,7 +98,7 @@ async def test_results_screen_prints_the_markdown_exports_cells(zbench_home: Pat
         shown = [str(c) for c in table.get_row_at(0)]
     md_line = next(line for line in render_md([row]).splitlines() if line.startswith("| 7 |"))
     md_cells = [c.strip() for c in md_line.strip("|").split("|")]
-    assert shown == md_cells[1 : 1 + len(shown)]
+    assert shown == md_cells[: len(shown)]  # the run's number first, as in Markdown
     assert "BF16" in shown and "n/a" in shown
 
 
@@ -154,7 +154,7 @@ async def test_export_to_a_folder_writes_into_it(zbench_home: Path) -> None:
 async def test_a_missing_value_sorts_last_both_ways(zbench_home: Path) -> None:
     """GPU util sorted down: the run without it (n/a) stays at the bottom; it came first."""
     app = make_app()
-    async with run_and_press(app, "r", *["right"] * 8, size=(160, 50)) as pilot:
+    async with run_and_press(app, "r", *["right"] * 9, size=(160, 50)) as pilot:
         for presses, arrow in ((1, "↑"), (1, "↓")):
             await press(pilot, *["s"] * presses)
             assert app.screen.sub_title.endswith(f"sorted by GPU util % {arrow}")
@@ -303,7 +303,7 @@ async def test_sorting_by_gpus_orders_the_counts_as_numbers(zbench_home: Path) -
     rows = [row(1, 16), row(2, 2), row(3, 8, nodes=2), row(4, 1), row(5, 4)]
     app = make_app(services=FakeServices(results=rows))
     async with run_and_press(app, "r", size=(200, 50)) as pilot:
-        await press(pilot, *["right"] * 3, "s")
+        await press(pilot, *["right"] * 4, "s")
         table = app.screen.query_one(DataTable)
         at = [str(c.label) for c in table.ordered_columns].index("GPUs")
         shown = [str(table.get_row_at(i)[at]) for i in range(table.row_count)]

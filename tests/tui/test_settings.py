@@ -133,7 +133,7 @@ async def test_tui_remembers_results_sort_and_filter(zbench_home: Path) -> None:
     state_file = zbench_home / "state.json"
     app = _app(state_file)
     async with run_and_press(
-        app, "r", "slash", *"torch", "enter", *["right"] * 7, "s", "s", size=(160, 50)
+        app, "r", "slash", *"torch", "enter", *["right"] * 8, "s", "s", size=(160, 50)
     ):
         await app.workers.wait_for_complete()
     assert load_state(state_file).results == {

@@ -36,6 +36,7 @@ from zbench.results.api import (
 from zbench.results.export import FORMATS, FormatError, pick_format, render, rows_from_json
 from zbench.results.format import (
     COLUMNS,
+    RUN,
     cells,
     drop_rank,
     fitted_columns,
@@ -62,16 +63,9 @@ def _parts(rows: Sequence[ResultRow]) -> tuple[list[str], list[list[str]], list[
     caption += ["Warnings: " + "; ".join(flagged)] if flagged else []
     show = any(p.anchor or p.reason for p in pubs)
     columns = table_columns(rows)  # with a column for each setup field the rows differ in
-    titles = ["Run", *(t for t, _, _ in columns), *(["Published"] if show else [])]
+    titles = [RUN[0], *(t for t, _, _ in columns), *(["Published"] if show else [])]
     body = [
-        [
-            str(c)
-            for c in [
-                row.run_id or "",
-                *cells(row, columns),
-                *([published_cell(pub)] if show else []),
-            ]
-        ]
+        [str(c) for c in [*cells(row, (RUN, *columns)), *([published_cell(pub)] if show else [])]]
         for row, pub in zip(rows, pubs, strict=True)
     ]
     return titles, body, caption

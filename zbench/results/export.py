@@ -24,6 +24,7 @@ from zbench.results.api import ResultRow
 from zbench.results.format import (
     CSV_KEYS,
     NUMERIC,
+    RUN,
     cells,
     differing,
     num,
@@ -168,11 +169,9 @@ def md_results(rows: Sequence[ResultRow]) -> list[str]:
     pubs = [published_for(r) for r in rows]
     show_published = any(p.anchor or p.reason for p in pubs)
     columns = table_columns(rows)
-    titles = ["Run"] + [t for t, _, _ in columns] + (["Published"] if show_published else [])
+    titles = [RUN[0]] + [t for t, _, _ in columns] + (["Published"] if show_published else [])
     body = [
-        [str(row.run_id or "")]
-        + cells(row, columns)
-        + ([published_cell(p)] if show_published else [])
+        cells(row, (RUN, *columns)) + ([published_cell(p)] if show_published else [])
         for row, p in zip(rows, pubs, strict=True)
     ]
     lines = md_table(titles, body, NUMERIC | {"Run"})

@@ -118,6 +118,9 @@ CSV_KEYS = [
 
 
 Col = tuple[str, Callable[[ResultRow], Any], Callable[[Any], str]]
+# The run's number, first in every table a person reads (the CLI's, the TUI's, Markdown) and the
+# first column a narrow one leaves out (drop_rank): what `zbench compare` and the warnings name.
+RUN: Col = ("Run", lambda r: r.run_id, lambda v: "" if v is None else str(v))
 # The identity fields each column of COLUMNS that says what a run was shows (the GPU model shows a
 # CPU run as "CPU", so the GPU column shows the device too).
 COLUMN_FIELDS: dict[str, tuple[str, ...]] = {

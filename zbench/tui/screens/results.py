@@ -23,6 +23,7 @@ from zbench.results.export import FORMAT_NAMES, SUFFIX_FORMATS
 from zbench.results.format import (
     COLUMNS,
     NUMERIC,
+    RUN,
     Col,
     drop_rank,
     fitted_columns,
@@ -182,6 +183,9 @@ class ResultsScreen(Screen[None]):
             table.clear(columns=True)
             for i, title in enumerate(headers):
                 table.add_column(title, key=str(i))
+            # The model stays in view when a narrow screen scrolls sideways (and the run's number
+            # with it, where it is in view).
+            table.fixed_columns = 2 if columns[0] is RUN else 1
         words = self.query_one("#filter", Input).value
         rows = [r for r in self.all_rows if matches(r, words, columns)]
         sorted_by = _column(columns, self.sort_by)
@@ -193,7 +197,7 @@ class ResultsScreen(Screen[None]):
             cells = row_cells(row, columns)
             table.add_row(
                 *(
-                    Text(c, justify="right" if t in NUMERIC else "left")
+                    Text(c, justify="right" if t in NUMERIC or t == RUN[0] else "left")
                     for c, (t, _, _) in zip(cells, columns, strict=True)
                 ),
                 key=str(i),
@@ -223,10 +227,11 @@ class ResultsScreen(Screen[None]):
         same short headers and drop order, a setup column that alone tells rows apart always
         in): what fits comes first, in the review's order, and the rest follow it, a sideways
         scroll away, so Samples/s is in sight at 80 columns."""
-        columns = table_columns(self.all_rows)
+        setup = table_columns(self.all_rows)
+        keep = tells_apart(setup, [row_cells(row, setup) for row in self.all_rows], drop_rank)
+        columns = (RUN, *setup)  # the run's number, as `zbench results` prints it
         titles = [t for t, _, _ in columns]
         body = [row_cells(row, columns) for row in self.all_rows]
-        keep = tells_apart(columns, body, drop_rank)
         # DataTable pads each cell by one on both sides (textfit's gaps cover all but the two
         # edges) and keeps room for a vertical scrollbar.
         room = table.size.width - 2 - table.styles.scrollbar_size_vertical
