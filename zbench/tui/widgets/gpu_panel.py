@@ -157,7 +157,8 @@ def _cells(markup: str) -> int:
 
 def line_starts(widths: Sequence[int], room: int) -> list[int]:
     """Where a line of fields of ``widths`` cells breaks to fit ``room`` cells: the index of each
-    line's first field (a field wider than the room gets a line of its own)."""
+    line's first field (a field wider than the room gets a line of its own). Not Rich's wrapping:
+    it breaks at any space, "SM act" from its figure, and by the text shown, not the widest."""
     starts, used = [0], 0
     for i, w in enumerate(widths):
         if i and used + GAP + w > room:
@@ -186,7 +187,7 @@ def detail_text(gpu: GpuSnapshot, room: int) -> str:
     for fields, starts in zip(detail_fields(gpu), _breaks(room), strict=True):
         for a, b in itertools.pairwise([*starts, len(fields)]):
             if a < len(fields):
-                out.append("  ".join(fields[a:b]))
+                out.append((" " * GAP).join(fields[a:b]))
     return "\n".join(out)
 
 
