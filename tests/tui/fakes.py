@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from zbench.jobs.api import JobInfo
-from zbench.tui.services import LaunchRequest
+from zbench.tui.services import LaunchRequest, Queued
 
 NOW = 1_760_000_100.0  # the frozen clock of every TUI test
 
@@ -110,10 +110,10 @@ class FakeServices:
     def list_jobs(self) -> Sequence[JobInfo]:
         return list(self.jobs)
 
-    def submit(self, request: LaunchRequest) -> list[int]:
+    def submit(self, request: LaunchRequest) -> Queued:
         self.submitted.append(request)
         first = max((j.id for j in self.jobs), default=0) + 1
-        return list(range(first, first + max(1, len(request.configs))))
+        return Queued(tuple(range(first, first + max(1, len(request.configs)))))
 
     def cancel(self, job_id: int) -> None:
         self.cancelled.append(job_id)

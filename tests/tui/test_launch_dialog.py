@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Button, Input, Select, Static
 
 from zbench.tui.screens.dashboard import DashboardScreen
 from zbench.tui.screens.launch import LaunchScreen
+from zbench.tui.services import LaunchRequest, LocalServices, NothingToRun, Queued
 
 from .conftest import make_app
 from .fakes import FakeServices
@@ -152,3 +154,57 @@ async def test_the_suite_row_is_one_row_high_with_or_without_a_suite() -> None:
         suite.value = "quick"
         await settle(pilot)
         assert workloads.region.y == suite.region.y + 1
+
+
+class _SkippingServices(FakeServices):
+    """A machine where the suite's 2-GPU jobs cannot run (``nothing``: none of its jobs can)."""
+
+    nothing = False
+
+    def submit(self, request: LaunchRequest) -> Queued:
+        if self.nothing:
+            raise NothingToRun("quick: nothing can run on this machine (resnet50 ...: why)")
+        queued = super().submit(request)
+        return Queued(queued.ids, ("resnet50 torch train fp32 on 2 GPUs: needs 2 GPUs; 1 found",))
+
+
+async def _launch_quick(services: FakeServices) -> list[str]:
+    app = make_app(services=services)
+    async with run_and_press(app, "l", size=(160, 50)) as pilot:
+        app.screen.query_one("#suite", Select).value = "quick"
+        await settle(pilot)
+        await press(pilot, "ctrl+s")
+        await settle(pilot)
+        return [n.message for n in app._notifications]
+
+
+async def test_a_suite_launched_from_the_tui_says_what_it_skipped_and_why() -> None:
+    """It said "suite quick: queued 4 jobs" and nothing of the jobs it left out; and with none
+    that could run, "queued 0 jobs", as if something had started."""
+    said = await _launch_quick(_SkippingServices())
+    assert any(
+        "queued job 4" in m
+        and "skipped here: resnet50 torch train fp32 on 2 GPUs: needs 2 GPUs" in m
+        for m in said
+    ), said
+    services = _SkippingServices()
+    services.nothing = True
+    said = await _launch_quick(services)
+    assert "suite quick: nothing can run on this machine (resnet50 ...: why)" in said, said
+    assert not any("queued" in m for m in said)
+
+
+def test_local_services_refuse_a_suite_with_nothing_to_run_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")  # whatever this machine has: no GPU
+    suite = tmp_path / "gpu-only.toml"
+    suite.write_text('[[job]]\nworkload = "resnet50"\ndevice = "cuda"\n')
+    services = LocalServices(tmp_path / "z.db")
+    with pytest.raises(NothingToRun) as caught:
+        services.submit(LaunchRequest(suite=str(suite)))
+    assert str(caught.value) == (
+        "gpu-only: nothing can run on this machine (resnet50 torch train default on 1 GPU: "
+        "needs a GPU; none found (CUDA_VISIBLE_DEVICES='-1' hides every GPU))"
+    )
+    assert not (tmp_path / "z.db").exists()  # nothing queued

@@ -173,7 +173,7 @@ def run_suite(
     name: str, *, detach: bool, dry_run: bool, db: Db, json_out: bool, tag: str | None = None
 ) -> int:
     """Queue a suite's jobs (or only list them), follow them unless detached; name the skipped."""
-    from zbench.jobs.suites import SuiteError, load_suite, shadowed
+    from zbench.jobs.suites import SuiteError, load_suite, shadowed, spec_label
 
     try:
         suite = load_suite(name)
@@ -191,13 +191,13 @@ def run_suite(
     }
     for spec, reason in suite.skipped:
         if not json_out:
-            console.print(f"skipped: {_spec_label(spec)}: {reason}")
+            console.print(f"skipped: {spec_label(spec)}: {reason}")
     if dry_run:
         if json_out:
             print(json.dumps(out, indent=2))
         else:
             configs = [s.config.as_dict() for s in suite.specs]
-            named = [(_spec_label(s), c) for s, c in zip(suite.specs, configs, strict=True)]
+            named = [(spec_label(s), c) for s, c in zip(suite.specs, configs, strict=True)]
             for (text, _), setup in zip(named, differing(named), strict=True):
                 console.print(f"would run: {text}" + (f" ({setup})" if setup else ""))
             console.print(f"{counted(len(suite.specs), 'job')}, {len(suite.skipped)} skipped")
@@ -256,14 +256,6 @@ def _print_demo_results(job_ids: list[int], db: Db, console: Console) -> None:
 
 def _id_range(ids: list[int]) -> str:
     return f"id {ids[0]}" if len(ids) == 1 else f"ids {ids[0]}-{ids[-1]}"
-
-
-def _spec_label(spec: JobSpec) -> str:
-    c = spec.config
-    where = "cpu" if c.device == "cpu" else counted(c.gpus, "GPU")
-    if c.kind == DEMO:  # a demo has no precision to name
-        return f"{c.workload} demo {c.mode} on {where}"
-    return f"{c.workload} {c.framework} {c.mode} {c.precision or 'default'} on {where}"
 
 
 def cancel_jobs(job_ids: list[int], *, grace: float, db: Db) -> int:

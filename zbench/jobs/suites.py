@@ -39,6 +39,7 @@ from zbench.contract.config import RUN_OPTION, RUN_OPTIONS, RunConfig, parse_arg
 from zbench.contract.demo_options import DemoConfig
 from zbench.contract.demo_options import parse_args as parse_demo_args
 from zbench.contract.demos import Demo
+from zbench.contract.kinds import DEMO
 from zbench.contract.options import UsageError
 from zbench.gpuids import GpuRequestError, check_offered, gpu_ids_from
 from zbench.jobs.api import JobSpec, check_config
@@ -121,6 +122,15 @@ def _known() -> str:
     mine = user_suites()
     where = f"; yours in {user_suites_dir()}: {', '.join(mine)}" if mine else ""
     return f"built in: {', '.join(SUITES)}{where}; or a .toml file"
+
+
+def spec_label(spec: JobSpec) -> str:
+    """A suite's job in a few words, as `zbench suite` and the TUI list what they skip."""
+    c = spec.config
+    where = "cpu" if c.device == "cpu" else counted(c.gpus, "GPU")
+    if c.kind == DEMO:  # a demo has no precision to name
+        return f"{c.workload} demo {c.mode} on {where}"
+    return f"{c.workload} {c.framework} {c.mode} {c.precision or 'default'} on {where}"
 
 
 @dataclass(frozen=True)

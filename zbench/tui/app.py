@@ -29,7 +29,7 @@ from .commands import ZbenchCommands
 from .feed import Feed
 from .keys import APP_BINDINGS, JOB_ACTIONS
 from .screens.dashboard import DashboardScreen
-from .services import FINISHED, LaunchRequest, Services
+from .services import FINISHED, LaunchRequest, NothingToRun, Services
 from .state import TelemetryState
 
 if TYPE_CHECKING:
@@ -247,13 +247,19 @@ class ZbenchApp(RememberMixin, ProcessActionsMixin, App[int]):
     @work(thread=True, group="submit", exit_on_error=False)
     def _submit(self, request: LaunchRequest) -> None:
         try:
-            ids = self.services.submit(request)
+            queued = self.services.submit(request)
+        except NothingToRun as exc:  # as `zbench suite` says it: nothing queued, not a failure
+            self.post_message(self.ServiceDone(f"suite {exc}", error=True))
+            return
         except Exception as exc:
             self.post_message(self.ServiceDone(f"launch failed: {exc}", error=True))
             return
         what = f"suite {request.suite}: " if request.suite else ""
-        jobs = f"{plural(len(ids), 'job')} {', '.join(map(str, ids))}"
-        self.post_message(self.ServiceDone(f"{what}queued {jobs}"))
+        ids = queued.ids
+        text = f"{what}queued {plural(len(ids), 'job')} {', '.join(map(str, ids))}"
+        if queued.skipped:  # the launch dialog said how many; here, which and why
+            text += f"; skipped here: {'; '.join(queued.skipped)}"
+        self.post_message(self.ServiceDone(text))
 
     def on_zbench_app_service_done(self, message: ServiceDone) -> None:
         self.notify(message.text, severity="error" if message.error else "information")

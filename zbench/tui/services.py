@@ -34,11 +34,25 @@ class LaunchRequest:
     suite: str | None = None
 
 
+@dataclass(frozen=True)
+class Queued:
+    """What a launch queued, and what of a suite was skipped here and why (one line each, as
+    `zbench suite` prints them)."""
+
+    ids: tuple[int, ...]
+    skipped: tuple[str, ...] = ()
+
+
+class NothingToRun(Exception):
+    """A suite none of whose jobs can run on this machine: nothing is queued (as `zbench suite`
+    refuses it, exit 1)."""
+
+
 class Services(Protocol):
     """What the TUI asks of jobs and results: list, submit, cancel, logs, suites, results."""
 
     def list_jobs(self) -> Sequence[JobInfo]: ...
-    def submit(self, request: LaunchRequest) -> list[int]: ...
+    def submit(self, request: LaunchRequest) -> Queued: ...
     def cancel(self, job_id: int) -> None: ...
     def log_tail(self, job_id: int, lines: int = 50) -> list[str]: ...
     def throughput(self, job: JobInfo) -> list[tuple[float, float]]: ...
@@ -69,16 +83,20 @@ class LocalServices:
             api.reconcile(self.db)
         return api.list_jobs(self.db, include_finished=True)
 
-    def submit(self, request: LaunchRequest) -> list[int]:
+    def submit(self, request: LaunchRequest) -> Queued:
         from zbench.jobs import api
 
         if request.suite:
-            from zbench.jobs.suites import load_suite
+            from zbench.jobs.suites import load_suite, spec_label
 
             suite = load_suite(request.suite)
-            return api.submit(list(suite.specs), db=self.db, suite=suite.name)
+            skipped = tuple(f"{spec_label(spec)}: {why}" for spec, why in suite.skipped)
+            if not suite.specs:
+                raise NothingToRun(f"{suite.name}: nothing can run on this machine ({skipped[0]})")
+            ids = api.submit(list(suite.specs), db=self.db, suite=suite.name)
+            return Queued(tuple(ids), skipped)
         specs = [api.JobSpec(c, request.gpu_ids, request.timeout_s) for c in request.configs]
-        return api.submit(specs, db=self.db)
+        return Queued(tuple(api.submit(specs, db=self.db)))
 
     def cancel(self, job_id: int) -> None:
         from zbench.jobs import api
