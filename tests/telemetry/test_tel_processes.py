@@ -18,7 +18,7 @@ from zbench.cli.monitor_view import plain, render
 from zbench.telemetry import signals
 from zbench.telemetry.processes import ProcessReader, container_of, job_of
 from zbench.telemetry.snapshot import NA, GpuProcess, GpuSnapshot, Snapshot
-from zbench.telemetry.tables import elapsed
+from zbench.telemetry.tables import elapsed, process_rows
 
 DOCKER = "0::/system.slice/docker-4f1c2a9e8b7d6c5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f.scope\n"
 K8S = (
@@ -46,6 +46,15 @@ def test_reader_adds_user_command_cpu_memory_and_start() -> None:
     assert got.pgid == os.getpgid(0)
     assert got.used_memory_bytes == 2**30  # NVML's figure kept
     assert out[gone.pid] == gone  # a process that left keeps NVML's figures only
+
+
+def test_a_process_whose_host_figures_cannot_be_read_shows_n_a_in_every_one() -> None:
+    """Its user read "?" where its CPU, memory and age read "n/a" (a replayed trace, another
+    user's process the host hides)."""
+    unread = GpuProcess(pid=4242, name="python3", used_memory_bytes=2**30)
+    snap = Snapshot(t=0.0, gpus=(GpuSnapshot(index=0, processes=(unread,)),))
+    [(_, _, cells)] = process_rows(snap, now=10.0)
+    assert cells[:8] == ["0", "4242", "n/a", "1.0", "n/a", "n/a", "n/a", "n/a"]
 
 
 def test_job_of_matches_the_runner_and_its_process_group() -> None:

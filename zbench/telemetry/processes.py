@@ -93,7 +93,7 @@ class ProcessReader:
         except OSError:
             pgid = None
         return _Static(
-            user=str(attempt(proc.username, "?")),
+            user=str(attempt(proc.username, "")),  # unknown: the tables say n/a
             command=command,
             started=float(proc.create_time()),
             pgid=pgid,

@@ -116,7 +116,7 @@ def process_rows(
                     [
                         str(g.index),
                         str(p.pid),
-                        p.user or "?",
+                        p.user or "n/a",  # not readable (another user's process, a replay)
                         fmt.gib(p.used_memory_bytes),
                         fmt.pct(p.sm_util),
                         fmt.pct(p.cpu_pct),
