@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from zbench.telemetry.snapshot import GpmSnapshot, GpuSnapshot, NvLinkSnapshot
-from zbench.tui.widgets.gpu_panel import GpuPanel, detail_text, panel_height
+from zbench.tui.widgets.gpu_panel import GpuPanel, compact_line, detail_text, panel_height
 
 from .conftest import make_app
 from .helpers import settle
@@ -124,3 +124,14 @@ async def test_slowdowns_and_the_sm_hint_show_on_the_panels_border() -> None:
         assert "sw_power_cap, hw_slowdown" in str(zero.border_subtitle)
         assert "util high, SM low" in str(one.border_subtitle)
         assert "sw_power_cap" not in str(zero.query_one("#details", Static).render())
+
+
+def test_a_compact_row_flags_a_gpu_held_down_by_heat_but_not_one_at_its_power_cap() -> None:
+    """The one-line rows (8 GPUs on 80x24) showed no slow-down at all: a GPU at 90 degrees with
+    its clocks cut read like the others."""
+    hot = dataclasses.replace(BUSY, throttle_reasons=("sw_power_cap", "hw_thermal"))
+    capped = dataclasses.replace(BUSY, throttle_reasons=("sw_power_cap",))
+    assert "hw_thermal" in compact_line(hot)
+    assert "sw_power_cap" not in compact_line(hot) + compact_line(capped)
+    # In sight on an 80-column row (its padding takes 2) with the widest figures: before NVLink.
+    assert "hw_thermal" in Content.from_markup(compact_line(hot)).plain[:78]

@@ -8,12 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from zbench.results.identity import gpu_model
+from zbench.telemetry.clocks import THROTTLES
 
 SPREAD_LIMIT_PCT = 2.0
 HOST_BUSY_PCT = 90.0
-# Clock-event reasons that mean the GPU ran slower than it would have. A power cap at full load is
-# how these GPUs normally run, and idle/app-clock/sync-boost bits are not slowdowns: not warned.
-THROTTLES = ("hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake")
 
 
 def cpu_model() -> str | None:

@@ -11,29 +11,12 @@ from typing import Any
 
 import psutil
 
+from zbench.telemetry.clocks import decode_throttle
 from zbench.telemetry.gpm import GpmReader
 from zbench.telemetry.nvlink import NvLinkReader
 from zbench.telemetry.nvml_util import GpuLost, call, text
 from zbench.telemetry.pcie import PcieReader
 from zbench.telemetry.snapshot import NA, GpuProcess, GpuSnapshot, Metric, NAType
-
-# Clock event ("throttle") reason bits, stable across NVML versions (nvml.h nvmlClocksEventReason*).
-THROTTLE_BITS = (
-    (0x1, "idle"),
-    (0x2, "app_clocks"),
-    (0x4, "sw_power_cap"),
-    (0x8, "hw_slowdown"),
-    (0x10, "sync_boost"),
-    (0x20, "sw_thermal"),
-    (0x40, "hw_thermal"),
-    (0x80, "hw_power_brake"),
-    (0x100, "display_clocks"),
-)
-
-
-def decode_throttle(mask: int) -> tuple[str, ...]:
-    """The names of the clock slow-down reasons set in an NVML throttle mask."""
-    return tuple(name for bit, name in THROTTLE_BITS if mask & bit)
 
 
 def _reserved(mem: Any) -> int | NAType:

@@ -14,12 +14,13 @@ from textual.widgets import DataTable, Footer, Header, Static
 from textual_plotext import PlotextPlot
 
 from zbench.glyphs import glyphs
+from zbench.telemetry.clocks import SLOWDOWNS
 from zbench.telemetry.snapshot import GpuSnapshot
 
 from ..format import escape, pct, rate
 from ..series import WINDOWS, Point, column
 from ..state import TelemetryState
-from ..widgets.gpu_panel import SLOWDOWNS, pcie_text
+from ..widgets.gpu_panel import pcie_text
 
 PERCENT_TICKS = (0, 25, 50, 75, 100)
 REDRAW_S = 2.0  # charts redraw at most this often (plotext draws are the costly part)

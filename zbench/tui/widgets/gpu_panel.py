@@ -19,6 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from zbench.glyphs import glyphs
+from zbench.telemetry.clocks import SLOWDOWNS, THROTTLES
 
 from ..format import bar, escape, gib, is_num, num, pct, rate, ratio_pct, short_rate
 from .history import History
@@ -78,10 +79,6 @@ def pcie_text(gpu: GpuSnapshot) -> str:
     if not is_num(gpu.pcie_tx_bytes_s) and not is_num(gpu.pcie_rx_bytes_s):
         return ""
     return f"PCIe {g.up}{short_rate(gpu.pcie_tx_bytes_s)} {g.down}{short_rate(gpu.pcie_rx_bytes_s)}"
-
-
-# Clock-event reasons that slow a GPU down (the others, such as idle, are its normal states).
-SLOWDOWNS = ("sw_power_cap", "hw_slowdown", "sw_thermal", "hw_thermal", "hw_power_brake")
 
 
 def warnings_text(gpu: GpuSnapshot) -> str:
@@ -196,13 +193,19 @@ def compact_line(gpu: GpuSnapshot) -> str:
     if gpu.lost:
         return f"[$error]{gpu.index} {escape(short_name(gpu.name))}: lost[/]"
     mem_pct = ratio_pct(gpu.mem_used_bytes, gpu.mem_total_bytes)
-    hint = f" [$warning]{glyphs().warn}SM[/]" if sm_hint(gpu) else ""
+    warn = glyphs().warn
+    flags = [f"{warn}SM"] if sm_hint(gpu) else []
+    reasons = gpu.throttle_reasons
+    faults = [r for r in reasons if r in THROTTLES] if isinstance(reasons, tuple) else []
+    flags += [f"{warn}{faults[0]}"] if faults else []  # a power cap alone is its normal state
+    # Before the NVLink rates: where a row is cut at the terminal's edge, the warnings stay.
+    flagged = f"[$warning]{' '.join(flags)}[/] " if flags else ""
     return (
         f"[$accent]{gpu.index}[/] {bar(gpu.util_gpu, 6)}{pct(gpu.util_gpu):>5} "
         f"mem {bar(mem_pct, 5)}{gib(gpu.mem_used_bytes, 0)}/{gib(gpu.mem_total_bytes, 0)}G "
         f"{num(gpu.temperature_c, glyphs().degree)} {num(gpu.power_w, 'W')} "
-        f"SM{pct(gpu.gpm.sm_activity)} {nvlink_text(gpu, compact=True)}{hint}"
-    )
+        f"SM{pct(gpu.gpm.sm_activity)} {flagged}{nvlink_text(gpu, compact=True)}"
+    ).rstrip()
 
 
 class GpuPanel(Widget):
