@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from zbench.telemetry.clocks import THROTTLES
+from zbench.clocks import THROTTLES
 from zbench.textfit import counted
 
 Sample = dict[str, Any]

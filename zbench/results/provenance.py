@@ -7,8 +7,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from zbench.clocks import THROTTLES
 from zbench.results.identity import gpu_model
-from zbench.telemetry.clocks import THROTTLES
 
 SPREAD_LIMIT_PCT = 2.0
 HOST_BUSY_PCT = 90.0

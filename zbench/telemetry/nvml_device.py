@@ -11,7 +11,7 @@ from typing import Any
 
 import psutil
 
-from zbench.telemetry.clocks import decode_throttle
+from zbench.clocks import decode_throttle
 from zbench.telemetry.gpm import GpmReader
 from zbench.telemetry.nvlink import NvLinkReader
 from zbench.telemetry.nvml_util import GpuLost, call, text

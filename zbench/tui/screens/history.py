@@ -13,8 +13,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual_plotext import PlotextPlot
 
+from zbench.clocks import SLOWDOWNS
 from zbench.glyphs import glyphs
-from zbench.telemetry.clocks import SLOWDOWNS
 from zbench.telemetry.snapshot import GpuSnapshot
 
 from ..format import escape, pct, rate

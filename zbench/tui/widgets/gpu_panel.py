@@ -18,8 +18,8 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
+from zbench.clocks import SLOWDOWNS, THROTTLES
 from zbench.glyphs import glyphs
-from zbench.telemetry.clocks import SLOWDOWNS, THROTTLES
 
 from ..format import bar, escape, gib, is_num, num, pct, rate, ratio_pct, short_rate
 from .history import History

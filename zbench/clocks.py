@@ -1,7 +1,8 @@
 """NVML's clock-event ("throttle") reasons: their bits, and which of them slow a GPU down.
 
 The one table of them: the sampler decodes the bits, the TUI warns of the slow-downs, and a result
-is flagged "throttled" for the faults.
+is flagged "throttled" for the faults. Standard library only, outside telemetry: `zbench results`
+and the TUI's first frame read it without loading the sampler's package.
 """
 
 from __future__ import annotations
