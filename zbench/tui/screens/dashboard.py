@@ -20,7 +20,9 @@ from ..widgets.gpu_panel import GpuPanel, panel_height
 from ..widgets.host_panel import HostPanel
 from ..widgets.jobs_table import JobsTable
 
-MIN_PANEL_WIDTH = 58  # a full GPU panel's least width (below it, the figures' lines break thrice)
+# The least width of a GPU panel beside another (two fit 120 columns, each of its figure lines
+# broken once at most): narrower, one panel above the other reads better than ever shorter lines.
+MIN_PANEL_WIDTH = 58
 HEADER = FOOTER = 1
 HOST_ROWS = 5  # the host panel in full: its border and three rows
 MIN_JOBS_ROWS = 6  # the jobs table's header and five jobs, or its "no jobs yet" line

@@ -50,15 +50,14 @@ def sm_hint(gpu: GpuSnapshot) -> bool:
     )
 
 
-def nvlink_text(gpu: GpuSnapshot, compact: bool = False) -> str:
-    """A GPU's NVLink text: links and TX/RX rates (with % of capacity unless compact)."""
+def compact_nvlink(gpu: GpuSnapshot) -> str:
+    """A GPU's NVLink TX/RX rates for its one-line row; empty when it has no links (the full
+    panel's figures are :func:`nvlink_fields`)."""
     nv = gpu.nvlink
     if not is_num(nv.active_links) or not nv.active_links:
-        return "" if compact else "[$text-muted]NVLink n/a[/]"
-    if compact:
-        g = glyphs()
-        return f"NV{g.up}{rate(nv.tx_bytes_s)} {g.down}{rate(nv.rx_bytes_s)}"
-    return "  ".join(nvlink_fields(gpu))
+        return ""
+    g = glyphs()
+    return f"NV{g.up}{rate(nv.tx_bytes_s)} {g.down}{rate(nv.rx_bytes_s)}"
 
 
 def nvlink_fields(gpu: GpuSnapshot) -> tuple[str, ...]:
@@ -204,7 +203,7 @@ def compact_line(gpu: GpuSnapshot) -> str:
         f"[$accent]{gpu.index}[/] {bar(gpu.util_gpu, 6)}{pct(gpu.util_gpu):>5} "
         f"mem {bar(mem_pct, 5)}{gib(gpu.mem_used_bytes, 0)}/{gib(gpu.mem_total_bytes, 0)}G "
         f"{num(gpu.temperature_c, glyphs().degree)} {num(gpu.power_w, 'W')} "
-        f"SM{pct(gpu.gpm.sm_activity)} {flagged}{nvlink_text(gpu, compact=True)}"
+        f"SM{pct(gpu.gpm.sm_activity)} {flagged}{compact_nvlink(gpu)}"
     ).rstrip()
 
 
