@@ -189,9 +189,8 @@ def run_suite(
         "jobs": [s.config.as_dict() for s in suite.specs],
         "skipped": [{"job": s.config.as_dict(), "reason": r} for s, r in suite.skipped],
     }
-    for spec, reason in suite.skipped:
-        if not json_out:
-            console.print(f"skipped: {spec_label(spec)}: {reason}")
+    for line in [] if json_out else suite.skipped_lines():
+        console.print(f"skipped: {line}")
     if dry_run:
         if json_out:
             print(json.dumps(out, indent=2))

@@ -78,6 +78,10 @@ class Suite:
     specs: tuple[JobSpec, ...]
     skipped: tuple[tuple[JobSpec, str], ...] = field(default=())
 
+    def skipped_lines(self) -> list[str]:
+        """Each skipped job and why, as `zbench suite` and the TUI say it."""
+        return [f"{spec_label(spec)}: {why}" for spec, why in self.skipped]
+
 
 def installed_frameworks() -> set[str]:
     """Frameworks whose package is installed (found without importing it)."""

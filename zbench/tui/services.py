@@ -87,10 +87,10 @@ class LocalServices:
         from zbench.jobs import api
 
         if request.suite:
-            from zbench.jobs.suites import load_suite, spec_label
+            from zbench.jobs.suites import load_suite
 
             suite = load_suite(request.suite)
-            skipped = tuple(f"{spec_label(spec)}: {why}" for spec, why in suite.skipped)
+            skipped = tuple(suite.skipped_lines())
             if not suite.specs:
                 raise NothingToRun(f"{suite.name}: nothing can run on this machine ({skipped[0]})")
             ids = api.submit(list(suite.specs), db=self.db, suite=suite.name)
