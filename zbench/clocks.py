@@ -27,5 +27,5 @@ SLOWDOWNS = ("sw_power_cap", *THROTTLES)
 
 
 def decode_throttle(mask: int) -> tuple[str, ...]:
-    """The names of the clock slow-down reasons set in an NVML throttle mask."""
+    """The names of the clock-event reasons set in an NVML mask (idle among them)."""
     return tuple(name for bit, name in THROTTLE_BITS if mask & bit)
