@@ -155,10 +155,11 @@ async def test_stepped_replay_advances_one_snapshot_per_tick() -> None:
 
 async def test_an_empty_jobs_table_says_how_to_start_one() -> None:
     app = make_app(services=FakeServices(jobs=[]))
-    async with app.run_test(size=(160, 50)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         empty = app.screen.query_one("#jobs-empty", Static)
         assert empty.display and "No jobs yet" in str(empty.render())
+        assert empty.size.height == 1, "the hint fits one line of an 80-column terminal"
     full = make_app()
     async with full.run_test(size=(160, 50)) as pilot:
         await settle(pilot)

@@ -51,8 +51,7 @@ class DashboardScreen(Screen[None]):
         yield HostPanel(id="host")
         yield JobsTable(id="jobs")
         yield Static(
-            "[$text-muted]No jobs yet: [b]l[/b] launches one (or run `zbench suite quick`);"
-            " jobs started elsewhere show up here.[/]",
+            "[$text-muted]No jobs yet: [b]l[/b] launches one; `zbench run` jobs show up here too.[/]",
             id="jobs-empty",
         )
         yield Footer()
