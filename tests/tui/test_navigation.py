@@ -158,8 +158,11 @@ async def test_an_empty_jobs_table_says_how_to_start_one() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         empty = app.screen.query_one("#jobs-empty", Static)
-        assert empty.display and "No jobs yet" in str(empty.render())
-        assert empty.size.height == 1, "the hint fits one line of an 80-column terminal"
+        hint = str(empty.render())
+        assert empty.display and "No jobs yet" in hint
+        assert len(hint) <= empty.content_region.width, "one line of an 80-column terminal"
+        table = app.screen.query_one("#jobs")
+        assert empty.region.y == table.region.y + 1, "right under the table's header"
     full = make_app()
     async with full.run_test(size=(160, 50)) as pilot:
         await settle(pilot)

@@ -102,7 +102,7 @@ class DashboardScreen(Screen[None]):
 
     def refresh_jobs(self, jobs: Sequence[JobInfo]) -> None:
         self.query_one(JobsTable).show(jobs)
-        self.query_one("#jobs-empty", Static).display = not jobs
+        self.set_class(not jobs, "-no-jobs")  # the hint takes the table's room (zbench.tcss)
 
     async def on_data_table_row_selected(self, event: JobsTable.RowSelected) -> None:
         event.stop()
