@@ -11,7 +11,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
-from textual_plotext import PlotextPlot
 
 from zbench.clocks import SLOWDOWNS
 from zbench.glyphs import glyphs
@@ -21,8 +20,8 @@ from ..format import escape, pct, rate
 from ..series import WINDOWS, Point, column
 from ..state import TelemetryState
 from ..widgets.gpu_panel import pcie_text
+from ..widgets.ticks import RoundTicksPlot
 
-PERCENT_TICKS = (0, 25, 50, 75, 100)
 REDRAW_S = 2.0  # charts redraw at most this often (plotext draws are the costly part)
 
 # (chart id, title, [(field, label)], fixed 0-100 scale, scale of the values)
@@ -93,7 +92,7 @@ class HistoryScreen(Screen[None]):
         yield Header(icon="≡")
         with Grid(id="charts"):
             for chart_id, *_ in CHARTS:
-                yield PlotextPlot(id=f"chart-{chart_id}")
+                yield RoundTicksPlot(id=f"chart-{chart_id}")
         yield DataTable(id="links", cursor_type="none", zebra_stripes=True)
         yield Static(id="clocks")
         yield Footer()
@@ -167,7 +166,7 @@ class HistoryScreen(Screen[None]):
         points: list[Point],
         seconds: float,
     ) -> None:
-        widget = self.query_one(f"#chart-{chart_id}", PlotextPlot)
+        widget = self.query_one(f"#chart-{chart_id}", RoundTicksPlot)
         plt = widget.plt
         plt.clear_data()
         plt.clear_figure()
@@ -175,9 +174,11 @@ class HistoryScreen(Screen[None]):
         plt.xlim(-seconds, 0)
         if percent:
             plt.ylim(0, 100)
-            plt.yticks(PERCENT_TICKS)  # plotext's own: 0.0, 16.7, 33.3, 66.7, 83.3, 100.0 (no 50)
+        drawn: list[float] = []
         for field, name in fields:
             xs, ys = column(points, field)
             if xs:
-                plt.plot(xs, [y / scale for y in ys], label=name, marker="braille")
+                drawn += [y / scale for y in ys]
+                plt.plot(xs, drawn[-len(ys) :], label=name, marker="braille")
+        widget.round_y((0.0, 100.0) if percent else drawn)  # plotext's own: 16.7, 33.3 ... (no 50)
         widget.refresh()

@@ -8,10 +8,11 @@ from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
-from textual_plotext import PlotextPlot
 
 from zbench.contract.demo_views import snake_segments
 from zbench.glyphs import encoding_is_utf8
+
+from .ticks import RoundTicksPlot
 
 
 class SnakeBoard(Static):
@@ -31,7 +32,7 @@ class SnakeBoard(Static):
         )
 
 
-class LearningCurve(PlotextPlot):
+class LearningCurve(RoundTicksPlot):
     """Mean and best score over wall time since launch (seconds)."""
 
     def show(self, points: Sequence[dict[str, Any]]) -> None:
@@ -40,23 +41,17 @@ class LearningCurve(PlotextPlot):
         plt.clear_figure()
         plt.title("mean and best score, by seconds since launch")
         xs = [float(p.get("t_s") or 0.0) for p in points]
+        means = [float(p.get("mean_score") or 0) for p in points]
+        bests = [float(p.get("best_score") or 0) for p in points]
         if points:
-            plt.plot(
-                xs,
-                [float(p.get("mean_score") or 0) for p in points],
-                label="mean",
-                marker="braille",
-            )
-            plt.plot(
-                xs,
-                [float(p.get("best_score") or 0) for p in points],
-                label="best",
-                marker="braille",
-            )
+            plt.plot(xs, means, label="mean", marker="braille")
+            plt.plot(xs, bests, label="best", marker="braille")
+        self.round_y(means + bests)
+        self.round_x(xs)
         self.refresh()
 
 
-class LossCurve(PlotextPlot):
+class LossCurve(RoundTicksPlot):
     """A demo's training loss over its steps (motion, tracking): a line per training phase,
     named by it. The tracker trains its detector, then its embedder, each from step 1: drawn as
     one line, the embedder's first loss was joined back to the detector's step 1."""
@@ -66,8 +61,11 @@ class LossCurve(PlotextPlot):
         plt.clear_data()
         plt.clear_figure()
         plt.title("training loss over steps")
-        for label, (xs, ys) in loss_lines(points).items():
+        lines = loss_lines(points)
+        for label, (xs, ys) in lines.items():
             plt.plot(xs, ys, label=label, marker="braille")
+        self.round_y(y for _, ys in lines.values() for y in ys)
+        self.round_x(x for xs, _ in lines.values() for x in xs)
         self.refresh()
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from textual_plotext import PlotextPlot
+from .ticks import RoundTicksPlot
 
 
-class ThroughputHistory(PlotextPlot):
+class ThroughputHistory(RoundTicksPlot):
     """samples/s over the job's time, from its runner's progress events."""
+
+    CHROME_ROWS = 5  # with the x axis's name
 
     def show(self, points: Sequence[tuple[float, float]]) -> None:
         plt = self.plt
@@ -24,6 +26,8 @@ class ThroughputHistory(PlotextPlot):
         if points:
             t0 = points[0][0]
             plt.plot([t - t0 for t, _ in points], [v for _, v in points], marker="braille")
+        self.round_y(v for _, v in points)
+        self.round_x(t - points[0][0] for t, _ in points)
         self.refresh()
 
 
@@ -49,7 +53,7 @@ def bar_values(rows: Sequence[Any]) -> dict[str, float]:
     return out
 
 
-class ThroughputBars(PlotextPlot):
+class ThroughputBars(RoundTicksPlot):
     """samples/s per workload, framework, mode and precision on one GPU: the newest run of each
     (unlike setups are never merged into one bar; see :func:`bar_values`)."""
 
@@ -62,6 +66,7 @@ class ThroughputBars(PlotextPlot):
         if best:
             names = sorted(best)
             plt.bar(names, [best[n] for n in names], orientation="horizontal", width=0.1)
+        self.round_x([0.0, *best.values()])  # the bars' axis, from 0
         self.refresh()
 
 
@@ -81,10 +86,12 @@ def scaling_series(rows: Sequence[Any]) -> dict[str, dict[int, float]]:
     return series
 
 
-class ScalingChart(PlotextPlot):
+class ScalingChart(RoundTicksPlot):
     """samples/s against the number of GPUs, one line per set of runs identical but for the GPU
     count (a 2-GPU run at another batch size never joins a 1-GPU line; see
     :func:`scaling_series`)."""
+
+    CHROME_ROWS = 5  # with the x axis's name
 
     def show(self, rows: Sequence[Any]) -> None:
         series = scaling_series(rows)
@@ -96,4 +103,8 @@ class ScalingChart(PlotextPlot):
         for name, points in sorted(series.items()):
             xs = sorted(points)
             plt.plot(xs, [points[x] for x in xs], label=name, marker="braille")
+        gpus = sorted({n for points in series.values() for n in points})
+        if gpus:
+            plt.xticks(gpus, [str(n) for n in gpus])  # GPU counts, never 1.5 GPUs
+        self.round_y(v for points in series.values() for v in points.values())
         self.refresh()
