@@ -75,3 +75,20 @@ def test_the_precision_chart_names_the_precisions_it_draws(filled: Path, tmp_pat
         "FP16/BF16 throughput over FP32 per model, framework and mode; "
         "hatched: FP16 published, over TF32"
     )
+
+
+def test_undrawn_runs_are_those_no_chart_draws_older_repeats_aside(
+    filled: Path, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    from zbench.results.charts import undrawn
+
+    rows = query_results(filled)
+    vgg = next(r for r in rows if r.workload == "vgg16")
+    older = dataclasses.replace(vgg, run_id=99, created=vgg.created - 60)  # a repeat of its setup
+    bf16 = next(r for r in rows if r.precision == "bf16")
+    alone = [older, vgg, bf16]  # the BF16 run without the FP32 run of its setup
+    charts = write_charts(alone, tmp_path / "alone")
+    assert [r.run_id for r in undrawn(alone, charts)] == [bf16.run_id]
+    assert undrawn([*rows, older], write_charts([*rows, older], tmp_path / "all")) == []

@@ -172,6 +172,28 @@ def test_plot_of_runs_no_chart_draws_says_which_runs_charts_draw(
     )
 
 
+def test_plot_names_the_runs_no_chart_draws_beside_those_it_draws(
+    filled: Path, tmp_path: Path
+) -> None:
+    # Runs 7 (BF16, with no FP32 run of its setup selected) and 4 (two GPUs, with no one-GPU run)
+    # were left out of every chart without a word; run 8 (VGG16, FP32) is drawn.
+    out = tmp_path / "c"
+    result = CLI.invoke(app, ["plot", "--run", "7", "--run", "8", "--run", "4", "-o", str(out)])
+    assert result.exit_code == 0
+    lines = result.output.strip().splitlines()
+    assert all(".png: " in line for line in lines[:-1]) and "bars from runs 8" in result.output
+    assert lines[-1] == (
+        "no chart draws runs 4, 7: the charts draw FP32 runs on one GPU (or the CPU), ResNet-50 "
+        "training on one GPU beside the same on more, and each other precision beside an FP32 run "
+        "of the same setup"
+    )
+    # With the FP32 run of its setup, the BF16 run is drawn (the speedup chart), and so is run 4
+    # beside the one-GPU run of its setup (the scaling chart).
+    runs = ["--run", "1", "--run", "7", "--run", "8", "--run", "4"]
+    both = CLI.invoke(app, ["plot", *runs, "-o", str(out)])
+    assert both.exit_code == 0 and "no chart draws" not in both.output
+
+
 def test_plot_of_multi_gpu_runs_alone_names_the_gpu_count_charts_draw(
     filled: Path, tmp_path: Path
 ) -> None:

@@ -33,7 +33,14 @@ from zbench.results.api import (
     shown_elsewhere,
     stored_elsewhere,
 )
-from zbench.results.export import FORMATS, FormatError, pick_format, render, rows_from_json
+from zbench.results.export import (
+    FORMATS,
+    FormatError,
+    pick_format,
+    render,
+    rows_from_json,
+    runs_words,
+)
 from zbench.results.format import (
     COLUMNS,
     RUN,
@@ -346,7 +353,7 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
     rows = _selected(filters, db, "plot")
     if isinstance(rows, int):
         return rows
-    from zbench.results.charts import DRAWN, write_charts
+    from zbench.results.charts import DRAWN, undrawn, write_charts
 
     try:
         charts = write_charts(rows, output)
@@ -357,4 +364,8 @@ def plot_results(*, output: Path, db: Db, filters: Filters) -> int:
         return fail(f"none of the {counted(len(rows), 'selected run')} fits a chart: {DRAWN}", 1)
     for chart in charts:
         print(f"{chart.path}: {chart.description}")
+    left = undrawn(rows, charts)
+    if left:  # measured runs must not vanish without a word; `zbench results` shows them
+        ids = sorted({r.run_id for r in left}, key=lambda i: i or 0)
+        print(f"no chart draws {runs_words(ids)}: {DRAWN}")
     return 0

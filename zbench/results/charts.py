@@ -32,10 +32,11 @@ MODEL_ORDER = tuple(WORKLOADS)  # the workload table is in the review's order
 
 @dataclass(frozen=True)
 class Chart:
-    """One PNG chart written: its path and what it shows."""
+    """One PNG chart written: its path, what it shows and the runs it draws."""
 
     path: Path
     description: str
+    runs: tuple[int, ...] = ()
 
 
 def latest(rows: Sequence[ResultRow]) -> list[ResultRow]:
@@ -49,6 +50,14 @@ def not_drawn(rows: Sequence[ResultRow]) -> list[ResultRow]:
     """Runs of a setup no chart draws: another setup of their slot is newer (they stay in the
     tables). Older repeats of a drawn setup are not among them."""
     drawn = {identity(r) for r in _slots(rows)[0]}
+    return [r for r in rows if identity(r) not in drawn]
+
+
+def undrawn(rows: Sequence[ResultRow], charts: Sequence[Chart]) -> list[ResultRow]:
+    """The runs of ``rows`` no chart of ``charts`` draws, older repeats of a drawn setup aside:
+    a BF16 run with no FP32 run of its setup, a run on two GPUs with none on one ..."""
+    ids = {run for chart in charts for run in chart.runs}
+    drawn = {identity(r) for r in rows if r.run_id in ids}
     return [r for r in rows if identity(r) not in drawn]
 
 
@@ -113,27 +122,37 @@ def _bars(
     ax.grid(axis="y", alpha=0.3)
 
 
-def _save(fig: Any, path: Path, description: str, out: list[Chart]) -> None:
+def _save(
+    fig: Any, path: Path, description: str, out: list[Chart], drawn: Sequence[ResultRow]
+) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     import matplotlib.pyplot as plt
 
     plt.close(fig)
-    out.append(Chart(path, description))
+    out.append(Chart(path, description, tuple(sorted({r.run_id for r in drawn if r.run_id}))))
 
 
-def _value(rows: Sequence[ResultRow], attr: str, **match: Any) -> float | None:
+def _pick(rows: Sequence[ResultRow], attr: str, **match: Any) -> ResultRow | None:
+    """The run a bar draws: the first of ``rows`` that matches ``match`` and has ``attr``."""
     for r in rows:
-        if all(getattr(r, k) == v for k, v in match.items()):
-            value = getattr(r, attr) if not attr.startswith("phase:") else _phase_value(r, attr)
-            if value is not None:
-                return float(value)
+        if all(getattr(r, k) == v for k, v in match.items()) and _attr(r, attr) is not None:
+            return r
     return None
 
 
-def _phase_value(r: ResultRow, attr: str) -> float | None:
-    _, phase, key = attr.split(":")
-    value = r.phases.get(phase, {}).get(key)
+def _value(rows: Sequence[ResultRow], attr: str, **match: Any) -> float | None:
+    r = _pick(rows, attr, **match)
+    return None if r is None else _attr(r, attr)
+
+
+def _attr(r: ResultRow, attr: str) -> float | None:
+    """A run's figure: a field (``samples_per_s``) or a phase's (``phase:measure:KEY``)."""
+    if attr.startswith("phase:"):
+        _, phase, key = attr.split(":")
+        value = r.phases.get(phase, {}).get(key)
+    else:
+        value = getattr(r, attr)
     return None if value is None else float(value)
 
 
@@ -200,6 +219,12 @@ def _device_charts(
             + (", published figures hatched" if any(s[2] for s in series) else "")
             + also,
             charts,
+            [
+                r
+                for m in models
+                for fw in frameworks
+                if (r := _pick(sel, "samples_per_s", workload=m, framework=fw))
+            ],
         )
 
     if not cpu:
@@ -292,7 +317,15 @@ def _per_model(
     models = _models(rows)
     series: list[tuple[str, list[float | None], bool]] = []
     modes = ("train", "infer") if by_mode else ("train",)
-    for fw in sorted({r.framework for r in rows}):
+    frameworks = sorted({r.framework for r in rows})
+    picks = [
+        _pick(rows, attr, workload=m, framework=fw, mode=mode)
+        for fw in frameworks
+        for mode in modes
+        for m in models
+    ]
+    drawn = [r for r in picks if r is not None]
+    for fw in frameworks:
         for mode in modes:
             values = [_value(rows, attr, workload=m, framework=fw, mode=mode) for m in models]
             scaled = [None if v is None else v * scale for v in values]
@@ -304,7 +337,7 @@ def _per_model(
     fig, ax = plt.subplots(figsize=(9, 4.5))
     _bars(ax, [model_name(m) for m in models], series, ylabel, fmt)
     ax.set_title(f"{description[0].upper()}{description[1:]} ({_gpu_label(rows)})", fontsize=9)
-    _save(fig, output / filename, description, charts)
+    _save(fig, output / filename, description, charts, drawn)
 
 
 def _scaling(
@@ -320,8 +353,10 @@ def _scaling(
     one: list[float | None] = []
     many: list[float | None] = []
     notes = []
+    drawn: list[ResultRow] = []
     for g in sorted(scaling_groups(sel), key=lambda g: (g.base.framework, g.base.batch_size or 0)):
         n = max(g.runs)
+        drawn += [g.base, g.runs[n]]
         label = f"{_fw(g.base.framework)}, batch {g.base.batch_size}/GPU"
         groups.append(label)
         one.append(float(g.base.samples_per_s))
@@ -342,6 +377,7 @@ def _scaling(
         output / f"scaling{tag}.png",
         "ResNet-50 training on 1 vs all GPUs, like runs only: " + "; ".join(notes),
         charts,
+        drawn,
     )
 
 
@@ -361,15 +397,14 @@ def _speedup(
     series["published"] = []
     bases: set[str] = set()  # what the published speedups divide by (Lambda's "FP32" is TF32)
     for k, ref in sorted(base.items(), key=lambda kv: str(kv[0])):
+        beside = [r for r in rows if key(r) == k and r.precision in over and r.samples_per_s]
         others = {
-            r.precision: float(r.samples_per_s or 0) / float(ref.samples_per_s or 1)
-            for r in rows
-            if key(r) == k and r.precision in over and r.samples_per_s
+            r.precision: float(r.samples_per_s or 0) / float(ref.samples_per_s or 1) for r in beside
         }
         if not others:
             continue
         groups.append(f"{model_name(ref.workload)}\n{_fw(ref.framework)} {ref.mode}")
-        used.append(ref)
+        used += [ref, *beside]
         for prec in over:
             series[prec.upper()].append(others.get(prec))
         published, base_precision = _published_speedup(ref)
@@ -397,6 +432,7 @@ def _speedup(
         f"{drawn} throughput over FP32 per model, framework and mode"
         + (f"; hatched: {hatched[0]}" if hatched else ""),
         charts,
+        used,
     )
 
 

@@ -156,7 +156,7 @@ def machines(rows: Sequence[ResultRow]) -> list[tuple[str, list[int | None]]]:
     return [(line, sorted(ids, key=lambda i: i or 0)) for line, ids in seen.items()]
 
 
-def _runs(ids: list[int | None]) -> str:
+def runs_words(ids: Sequence[int | None]) -> str:
     """``run 4`` or ``runs 1, 2, 6``."""
     return f"run{'s' if len(ids) > 1 else ''} {', '.join(str(i) for i in ids)}"
 
@@ -214,7 +214,7 @@ def md_measured(rows: Sequence[ResultRow]) -> list[str]:
 def md_machines(rows: Sequence[ResultRow]) -> list[str]:
     """One bullet per machine and software stack, naming its runs."""
     return [
-        f"- {_runs(ids)}: {md_text(line) if line else 'not recorded'}"
+        f"- {runs_words(ids)}: {md_text(line) if line else 'not recorded'}"
         for line, ids in machines(rows)
     ]
 
