@@ -141,9 +141,19 @@ def _pick(rows: Sequence[ResultRow], attr: str, **match: Any) -> ResultRow | Non
     return None
 
 
-def _value(rows: Sequence[ResultRow], attr: str, **match: Any) -> float | None:
-    r = _pick(rows, attr, **match)
-    return None if r is None else _attr(r, attr)
+def _picks(
+    rows: Sequence[ResultRow], attr: str, models: Sequence[str], **match: Any
+) -> list[ResultRow | None]:
+    """Per model, the run its bar draws; None where it has no bar."""
+    return [_pick(rows, attr, workload=m, **match) for m in models]
+
+
+def _bar_values(
+    picks: Sequence[ResultRow | None], attr: str, scale: float = 1.0
+) -> list[float | None]:
+    """The bars' heights: each picked run's figure, scaled; None (a gap) where none was picked."""
+    values = [None if r is None else _attr(r, attr) for r in picks]
+    return [None if v is None else v * scale for v in values]
 
 
 def _attr(r: ResultRow, attr: str) -> float | None:
@@ -206,7 +216,7 @@ def _device_charts(
         if hidden:
             also += f"; other setups of the same model not drawn: runs {runs(hidden)}"
         models = _models(sel)
-        series = _throughput_series(sel, models, frameworks)
+        series, bars = _throughput_series(sel, models, frameworks)
         fig, ax = plt.subplots(figsize=(9, 4.5))
         _bars(ax, [model_name(m) for m in models], series, "samples/s")
         # On a CPU, ``where`` already names the device ("CPU, FP32, CPU" said it twice).
@@ -219,12 +229,7 @@ def _device_charts(
             + (", published figures hatched" if any(s[2] for s in series) else "")
             + also,
             charts,
-            [
-                r
-                for m in models
-                for fw in frameworks
-                if (r := _pick(sel, "samples_per_s", workload=m, framework=fw))
-            ],
+            bars,
         )
 
     if not cpu:
@@ -276,20 +281,22 @@ def _modes_words(rows: Sequence[ResultRow]) -> str:
 
 def _throughput_series(
     sel: Sequence[ResultRow], models: list[str], frameworks: list[str]
-) -> list[tuple[str, list[float | None], bool]]:
+) -> tuple[list[tuple[str, list[float | None], bool]], list[ResultRow]]:
     """Per framework, its bars per model and, where one compares, the published figure beside
-    them (hatched: the third field)."""
+    them (hatched: the third field); and the runs the bars draw."""
     series: list[tuple[str, list[float | None], bool]] = []
+    drawn: list[ResultRow] = []
     for fw in frameworks:
-        values = [_value(sel, "samples_per_s", workload=m, framework=fw) for m in models]
-        series.append((_fw(fw), values, False))
+        picks = _picks(sel, "samples_per_s", models, framework=fw)
+        drawn += [r for r in picks if r is not None]
+        series.append((_fw(fw), _bar_values(picks, "samples_per_s"), False))
         anchors = [_anchor(sel, m, fw) for m in models]
         if any(a is not None for a in anchors):
             # Name the published precision: a TF32 figure sold as "FP32" must not pass for ours.
             precs = sorted({a.precision.upper() for a in anchors if a is not None})
             published = [None if a is None else a.samples_per_s for a in anchors]
             series.append((f"{_fw(fw)} (published, {'/'.join(precs)})", published, True))
-    return series
+    return series, drawn
 
 
 def _anchor(rows: Sequence[ResultRow], workload: str, framework: str) -> Anchor | None:
@@ -317,18 +324,12 @@ def _per_model(
     models = _models(rows)
     series: list[tuple[str, list[float | None], bool]] = []
     modes = ("train", "infer") if by_mode else ("train",)
-    frameworks = sorted({r.framework for r in rows})
-    picks = [
-        _pick(rows, attr, workload=m, framework=fw, mode=mode)
-        for fw in frameworks
-        for mode in modes
-        for m in models
-    ]
-    drawn = [r for r in picks if r is not None]
-    for fw in frameworks:
+    drawn: list[ResultRow] = []
+    for fw in sorted({r.framework for r in rows}):
         for mode in modes:
-            values = [_value(rows, attr, workload=m, framework=fw, mode=mode) for m in models]
-            scaled = [None if v is None else v * scale for v in values]
+            picks = _picks(rows, attr, models, framework=fw, mode=mode)
+            drawn += [r for r in picks if r is not None]
+            scaled = _bar_values(picks, attr, scale)
             if any(v is not None for v in scaled):
                 name = f"{_fw(fw)} {mode}" if by_mode else _fw(fw)
                 series.append((name, scaled, False))

@@ -178,7 +178,8 @@ class HistoryScreen(Screen[None]):
         for field, name in fields:
             xs, ys = column(points, field)
             if xs:
-                drawn += [y / scale for y in ys]
-                plt.plot(xs, drawn[-len(ys) :], label=name, marker="braille")
+                scaled = [y / scale for y in ys]
+                plt.plot(xs, scaled, label=name, marker="braille")
+                drawn += scaled
         widget.round_y((0.0, 100.0) if percent else drawn)  # plotext's own: 16.7, 33.3 ... (no 50)
         widget.refresh()

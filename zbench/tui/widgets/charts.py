@@ -23,11 +23,12 @@ class ThroughputHistory(RoundTicksPlot):
         plt.clear_figure()
         plt.title("throughput (samples/s)")
         plt.xlabel("s since start")
+        xs = [t - points[0][0] for t, _ in points]
+        ys = [v for _, v in points]
         if points:
-            t0 = points[0][0]
-            plt.plot([t - t0 for t, _ in points], [v for _, v in points], marker="braille")
-        self.round_y(v for _, v in points)
-        self.round_x(t - points[0][0] for t, _ in points)
+            plt.plot(xs, ys, marker="braille")
+        self.round_y(ys)
+        self.round_x(xs)
         self.refresh()
 
 
