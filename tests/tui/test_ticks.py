@@ -24,6 +24,7 @@ from zbench.tui.widgets.ticks import columns_for_ticks, nice_ticks, rows_for_tic
         (-3, 7, 4, [0, 5]),
         (0.868, 11, 3, [5, 10]),
         (7, 7, 5, [7]),  # a flat line: its one value
+        (344601.4, 344641.8, 1, [344620]),  # steps of 20 give two, of 50 none: it gave none
         (11, 0, 6, [0, 2, 4, 6, 8, 10]),  # the bounds in either order
     ],
 )
@@ -35,7 +36,8 @@ def test_ticks_are_round_values_inside_the_range(
 
 @pytest.mark.parametrize("most", range(1, 12))
 @pytest.mark.parametrize(
-    ("lo", "hi"), [(0, 1), (0.868, 11), (5690.4, 6170.9), (1e-4, 3e-3), (-50, 9e5)]
+    ("lo", "hi"),
+    [(0, 1), (0.868, 11), (5690.4, 6170.9), (1e-4, 3e-3), (-50, 9e5), (344601.4, 344641.8)],
 )
 def test_ticks_keep_to_the_most_with_one_round_step(lo: float, hi: float, most: int) -> None:
     ticks = nice_ticks(lo, hi, most)

@@ -30,12 +30,22 @@ def nice_ticks(lo: float, hi: float, most: int) -> list[float]:
         return [lo]
     most = max(1, most)
     magnitude = 10.0 ** math.floor(math.log10((hi - lo) / most))
-    for m in STEPS + tuple(s * 10 for s in STEPS[1:]):
-        step = m * magnitude
-        first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
-        if last - first + 1 <= most:
+    spans = [(m * magnitude, *_multiples(lo, hi, m * magnitude)) for m in STEPS]
+    for step, first, last in spans:
+        if 1 <= last - first + 1 <= most:
             return [round(k * step, 12) for k in range(first, last + 1)]
-    return [lo, hi]  # unreachable: a step of 100x the range holds one value at most
+    # One tick asked of a short range whose steps give two values or none (40 around 344,620:
+    # 344,620 and 344,640, or no multiple of 50): the roundest value in it. A step of the
+    # magnitude, at most the range, always has one.
+    for step, first, last in reversed(spans):
+        if first <= last:
+            return [round(first * step, 12)]
+    return [lo]
+
+
+def _multiples(lo: float, hi: float, step: float) -> tuple[int, int]:
+    """The first and last k with k * step from ``lo`` to ``hi`` (first > last: none)."""
+    return math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
 
 
 def tick_labels(ticks: list[float]) -> list[str]:
