@@ -41,6 +41,20 @@ def test_the_gpu_model_is_named_when_runs_span_several() -> None:
     }
 
 
+def test_every_setup_of_a_workload_is_a_bar_and_repeats_are_one() -> None:
+    # Only the newest setup of a workload, framework, mode and precision had a bar: a batch-256
+    # run hid the batch-128 runs shown in the table beside it. Repeats of one setup stay one bar.
+    from zbench.results.identity import setup_id
+
+    rows = [_row(1, 880.0), _row(2, 884.2), _row(3, 950.0, batch_size=256)]
+    bars = bar_values(rows)
+    assert bars == {
+        f"resnet50/torch/train fp32 {setup_id(rows[1])}": 884.2,
+        f"resnet50/torch/train fp32 {setup_id(rows[2])}": 950.0,
+    }
+    assert setup_id(rows[1]) != setup_id(rows[2])
+
+
 def test_scaling_lines_of_unlike_setups_keep_apart() -> None:
     # Two groups (FP32 and BF16, batch 128 each) were both named "resnet50/torch/train b128": one
     # line overwrote the other. Two groups differing only in compile add their setup ids.

@@ -38,25 +38,27 @@ def label(row: Any) -> str:
 
 
 def bar_values(rows: Sequence[Any]) -> dict[str, float]:
-    """samples/s per bar: one bar per chart slot on one GPU (``results.charts.latest``: workload,
-    framework, mode, precision and GPU model), labelled with all of them that tell bars apart, so
-    an FP32 and a BF16 run of one workload are two bars, never one named for both. The precision
-    is always named; the GPU model only when the runs span several."""
-    from zbench.results.charts import latest
-    from zbench.results.identity import gpu_model
+    """samples/s per bar: one bar per setup on one GPU, its newest run (repeats of a setup are one
+    bar; unlike setups never merge, and none is left out: the table beside the chart shows every
+    row, and a bar for only the newest setup of a workload hid the others). Each bar is named by
+    workload, framework, mode and precision, by the GPU model when the runs span several, and by
+    its setup id when another bar of that name differs in another setting (batch, compile ...)."""
+    from zbench.results.identity import gpu_model, latest_per_identity, telling_apart
 
-    drawn = latest([r for r in rows if r.gpus == 1 and r.samples_per_s])
+    drawn = latest_per_identity([r for r in rows if r.gpus == 1 and r.samples_per_s])
     several = len({gpu_model(r) for r in drawn}) > 1
-    out: dict[str, float] = {}
-    for r in drawn:
-        name = f"{label(r)} {r.precision}"
-        out[f"{name} {gpu_model(r)}" if several else name] = float(r.samples_per_s)
-    return out
+    names = [
+        f"{label(r)} {r.precision}" + (f" {gpu_model(r)}" if several else "") for r in drawn
+    ]
+    return {
+        name: float(r.samples_per_s)
+        for name, r in zip(telling_apart(names, drawn), drawn, strict=True)
+    }
 
 
 class ThroughputBars(RoundTicksPlot):
-    """samples/s per workload, framework, mode and precision on one GPU: the newest run of each
-    (unlike setups are never merged into one bar; see :func:`bar_values`)."""
+    """samples/s of each setup run on one GPU, its newest run (unlike setups are never merged into
+    one bar, nor left out; see :func:`bar_values`)."""
 
     def show(self, rows: Sequence[Any]) -> None:
         best = bar_values(rows)
