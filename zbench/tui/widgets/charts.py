@@ -47,9 +47,7 @@ def bar_values(rows: Sequence[Any]) -> dict[str, float]:
 
     drawn = latest_per_identity([r for r in rows if r.gpus == 1 and r.samples_per_s])
     several = len({gpu_model(r) for r in drawn}) > 1
-    names = [
-        f"{label(r)} {r.precision}" + (f" {gpu_model(r)}" if several else "") for r in drawn
-    ]
+    names = [f"{label(r)} {r.precision}" + (f" {gpu_model(r)}" if several else "") for r in drawn]
     return {
         name: float(r.samples_per_s)
         for name, r in zip(telling_apart(names, drawn), drawn, strict=True)
