@@ -24,7 +24,6 @@ from ..widgets.jobs_table import JobsTable
 # broken once at most): narrower, one panel above the other reads better than ever shorter lines.
 MIN_PANEL_WIDTH = 58
 HEADER = FOOTER = 1
-HOST_ROWS = 5  # the host panel in full: its border and three rows
 MIN_JOBS_ROWS = 6  # the jobs table's header and five jobs, or its "no jobs yet" line
 
 
@@ -43,6 +42,7 @@ class DashboardScreen(Screen[None]):
     ]
 
     _gpu_indices: tuple[int, ...] | None = None  # the GPUs the panels show
+    _cores = 0  # the host's cores: their row takes more lines at a width where they do not fit
 
     def compose(self) -> ComposeResult:
         yield Header(icon="≡")
@@ -73,6 +73,9 @@ class DashboardScreen(Screen[None]):
             return
         indices = tuple(g.index for g in snap.gpus)
         box = self.query_one("#gpus", Container)
+        if len(snap.host.per_core_pct) != self._cores:
+            self._cores = len(snap.host.per_core_pct)
+            self._fit()
         if indices != self._gpu_indices:
             self._gpu_indices = indices
             await box.remove_children()
@@ -96,7 +99,8 @@ class DashboardScreen(Screen[None]):
         two = n > 1 and (width - 1) // 2 >= MIN_PANEL_WIDTH  # 1: the grid's gutter
         rows = -(-n // 2) * panel_height((width - 1) // 2) if two else n * panel_height(width)
         notice = 1 if self.query_one("#notice").display else 0
-        spare = height - (HEADER + notice + rows + HOST_ROWS + MIN_JOBS_ROWS + FOOTER)
+        host = HostPanel.full_height(width, self._cores)
+        spare = height - (HEADER + notice + rows + host + MIN_JOBS_ROWS + FOOTER)
         self.set_class(width < MIN_PANEL_WIDTH or spare < 0, "-compact")
         self.query_one("#gpus").set_class(not two, "-one-column")
 

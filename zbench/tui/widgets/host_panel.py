@@ -19,21 +19,43 @@ if TYPE_CHECKING:  # annotations only: the snapshot classes are built when the f
     from zbench.telemetry.snapshot import HostSnapshot
 
 
-def cores_text(host: HostSnapshot) -> str:
+def cores_text(host: HostSnapshot, room: int | None = None, used: int = 0) -> str:
     """One cell per core, one markup tag per run of one level (a 128-core host would otherwise
-    parse 128 tags a refresh)."""
+    parse 128 tags a refresh). Given ``room``, the cells fold onto lines of that many, the first
+    after ``used`` cells of a label (see :func:`core_lines`)."""
     if not host.per_core_pct:
         return "[$text-muted]per-core n/a[/]"
     levels = blocks()
+    folds = set(_folds(len(host.per_core_pct), room, used))
     runs: list[tuple[str, str]] = []
-    for p in host.per_core_pct:
+    for i, p in enumerate(host.per_core_pct):
         v = max(0.0, min(100.0, p))
         cell, style = levels[max(1, round(v / 100 * 8))], level(v)
+        cell = "\n" + cell if i in folds else cell
         if runs and runs[-1][1] == style:
             runs[-1] = (runs[-1][0] + cell, style)
         else:
             runs.append((cell, style))
     return "".join(f"[{style}]{cells}[/]" for cells, style in runs)
+
+
+def _folds(cores: int, room: int | None, used: int) -> range:
+    """The cells a new line starts at. Folded here, not by Textual: it wraps at spaces, so a run
+    of cells longer than the line went whole to the next line and its label stood alone (a
+    128-core host's row took three lines at 120 columns, not two)."""
+    if not room or room <= 0:
+        return range(0)
+    return range(max(0, room - used), cores, room)  # 0: the label fills the first line
+
+
+def core_lines(cores: int, room: int, used: int = 0) -> int:
+    """The lines :func:`cores_text` takes for ``cores`` cells in ``room`` columns after ``used``."""
+    return 1 + len(_folds(cores, room, used))
+
+
+def cores_label(cores: int) -> str:
+    """The label before the cells: the row says what it is."""
+    return f"{cores} cores "
 
 
 def load_text(host: HostSnapshot) -> str:
@@ -74,6 +96,7 @@ class HostPanel(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._shown: dict[str, str] = {}
+        self._last: tuple[HostSnapshot, Sequence[float]] | None = None  # shown again on resize
 
     def on_mount(self) -> None:
         self.border_title = "host"
@@ -84,16 +107,27 @@ class HostPanel(Widget):
             self._shown[widget_id] = text
             self.query_one(f"#{widget_id}", Static).update(text)
 
+    @staticmethod
+    def full_height(width: int, cores: int) -> int:
+        """The rows the panel takes in full at ``width`` columns on a host of ``cores`` cores: its
+        border, the CPU row, the cores' lines (:func:`core_lines`) and RAM (DEFAULT_CSS)."""
+        room = width - 4  # the border and the padding
+        return 2 + 1 + (core_lines(cores, room, len(cores_label(cores))) if cores else 1) + 1
+
+    def on_resize(self) -> None:
+        if self._last is not None:  # the cores fold to the new width
+            self.show(*self._last)
+
     def show(self, host: HostSnapshot, history: Sequence[float]) -> None:
         if not self.is_mounted:  # as in GpuPanel.show: drawn once every child is composed
             self.call_after_refresh(self.show, host, list(history))
             return
-        cores = cores_text(host)
+        self._last = (host, history)
         if self.query_one("#compact", Static).display:
             ram = ratio_pct(host.ram_used_bytes, host.ram_total_bytes)
             self._set(
                 "compact",
-                f"CPU {pct(host.cpu_pct):>4} {cores}\n"
+                f"CPU {pct(host.cpu_pct):>4} {cores_text(host)}\n"
                 f"RAM {bar(ram, 8)} {gib(host.ram_used_bytes, 0)}/{gib(host.ram_total_bytes, 0)}G  "
                 f"{load_text(host)}",
             )
@@ -101,6 +135,9 @@ class HostPanel(Widget):
         self._set("cpu", f"CPU {bar(host.cpu_pct, 16)} {pct(host.cpu_pct):>4}  {load_text(host)}")
         self.query_one(History).values = history
         if host.per_core_pct:  # the row of cells says what it is: one cell per core
-            cores = f"[$text-muted]{len(host.per_core_pct)} cores[/] {cores}"
-        self._set("cores", cores)
+            label = cores_label(len(host.per_core_pct))
+            cells = cores_text(host, self.size.width, len(label))
+            self._set("cores", f"[$text-muted]{label.rstrip()}[/] {cells}")
+        else:
+            self._set("cores", cores_text(host))
         self._set("ram", ram_text(host))
