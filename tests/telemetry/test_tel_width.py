@@ -63,3 +63,18 @@ def test_a_wide_header_names_the_unit_its_short_one_does(fake: FakeNvml) -> None
     res = CliRunner(env={"COLUMNS": ""}).invoke(app, ["monitor", "--once", "--interval", "0.1"])
     assert res.exit_code == 0, res.output
     assert "memory GiB" in res.stdout and "power W" in res.stdout and "temp C" in res.stdout
+
+
+def test_the_host_line_names_swap_only_where_the_host_has_some() -> None:
+    # It read "swap 0.0/0 GiB" on a host without swap; the TUI's host panel leaves swap out there.
+    from zbench.telemetry.snapshot import HostSnapshot, Snapshot
+    from zbench.telemetry.tables import host_line
+
+    gib = 2**30
+    host = HostSnapshot(cpu_pct=12.0, ram_used_bytes=4 * gib, ram_total_bytes=32 * gib)
+    line = host_line(Snapshot(t=0.0, host=host))
+    assert "swap" not in line and "RAM" in line and "load" in line
+    swapped = Snapshot(
+        t=0.0, host=HostSnapshot(swap_used_bytes=gib, swap_total_bytes=8 * gib, cpu_pct=12.0)
+    )
+    assert "swap 1.0/8 GiB" in host_line(swapped)

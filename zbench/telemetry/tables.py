@@ -132,11 +132,14 @@ def process_rows(
 
 
 def host_line(snap: Snapshot) -> str:
-    """The monitor's host line: CPU, RAM, swap and load average."""
+    """The monitor's host line: CPU, RAM, swap where the host has any (as the TUI's host panel)
+    and load average."""
     h = snap.host
     load = "n/a" if h.load_avg is NA else " ".join(f"{x:.2f}" for x in h.load_avg)  # type: ignore[union-attr]
+    swap = (
+        f"swap {fmt.used_of(h.swap_used_bytes, h.swap_total_bytes)}  " if h.swap_total_bytes else ""
+    )
     return (
         f"CPU {fmt.pct(h.cpu_pct)}{f' ({len(h.per_core_pct)} cores)' if h.per_core_pct else ''}  "
-        f"RAM {fmt.used_of(h.ram_used_bytes, h.ram_total_bytes)}  "
-        f"swap {fmt.used_of(h.swap_used_bytes, h.swap_total_bytes)}  load {load}"
+        f"RAM {fmt.used_of(h.ram_used_bytes, h.ram_total_bytes)}  {swap}load {load}"
     )
