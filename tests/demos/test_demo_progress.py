@@ -154,3 +154,28 @@ def test_demo_view_takes_the_rate_past_the_phases_first_step_as_the_cli_does() -
     assert "left" not in v.progress_line()  # a new phase starts over
     v.apply([at(10, 2.0, "evaluate"), {"type": "progress", "step": "x", "total": 40}])
     assert "left" not in v.progress_line()
+
+
+@pytest.mark.parametrize(
+    ("result", "line"),
+    [
+        (
+            {"time_to_beat_review_s": 41.5, "review_best": 8, "best_score": 36},
+            "[$success]done[/]: beat the review's 8 after 41.5 s",
+        ),
+        # It read "beat the review's 8 after - s" for a short CPU run that never scored.
+        (
+            {"time_to_beat_review_s": None, "review_best": 8, "best_score": 0},
+            "[$warning]done[/]: best 0, not above the review's 8",
+        ),
+    ],
+)
+def test_snakes_last_line_says_whether_it_beat_the_review(result: dict, line: str) -> None:
+    v = DemoView()
+    v.apply(
+        [
+            {"type": "start", "t": 100.0, "demo": "snake", "title": "Snake"},
+            {"type": "result", "t": 130.0, **result},
+        ]
+    )
+    assert v.figures().splitlines()[-1] == line

@@ -142,9 +142,18 @@ class DemoView:
             f"games {num(f.get('games'))}  env alone {num(self.env_rate)} steps/s",
         ]
         if self.result:
-            beat = self.result.get("time_to_beat_review_s")
-            lines.append(f"[$success]done[/]: beat the review's 8 after {num(beat)} s")
+            lines.append(self._verdict(self.result))
         return "\n".join(lines + self._error())
+
+    @staticmethod
+    def _verdict(result: dict[str, Any]) -> str:
+        """Snake's last line: when it beat the review's best score, or that it did not (it read
+        "beat the review's 8 after - s" for a run that never scored above it)."""
+        review, beat = num(result.get("review_best")), result.get("time_to_beat_review_s")
+        if beat is None:
+            best = num(result.get("best_score"))
+            return f"[$warning]done[/]: best {best}, not above the review's {review}"
+        return f"[$success]done[/]: beat the review's {review} after {num(beat)} s"
 
     def _pixel_figures(self) -> str:
         c, fr = self.config, self.frame or {}
