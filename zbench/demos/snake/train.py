@@ -15,13 +15,14 @@ from typing import Any, Protocol
 import torch
 
 from zbench.contract.demo_options import DemoConfig
+from zbench.contract.demos import SNAKE_REVIEW_BEST
 from zbench.demos.snake.dqn import DQN, DQNConfig
 from zbench.demos.snake.env import Rewards, SnakeEnv
 from zbench.demos.snake.model import save_checkpoint
 from zbench.demos.snake.ppo import PPO, PPOConfig
 from zbench.runners.harness import Unavailable
 
-REVIEW_BEST = 8  # the review's best score after 4 hours of training (snake_dqn, 12x12)
+REVIEW_BEST = SNAKE_REVIEW_BEST  # the score to beat (zbench.contract.demos, which names it)
 FRAME_INTERVAL_S = 0.25  # at most four frames a second
 PROGRESS_INTERVAL_S = 1.0
 DEFAULT_ENVS = {"cuda": 8192, "cpu": 64}
