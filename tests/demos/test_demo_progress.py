@@ -179,3 +179,12 @@ def test_snakes_last_line_says_whether_it_beat_the_review(result: dict, line: st
         ]
     )
     assert v.figures().splitlines()[-1] == line
+
+
+def test_snakes_envs_read_the_runners_choice_once_made() -> None:
+    # "envs default" stayed all run long, while the runner had chosen 8,192 boards.
+    v = DemoView()
+    v.apply([{"type": "start", "t": 1.0, "demo": "snake", "config": {"algo": "ppo", "envs": None}}])
+    assert "envs default" in v.figures()
+    v.apply([{"type": "phase", "t": 2.0, "phase": "warmup", "envs": 8192, "board": 12}])
+    assert "envs 8,192" in v.figures()

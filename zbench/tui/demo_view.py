@@ -34,6 +34,7 @@ class DemoView:
     result: dict[str, Any] | None = None
     error: Error | None = None
     env_rate: float | None = None
+    envs: int | None = None  # the boards Snake plays at once, once its runner has chosen them
     frames: int = 0
     fps: float | None = None  # frames the view received per second of the demo's clock
     _first_t: float | None = None
@@ -58,6 +59,8 @@ class DemoView:
                 self.phase = str(ev.phase)
                 if number(ev.get("env_steps_per_s")) is not None:
                     self.env_rate = float(ev.get("env_steps_per_s"))
+                if number(ev.get("envs")) is not None:
+                    self.envs = int(ev.get("envs"))
             elif isinstance(ev, Frame):
                 self._frame(ev.as_record())
             elif isinstance(ev, Progress):
@@ -130,11 +133,12 @@ class DemoView:
 
     def _snake_figures(self) -> str:
         c, f = self.config, self.latest
+        envs = self.envs or c.get("envs")  # the runner's choice, once made
         faithful = " faithful" if c.get("faithful") else ""
         lines = [
             f"[b]{escape(self.title)}[/b]",
             f"{c.get('algo', '?')}{faithful}  board {c.get('board', '?')}  "
-            f"envs {c.get('envs') or 'default'}  {c.get('device', '')}",
+            f"envs {num(envs) if envs else 'default'}  {c.get('device', '')}",
             self.progress_line(),
             f"score now {num((self.board or {}).get('score'))}  "
             f"mean {num(f.get('mean_score'))}  best [b]{num(f.get('best_score'))}[/b]",
