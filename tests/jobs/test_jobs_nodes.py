@@ -84,7 +84,12 @@ def gone(pids: list[int], timeout: float = 15.0) -> bool:
     return False
 
 
-def test_two_local_nodes_run_as_one_job_with_per_node_figures(jobenv: Path) -> None:
+def test_two_local_nodes_run_as_one_job_with_per_node_figures(
+    jobenv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Steps of 0.3 s: each node's agent samples every 0.5 s, and on a loaded machine the fake's
+    # 0.02 s steps ended before an agent's first sample (no telemetry for that node).
+    monkeypatch.setenv("FAKE_RUNNER_BEHAVE", "slow")
     run = RunConfig("resnet50", device="cpu", steps=5, batch_size=8)
     job_id = submit_nodes(jobenv, "localhost,127.0.0.1", run)
     info = wait_for(job_id, jobenv, ("done", "failed", "crashed"), timeout=60)
