@@ -37,7 +37,8 @@ def test_ppo_beats_random_on_the_cpu() -> None:
 
 
 def test_the_tally_keeps_the_mean_of_the_last_five_iterations_and_when_the_review_fell() -> None:
-    from zbench.demos.snake.train import REVIEW_BEST, Tally
+    from zbench.contract.demos import SNAKE_REVIEW_BEST as REVIEW_BEST
+    from zbench.demos.snake.train import Tally
 
     tally = Tally(started=100.0)
     tally.add(1000, total=0.0, count=0, best=0, wins=0, now=101.0)  # no game finished yet
