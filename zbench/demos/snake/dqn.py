@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 from torch import nn
@@ -45,7 +46,6 @@ class DQN:
         self.net = SnakeNet(env.N, value_head=False, width=self.cfg.width).to(dev)
         self.target = SnakeNet(env.N, value_head=False, width=self.cfg.width).to(dev)
         self.target.load_state_dict(self.net.state_dict())
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr)
         self.autocast = dev.type == "cuda"
         cap, side = max(self.cfg.capacity, env.B), env.N + 2
         store = torch.bfloat16 if dev.type == "cuda" else torch.float32
@@ -58,6 +58,11 @@ class DQN:
         self.env_steps, self.grad_steps = 0, 0
         self.stats = EpisodeStats(dev)
         self._obs = env.observe()
+
+    @cached_property
+    def opt(self) -> torch.optim.Adam:
+        """Built on the first update, as PPO's (``PPO.opt`` says why)."""
+        return torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr)
 
     def _q(self, net: nn.Module, obs: torch.Tensor) -> torch.Tensor:
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
