@@ -62,26 +62,3 @@ def test_the_tally_keeps_the_mean_of_the_last_five_iterations_and_when_the_revie
         "games": 70,
     }
     assert tally.curve == [point]
-
-
-@pytest.mark.parametrize("algo", ["ppo", "dqn"])
-def test_the_first_rollout_waits_for_no_optimizer_import(algo: str) -> None:
-    """torch.optim imports torch._dynamo on its first use (seconds on a GPU host's first run): the
-    learner builds its optimizer on the first update, so the first rollout, whose steps send the
-    first frames, runs without it. A fresh interpreter, as the job's runner is."""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, torch\n"
-        "from zbench.contract.demo_options import DemoConfig\n"
-        "from zbench.demos.snake.train import make_learner\n"
-        f"learner = make_learner(DemoConfig.of('snake', algo='{algo}', envs=4, board=6),"
-        " torch.device('cpu'))\n"
-        "learner.rollout()\n"
-        "print('torch._dynamo' in sys.modules)\n"
-        "learner.update()\n"
-        "print('torch._dynamo' in sys.modules)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "True"]

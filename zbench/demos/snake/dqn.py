@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 
 import torch
 from torch import nn
 
 from zbench.demos.snake.env import OBS_CHANNELS, SnakeEnv
 from zbench.demos.snake.model import SnakeNet
+from zbench.demos.snake.optim import Adam
 from zbench.demos.snake.ppo import EpisodeStats
 
 
@@ -46,6 +46,7 @@ class DQN:
         self.net = SnakeNet(env.N, value_head=False, width=self.cfg.width).to(dev)
         self.target = SnakeNet(env.N, value_head=False, width=self.cfg.width).to(dev)
         self.target.load_state_dict(self.net.state_dict())
+        self.opt = Adam(self.net.parameters(), lr=self.cfg.lr)
         self.autocast = dev.type == "cuda"
         cap, side = max(self.cfg.capacity, env.B), env.N + 2
         store = torch.bfloat16 if dev.type == "cuda" else torch.float32
@@ -58,11 +59,6 @@ class DQN:
         self.env_steps, self.grad_steps = 0, 0
         self.stats = EpisodeStats(dev)
         self._obs = env.observe()
-
-    @cached_property
-    def opt(self) -> torch.optim.Adam:
-        """Built on the first update, as PPO's (``PPO.opt`` says why)."""
-        return torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr)
 
     def _q(self, net: nn.Module, obs: torch.Tensor) -> torch.Tensor:
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
@@ -110,7 +106,7 @@ class DQN:
                 q_next = self._q(self.target, nxt).gather(1, best)[:, 0]
                 y = self.rewards[idx] + cfg.gamma * (1.0 - self.dones[idx]) * q_next
             loss = nn.functional.smooth_l1_loss(q, y)
-            self.opt.zero_grad(set_to_none=True)
+            self.opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(self.net.parameters(), 10.0)
             self.opt.step()

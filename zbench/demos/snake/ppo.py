@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 
 import torch
 from torch import nn
 
 from zbench.demos.snake.env import SnakeEnv
 from zbench.demos.snake.model import SnakeNet
+from zbench.demos.snake.optim import Adam
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ class PPO:
         dev = env.device
         self.device = dev
         self.net = SnakeNet(env.N, width=self.cfg.width).to(dev)
+        self.opt = Adam(self.net.parameters(), lr=self.cfg.lr, eps=1e-5)
         self.autocast = dev.type == "cuda"  # bf16 on the GPU; the CPU runs fp32
         self.policy: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor | None]] = self.net
         if compile and dev.type == "cuda":
@@ -86,12 +87,6 @@ class PPO:
         self.rewards = torch.zeros(t, b, device=dev)
         self.dones = torch.zeros(t, b, device=dev)
         self.stats = EpisodeStats(dev)
-
-    @cached_property
-    def opt(self) -> torch.optim.Adam:
-        """Built on the first update, not with the learner: torch.optim's first use imports
-        torch._dynamo (seconds of Python), which the first rollout's frames need not wait for."""
-        return torch.optim.Adam(self.net.parameters(), lr=self.cfg.lr, eps=1e-5)
 
     def _forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
@@ -154,7 +149,7 @@ class PPO:
                 vloss = 0.5 * (value - ret[idx]).pow(2).mean()
                 ent = dist.entropy().mean()
                 loss = pg + cfg.value_coef * vloss - cfg.entropy * ent
-                self.opt.zero_grad(set_to_none=True)
+                self.opt.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(self.net.parameters(), cfg.max_grad_norm)
                 self.opt.step()

@@ -6,9 +6,6 @@ prints are the ones a ``zbench demo snake`` job stores.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -61,20 +58,6 @@ def make_learner(config: DemoConfig, device: torch.device) -> PPO | DQN:
         return DQN(env, dcfg)
     pcfg = PPOConfig(horizon=32, minibatch=1024, epochs=3, lr=1e-3, width=8) if cpu else PPOConfig()
     return PPO(env, pcfg, compile=config.compile)
-
-
-def import_dynamo_behind() -> None:
-    """Imports torch._dynamo in a thread. torch.optim imports it on its first use, the first
-    update: seconds of Python (5 s and more on a GPU host's first run). Started once the learner
-    is built (after the CUDA start, whose imports it would race), it runs while the GPU measures
-    the env and plays the first rollout, with the GIL that torch drops while it waits, so the
-    first frame does not wait for it and the first update mostly finds it done."""
-
-    def load() -> None:
-        with contextlib.suppress(Exception):  # the first update's own import raises it, if real
-            importlib.import_module("torch._dynamo")
-
-    threading.Thread(target=load, name="import-torch-dynamo", daemon=True).start()
 
 
 def default_checkpoint(config: DemoConfig) -> Path:
@@ -149,7 +132,6 @@ def run(config: DemoConfig, writer: Writer, *, started: float | None = None) -> 
     tally = Tally(started if started is not None else time.time())
     device = pick_device(config.device)
     learner = make_learner(config, device)
-    import_dynamo_behind()
     env = learner.env
     ckpt = Path(config.checkpoint) if config.checkpoint else default_checkpoint(config)
     budget = config.minutes * 60.0
