@@ -15,11 +15,11 @@ from textual.widgets import Static
 
 from zbench.telemetry.snapshot import HostSnapshot
 from zbench.tui.screens.dashboard import MIN_JOBS_ROWS
-from zbench.tui.widgets.host_panel import HostPanel, core_lines, cores_text
+from zbench.tui.widgets.host_panel import HostPanel, core_lines, cores_text, per_cell
 
 from .conftest import make_app
 from .helpers import settle
-from .traces import two_gpu
+from .traces import eight_gpu, two_gpu
 
 
 def _host(cores: int) -> HostSnapshot:
@@ -74,3 +74,35 @@ async def test_the_dashboard_keeps_the_jobs_rows_with_a_many_core_host(cores: in
                 continue
             assert host == HostPanel.full_height(120, cores)
             assert screen.query_one("#jobs").region.height >= MIN_JOBS_ROWS, (cores, height)
+
+
+@pytest.mark.parametrize("cores", [16, 64, 128, 256])
+async def test_the_compact_host_line_shows_every_core_in_its_width(cores: int) -> None:
+    """Eight GPUs at 80x24 take the compact rows; the host's one line of cells was cut with an
+    ellipsis past 70 cores, and a busy core past there was out of sight. Now a cell shows the
+    busiest of its neighbours where the cores do not fit, and the line says so."""
+    busy = (5.0,) * (cores - 1) + (100.0,)  # only the last core is busy
+    snaps = [
+        dataclasses.replace(s, host=dataclasses.replace(s.host, per_core_pct=busy))
+        for s in eight_gpu()
+    ]
+    app = make_app(snaps)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.screen.has_class("-compact")
+        line = app.screen.query_one("#host #compact", Static)
+        first = str(line.render()).split("\n")[0]
+        assert len(first) <= line.size.width and "\u2026" not in first
+        group = per_cell(cores, line.size.width - len("CPU  50% "))
+        assert first.endswith(f" max of {group}") == (group > 1)
+        assert first.count("\u2588") == 1  # the busy core's full cell, wherever it falls
+        cells = first[len("CPU  50% ") :].removesuffix(f" max of {group}")
+        assert len(cells) == -(-cores // group)
+
+
+def test_a_cell_shows_the_fewest_cores_that_fit() -> None:
+    assert per_cell(70, 70) == 1 and per_cell(0, 70) == 1
+    assert per_cell(128, 73) == 2  # 64 cells and " max of 2" fill 73 columns
+    assert per_cell(128, 72) == 3 and per_cell(140, 79) == 2 and per_cell(140, 78) == 3
+    plain = Content.from_markup(cores_text(_host(10), group=4)).plain
+    assert len(plain) == 3  # 4 + 4 + 2 cores

@@ -19,16 +19,20 @@ if TYPE_CHECKING:  # annotations only: the snapshot classes are built when the f
     from zbench.telemetry.snapshot import HostSnapshot
 
 
-def cores_text(host: HostSnapshot, room: int | None = None, used: int = 0) -> str:
+def cores_text(host: HostSnapshot, room: int | None = None, used: int = 0, group: int = 1) -> str:
     """One cell per core, one markup tag per run of one level (a 128-core host would otherwise
     parse 128 tags a refresh). Given ``room``, the cells fold onto lines of that many, the first
-    after ``used`` cells of a label (see :func:`core_lines`)."""
+    after ``used`` cells of a label (see :func:`core_lines`). ``group`` > 1: a cell for every
+    ``group`` neighbouring cores, the busiest of them (see :func:`per_cell`)."""
     if not host.per_core_pct:
         return "[$text-muted]per-core n/a[/]"
+    values = host.per_core_pct
+    if group > 1:
+        values = tuple(max(values[i : i + group]) for i in range(0, len(values), group))
     levels = blocks()
-    folds = set(_folds(len(host.per_core_pct), room, used))
+    folds = set(_folds(len(values), room, used))
     runs: list[tuple[str, str]] = []
-    for i, p in enumerate(host.per_core_pct):
+    for i, p in enumerate(values):
         v = max(0.0, min(100.0, p))
         cell, style = levels[max(1, round(v / 100 * 8))], level(v)
         cell = "\n" + cell if i in folds else cell
@@ -37,6 +41,24 @@ def cores_text(host: HostSnapshot, room: int | None = None, used: int = 0) -> st
         else:
             runs.append((cell, style))
     return "".join(f"[{style}]{cells}[/]" for cells, style in runs)
+
+
+def per_cell(cores: int, room: int) -> int:
+    """The cores a cell shows for ``cores`` cells to fit one line of ``room`` columns, a note of
+    it (:func:`group_note`) included: 1 where they fit. The compact host line has one line for its
+    cells; cut with an ellipsis, a 128-core host at 80 columns hid its last 60 cores, and a busy
+    one among them (a cell shows the busiest of its cores)."""
+    if cores <= room or room <= 0:
+        return 1
+    group = 2
+    while group * (room - len(group_note(group))) < cores and group < cores:
+        group += 1
+    return group
+
+
+def group_note(group: int) -> str:
+    """What a grouped row of cells says after them: each is the busiest of ``group`` cores."""
+    return f" max of {group}"
 
 
 def _folds(cores: int, room: int | None, used: int) -> range:
@@ -125,9 +147,12 @@ class HostPanel(Widget):
         self._last = (host, history)
         if self.query_one("#compact", Static).display:
             ram = ratio_pct(host.ram_used_bytes, host.ram_total_bytes)
+            head = f"CPU {pct(host.cpu_pct):>4} "
+            group = per_cell(len(host.per_core_pct), self.size.width - len(head))
+            note = f"[$text-muted]{group_note(group)}[/]" if group > 1 else ""
             self._set(
                 "compact",
-                f"CPU {pct(host.cpu_pct):>4} {cores_text(host)}\n"
+                f"{head}{cores_text(host, group=group)}{note}\n"
                 f"RAM {bar(ram, 8)} {gib(host.ram_used_bytes, 0)}/{gib(host.ram_total_bytes, 0)}G  "
                 f"{load_text(host)}",
             )
