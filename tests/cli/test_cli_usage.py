@@ -341,6 +341,29 @@ def test_a_mistyped_option_is_never_told_of_a_hidden_one(tmp_path: Path) -> None
     assert cli.invoke(app, ["results", "--gpu", "h200"]).exit_code == 0  # and still taken
 
 
+@pytest.mark.parametrize(
+    ("argv", "told"),
+    [
+        (["run", "resnet50", "--stepz", "3"], "--steps"),  # it was told of --help alone
+        (["run", "resnet50", "--imagesize", "3"], "--image-size"),  # it was told of none
+        (["run", "resnet50", "--batch", "3"], "--batch-size"),  # it was told of --detach alone
+        (["demo", "snake", "--bord", "3"], "--board"),  # the demo's parser told of none
+        (["demo", "snake", "--play", "x.pt", "--bord", "3"], "--board"),
+    ],
+)
+def test_a_mistyped_option_is_told_of_the_options_in_the_commands_own_tables(
+    tmp_path: Path, argv: list[str], told: str
+) -> None:
+    """`zbench run`'s workload options and each demo's are listed in tables of their own, hidden
+    from Click's: a mistyped one was told of --help or --detach, or of nothing."""
+    cli = CliRunner(env={"COLUMNS": "200", "ZBENCH_HOME": str(tmp_path)})
+    out = cli.invoke(app, argv)
+    line = out.output.strip()
+    assert out.exit_code == 2 and "\n" not in line, line
+    assert f"No such option: {argv[-2]} (Possible options: " in line
+    assert told in line.split("(Possible options: ")[1].split(")")[0].split(", "), line
+
+
 def test_help_builds_where_typer_has_no_display_type_rich(monkeypatch: pytest.MonkeyPatch) -> None:
     """pyproject allows Typer 0.12+: with 0.27 (no ``display_type_rich``) every command crashed
     at start, in the relabelling of Typer's own type names."""

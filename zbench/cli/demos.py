@@ -35,7 +35,8 @@ def run_demo(
         config, _ = parse_args(argv)
     except UsageError as exc:
         named = argv[0] if argv and argv[0] in demo_table.demos() else None
-        print(option_line(exc, f"demo {named}" if named else "demo"), file=sys.stderr)
+        flags = demo_table.get(named).flags() if named else []
+        print(option_line(exc, f"demo {named}" if named else "demo", flags), file=sys.stderr)
         return 2
     reason = config.check()  # the entry's own check, framework-free
     if reason:
@@ -70,7 +71,7 @@ def play_snake(argv: list[str], checkpoint: Path | None, human: bool) -> int:
     try:
         config, _ = parse_args(["snake", *argv])
     except UsageError as exc:
-        print(option_line(exc, "demo snake"), file=sys.stderr)
+        print(option_line(exc, "demo snake", demo_table.get("snake").flags()), file=sys.stderr)
         return 2
     if checkpoint is not None and human:
         return fail("--play replays a trained net and --human lets you play: one or the other")

@@ -64,10 +64,9 @@ def help_text(opt: Opt) -> str:
 
 
 def _option(opt: Opt) -> inspect.Parameter:
-    name = opt.flag[2:]
     # Hidden from Typer's own panel: the command's help lists them in two columns (options_panel).
     if opt.kind == "bool":
-        decl = f"{opt.flag}/--no-{name}"
+        decl = f"{opt.flag}/{opt.no_flag}"
         info = typer.Option(decl, help=help_text(opt), show_default=False, metavar="", hidden=True)
         annotation: Any = Annotated[bool | None, info]
     else:
@@ -109,7 +108,7 @@ def given_argv(options: Iterable[Opt], values: Mapping[str, Any]) -> list[str]:
         if value is None:
             continue
         if opt.kind == "bool":
-            argv.append(opt.flag if value else f"--no-{opt.flag[2:]}")
+            argv.append(opt.flag if value else opt.no_flag)
         else:
             for one in value if isinstance(value, list) else [value]:
                 argv += [opt.flag, str(one)]
@@ -118,7 +117,7 @@ def given_argv(options: Iterable[Opt], values: Mapping[str, Any]) -> list[str]:
 
 def flag_kind(opt: Opt) -> str:
     """What an option takes on the command line; a bool's other form."""
-    return f"or --no-{opt.flag[2:]}" if opt.kind == "bool" else type_label(opt)
+    return f"or {opt.no_flag}" if opt.kind == "bool" else type_label(opt)
 
 
 def toml_kind(opt: Opt) -> str:
@@ -172,6 +171,10 @@ class PanelCommand(TyperCommand):
     def panels(self) -> list[Panel]:
         raise NotImplementedError
 
+    def shown_flags(self) -> set[str]:
+        """The hidden Click options that ``panels`` lists: a mistyped flag is told of them."""
+        return set()
+
     def format_help(self, ctx: Any, formatter: Any) -> None:
         epilog, self.epilog = self.epilog, None
         try:
@@ -186,6 +189,9 @@ class RunCommand(PanelCommand):
 
     def panels(self) -> list[Panel]:
         return [options_panel(RUNNER_PANEL, RUN_OPTIONS, run_flag)]
+
+    def shown_flags(self) -> set[str]:
+        return {flag for opt in RUN_OPTIONS for flag in opt.typed}
 
 
 # --- demos -----------------------------------------------------------------------------------

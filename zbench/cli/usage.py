@@ -8,6 +8,7 @@ as a boxed panel of five or six lines. zbench's errors are one line on stderr an
 from __future__ import annotations
 
 import contextlib
+import difflib
 import math
 import re
 import sys
@@ -110,13 +111,14 @@ def usage_line(exc: Any) -> str:
     return f"zbench: {where + ': ' if where else ''}{message} (see {path} -h){_did_you_mean(exc)}"
 
 
-def option_line(exc: Exception, command: str) -> str:
+def option_line(exc: Exception, command: str, flags: Sequence[str] = ()) -> str:
     """One line for a bad option that a job kind's own parser found (``zbench run resnet50
     --steps 0``, ``zbench demo snake --bogus``), in the words of Click's usage errors above:
     argparse's ``argument --steps: ...`` and ``unrecognized arguments: ...`` read as the other
     commands' ``--steps: ...`` and ``No such option: ...``, with where to look. A check of
     zbench's own (``--events is chosen by zbench for jobs``) is named by its command alone, as
-    zbench's other checks are (``zbench: run: ...``)."""
+    zbench's other checks are (``zbench: run: ...``). ``flags``: the options the command takes,
+    the nearest of which a mistyped one is told, as Click tells it."""
     message = str(exc)
     if found := re.fullmatch(r"unrecognized arguments: (.*)", message, re.S):
         words = found[1].split()
@@ -125,6 +127,8 @@ def option_line(exc: Exception, command: str) -> str:
             if words[0].startswith("-")
             else f"Got unexpected extra argument(s) ({' '.join(words)})"
         )
+        near = close_flags(words[0].split("=")[0], flags) if words[0].startswith("--") else []
+        message += f" (Possible options: {', '.join(sorted(near))})" if near else ""
     elif found := re.fullmatch(r"argument (\S+): (.*)", message, re.S):
         message = f"{found[1].split('/')[0]}: {found[2]}"
     elif message.startswith(f"{command.split()[0]}: "):  # names its command already: "demo: ..."
@@ -159,17 +163,24 @@ def _negative_number(exc: Any) -> None:
 def _visible_possibilities(exc: Any) -> None:
     """Click suggests any option near a mistyped one, hidden ones too: ``results --bogus`` said
     "Possible options: --gpu, --gpus", and ``--gpu`` (an old name) is in no ``-h``. Only what
-    ``-h`` lists is suggested."""
-    possible, ctx = getattr(exc, "possibilities", None), getattr(exc, "ctx", None)
-    if not possible or ctx is None:
+    ``-h`` lists is suggested, the options of a command's own tables included (``zbench run``'s
+    workload options are hidden from Typer's panel, and ``run --stepz`` suggested ``--help``)."""
+    name, ctx = getattr(exc, "option_name", None), getattr(exc, "ctx", None)
+    if not getattr(exc, "possibilities", None) or ctx is None or not name:
         return
-    hidden = {
-        name
-        for param in ctx.command.params
-        if getattr(param, "hidden", False)
-        for name in (*param.opts, *param.secondary_opts)
-    }
-    exc.possibilities = [p for p in possible if p not in hidden]
+    shown = ctx.command.shown_flags() if hasattr(ctx.command, "shown_flags") else set()
+    visible = [
+        flag
+        for param in ctx.command.get_params(ctx)
+        for flag in (*param.opts, *param.secondary_opts)
+        if flag.startswith("--") and (flag in shown or not getattr(param, "hidden", False))
+    ]
+    exc.possibilities = close_flags(name, visible)
+
+
+def close_flags(typed: str, flags: Sequence[str]) -> list[str]:
+    """The flags nearest a mistyped one, best first (Click's own choice of them, difflib's)."""
+    return difflib.get_close_matches(typed, flags)
 
 
 def _did_you_mean(exc: Any) -> str:

@@ -83,7 +83,7 @@ class DemoConfig:
             if value == opt.default:
                 continue
             if opt.kind == "bool":
-                argv.append(opt.flag if value else "--no-" + opt.flag[2:])
+                argv.append(opt.flag if value else opt.no_flag)
             elif opt.kind == "switch":
                 argv.append("--" + str(value))
             elif value is not None:
@@ -154,7 +154,7 @@ def options_help(entry: Demo) -> str:
         if o.kind == "switch":
             flag = "|".join("--" + c for c in o.choices)
         elif o.kind == "bool":
-            flag = f"{o.flag}/--no-{o.flag[2:]}"
+            flag = f"{o.flag}/{o.no_flag}"
         elif o.kind == "choice":
             flag = f"{o.flag} {'|'.join(o.choices)}"
         else:

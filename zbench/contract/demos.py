@@ -72,6 +72,10 @@ class Demo:
     def defaults(self) -> dict[str, Any]:
         return {o.name: o.default for o in self.options}
 
+    def flags(self) -> list[str]:
+        """Every flag the demo's options are typed as (``Opt.typed``)."""
+        return [flag for o in self.options for flag in o.typed]
+
     @property
     def rate(self) -> str:
         """The figure a run's speed is, live and at the end (the jobs table's speed column): the

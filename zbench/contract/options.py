@@ -113,6 +113,19 @@ class Opt:
         return "--" + self.name.replace("_", "-")
 
     @property
+    def no_flag(self) -> str:
+        """A bool's other form (``--no-compile``)."""
+        return "--no-" + self.flag[2:]
+
+    @property
+    def typed(self) -> tuple[str, ...]:
+        """Every way the option is typed: its flag and aliases, a bool's ``--no-`` form, a
+        switch's one flag per choice (``--train``, ``--animate``)."""
+        if self.kind == "switch":
+            return tuple("--" + choice for choice in self.choices)
+        return (self.flag, *self.aliases, *((self.no_flag,) if self.kind == "bool" else ()))
+
+    @property
     def shown_default(self) -> str:
         """The default as help prints it: the value, or what ``None`` means."""
         if self.default is None:

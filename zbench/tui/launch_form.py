@@ -68,7 +68,7 @@ def demo_argv(demo: Demo, form: dict[str, str]) -> list[str]:
     for opt in demo_fields(demo):
         value = form.get(demo_widget(demo.name, opt), "")
         if value and opt.kind == "bool":
-            argv.append(opt.flag if value == "on" else f"--no-{opt.flag[2:]}")
+            argv.append(opt.flag if value == "on" else opt.no_flag)
         elif value and opt.kind == "switch":
             argv.append(f"--{value}")
         elif value:  # one word: a value such as "-x" is the field's, not an option
@@ -103,7 +103,7 @@ def runner_argv(workload: str, form: dict[str, str], gpu_ids: tuple[int, ...] | 
     for opt in TABLE:
         value = form.get(opt.flag[2:])
         if value and opt.kind == "bool":
-            argv.append(opt.flag if value == "on" else f"--no-{opt.flag[2:]}")
+            argv.append(opt.flag if value == "on" else opt.no_flag)
         elif value:  # one word: a value such as "-x" is the field's, not an option
             argv.append(f"{opt.flag}={value}")
     if form["data"] == DATASET:
