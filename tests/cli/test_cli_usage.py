@@ -349,6 +349,7 @@ def test_a_mistyped_option_is_never_told_of_a_hidden_one(tmp_path: Path) -> None
         (["run", "resnet50", "--batch", "3"], "--batch-size"),  # it was told of --detach alone
         (["demo", "snake", "--bord", "3"], "--board"),  # the demo's parser told of none
         (["demo", "snake", "--play", "x.pt", "--bord", "3"], "--board"),
+        (["demo", "snake", "--minute", "3"], "--minutes"),  # argparse took it for --minutes
     ],
 )
 def test_a_mistyped_option_is_told_of_the_options_in_the_commands_own_tables(

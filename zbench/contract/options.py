@@ -57,7 +57,13 @@ def plain_choice(message: str) -> str:
 
 class UsageParser(argparse.ArgumentParser):
     """An argparse parser whose errors raise `UsageError` instead of exiting (the runner's and
-    the demos' parsers)."""
+    the demos' parsers). No abbreviations: ``zbench demo snake --minute 3`` ran as ``--minutes 3``
+    where ``zbench run resnet50 --step 3`` (Click) is refused, and an option added later would
+    have made a typed prefix ambiguous."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:
         raise UsageError(plain_choice(message))
