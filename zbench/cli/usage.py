@@ -122,12 +122,13 @@ def option_line(exc: Exception, command: str, flags: Sequence[str] = ()) -> str:
     message = str(exc)
     if found := re.fullmatch(r"unrecognized arguments: (.*)", message, re.S):
         words = found[1].split()
+        typed = words[0].split("=")[0]  # as Click names it: `--bord=3` is `--bord`
         message = (
-            f"No such option: {words[0]}"
+            f"No such option: {typed}"
             if words[0].startswith("-")
             else f"Got unexpected extra argument(s) ({' '.join(words)})"
         )
-        near = close_flags(words[0].split("=")[0], flags) if words[0].startswith("--") else []
+        near = close_flags(typed, flags) if words[0].startswith("--") else []
         message += f" (Possible options: {', '.join(sorted(near))})" if near else ""
     elif found := re.fullmatch(r"argument (\S+): (.*)", message, re.S):
         message = f"{found[1].split('/')[0]}: {found[2]}"
