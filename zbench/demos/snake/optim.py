@@ -1,7 +1,7 @@
 """Adam for the Snake learners, over torch's functional Adam.
 
 Why not ``torch.optim.Adam`` itself: its methods are wrapped to keep the compiler out, and the
-wrapper's first call imports ``torch._dynamo``: 6 s of Python on an H100 host, which a job paid
+wrapper's first call imports ``torch._dynamo``: 3-6 s of Python on an H100 host, which a job paid
 before its first frame and inside its "time to beat the review" figure (``benchmarks/snake.py``
 prints both). ``torch.optim._functional.adam`` is the update that class runs (the same foreach
 kernels, chosen the same way) and imports nothing more. ``tests/demos/test_snake_optim.py`` holds
