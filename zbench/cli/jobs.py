@@ -19,7 +19,7 @@ from zbench.cli.outcome import fail
 from zbench.cli.usage import option_line
 from zbench.contract.config import RUN_OPTIONS, RunConfig, parse_args
 from zbench.contract.kinds import DEMO
-from zbench.contract.options import UsageError
+from zbench.contract.options import UsageError, typed_flags
 from zbench.gpuids import GpuRequestError, check_offered, no_gpu, parse_gpu_ids
 from zbench.jobs import api
 from zbench.jobs.apart import differing
@@ -102,7 +102,7 @@ def run_job(
     except GpuRequestError as exc:
         return fail(str(exc))
     except UsageError as exc:
-        print(option_line(exc, "run", [f for o in RUN_OPTIONS for f in o.typed]), file=sys.stderr)
+        print(option_line(exc, "run", typed_flags(RUN_OPTIONS)), file=sys.stderr)
         return 2
     [job_id] = api.submit([spec], db=db, tag=tag)
     console = _console()

@@ -21,7 +21,7 @@ from rich.text import Text
 from typer.core import TyperCommand
 
 from zbench.contract.config import RUN_OPTIONS
-from zbench.contract.options import Opt
+from zbench.contract.options import Opt, typed_flags
 
 RUNNER_PANEL = "Workload options (checked by the runner's parser)"
 
@@ -191,7 +191,7 @@ class RunCommand(PanelCommand):
         return [options_panel(RUNNER_PANEL, RUN_OPTIONS, run_flag)]
 
     def shown_flags(self) -> set[str]:
-        return {flag for opt in RUN_OPTIONS for flag in opt.typed}
+        return set(typed_flags(RUN_OPTIONS))
 
 
 # --- demos -----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zbench.contract.config import RUN_OPTIONS
-from zbench.contract.options import Opt, UsageError, one_of
+from zbench.contract.options import Opt, UsageError, one_of, typed_flags
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class Demo:
 
     def flags(self) -> list[str]:
         """Every flag the demo's options are typed as (``Opt.typed``)."""
-        return [flag for o in self.options for flag in o.typed]
+        return typed_flags(self.options)
 
     @property
     def rate(self) -> str:

@@ -141,6 +141,11 @@ class Opt:
         return str(self.default)
 
 
+def typed_flags(options: Iterable[Opt]) -> list[str]:
+    """Every flag a table's options are typed as (``Opt.typed``): what a mistyped one is near."""
+    return [flag for opt in options for flag in opt.typed]
+
+
 def _bound(value: float) -> str:
     """A bound as help and errors print it: 10,000,000 (grouped, as every figure zbench prints)."""
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
